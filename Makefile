@@ -1,0 +1,51 @@
+# Set-up and everyday commands. `make run` and `make test` work on a fresh
+# Debian 12 machine as root: they install what is missing first.
+BUILD      ?= build
+SAN_BUILD  ?= build-asan
+FUZZ_BUILD ?= build-fuzz
+JOBS       ?= $(shell nproc)
+
+DEBIAN_PACKAGES := cmake ninja-build g++ clang-14 llvm-14-dev llvm-14-tools \
+  libclang-rt-14-dev antlr4 libantlr4-runtime-dev libfmt-dev libboost-dev \
+  libgtest-dev libbenchmark-dev python3
+
+.PHONY: run test deps build test-sanitize build-sanitize fuzz clean
+
+deps:
+	@./utils/install-deps.sh $(DEBIAN_PACKAGES)
+
+$(BUILD)/build.ninja: | deps
+	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release
+
+build: deps $(BUILD)/build.ninja
+	cmake --build $(BUILD) -j $(JOBS)
+
+run: build
+	./$(BUILD)/bin/mlsc examples/quickstart.mls
+
+test: build
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+# Address + undefined-behaviour sanitizers over the whole suite (CI runs it).
+build-sanitize: deps
+	cmake -S . -B $(SAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DMLSC_SANITIZE=ON
+	cmake --build $(SAN_BUILD) -j $(JOBS)
+
+test-sanitize: build-sanitize
+	cd $(SAN_BUILD) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	  ctest --output-on-failure -j $(JOBS)
+
+# libFuzzer target for the front end (clang-14). FUZZ_SECONDS=600 for a soak.
+FUZZ_SECONDS ?= 60
+fuzz: deps
+	CC=clang-14 CXX=clang++-14 cmake -S . -B $(FUZZ_BUILD) -G Ninja \
+	  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMLSC_FUZZ=ON -DMLSC_TESTS=OFF
+	cmake --build $(FUZZ_BUILD) -j $(JOBS) --target mlsc_fuzz_frontend
+	mkdir -p $(FUZZ_BUILD)/corpus
+	MLSC_DATA_DIR=$(CURDIR) ./$(FUZZ_BUILD)/fuzz/mlsc_fuzz_frontend \
+	  -max_total_time=$(FUZZ_SECONDS) -max_len=4096 -timeout=10 \
+	  -dict=fuzz/mls.dict $(FUZZ_BUILD)/corpus fuzz/corpus
+
+clean:
+	rm -rf $(BUILD) $(SAN_BUILD) $(FUZZ_BUILD)

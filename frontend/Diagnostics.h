@@ -1,0 +1,88 @@
+//===- Diagnostics.h - Diagnostic kinds, engine and rendering ----*- C++ -*-===//
+//
+// Diagnostics are declared by kind in Diagnostics.def and rendered through
+// llvm::SourceMgr as `file:line:col: error: message [Kind]`, the source line,
+// a `^~~~` range, fix-its and attached notes. The engine collects diagnostics
+// in report order; the driver prints them, or hands them to the verifier.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MLSC_FRONTEND_DIAGNOSTICS_H
+#define MLSC_FRONTEND_DIAGNOSTICS_H
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/SMLoc.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <deque>
+#include <string>
+#include <vector>
+
+namespace mlsc {
+
+enum class DiagKind : unsigned short {
+#define DIAGNOSTIC(Kind, Severity, Summary) Kind,
+#include "frontend/Diagnostics.def"
+};
+
+enum class Severity { Error, Warning, Note };
+
+struct DiagKindInfo {
+  DiagKind Kind;
+  const char *Name;
+  Severity Level;
+  const char *Summary;
+};
+
+/// Every kind, in the order of Diagnostics.def.
+llvm::ArrayRef<DiagKindInfo> allDiagKinds();
+const DiagKindInfo &diagKindInfo(DiagKind Kind);
+
+struct Diagnostic {
+  DiagKind Kind;
+  Severity Level;
+  llvm::SMLoc Loc;             // may be invalid for file-level problems
+  llvm::SMRange Range;         // highlighted with ^~~~
+  std::string File;            // used when Loc is invalid
+  std::string Message;         // lowercase, no trailing period
+  std::vector<llvm::SMFixIt> FixIts;
+  std::vector<Diagnostic> Notes;
+
+  /// Attaches a note (e.g. where a duplicate was first defined).
+  Diagnostic &note(DiagKind NoteKind, llvm::SMRange At, std::string Text);
+  /// Suggests replacing \p At with \p Replacement (printed under the caret).
+  Diagnostic &fixIt(llvm::SMRange At, std::string Replacement);
+};
+
+class DiagnosticEngine {
+public:
+  explicit DiagnosticEngine(llvm::SourceMgr &SM) : SM(SM) {}
+
+  /// Records a diagnostic at \p Range; the returned reference stays valid.
+  Diagnostic &report(DiagKind Kind, llvm::SMRange Range, std::string Message);
+  /// Records a diagnostic about a whole file (no source location).
+  Diagnostic &reportFile(DiagKind Kind, llvm::StringRef File,
+                         std::string Message);
+
+  bool hasErrors() const { return ErrorCount != 0; }
+  unsigned errorCount() const { return ErrorCount; }
+  const std::deque<Diagnostic> &diagnostics() const { return Diags; }
+  llvm::SourceMgr &sourceMgr() { return SM; }
+
+  /// Prints every diagnostic not yet printed, in report order.
+  void flush(llvm::raw_ostream &OS);
+
+  /// Renders one diagnostic (and its notes) exactly as flush() would.
+  void render(const Diagnostic &D, llvm::raw_ostream &OS) const;
+
+private:
+  llvm::SourceMgr &SM;
+  std::deque<Diagnostic> Diags;
+  size_t Printed = 0;
+  unsigned ErrorCount = 0;
+};
+
+} // namespace mlsc
+
+#endif

@@ -1,0 +1,747 @@
+//===- Parser.cpp - From .mls text to the AST -----------------------------===//
+//
+// Consumes one source buffer; produces an ast::Module. The ANTLR lexer and
+// parser run here and nowhere else; ASTBuilder walks the parse tree and builds
+// our AST, bounding expression depth so later recursive passes are safe.
+//
+//===----------------------------------------------------------------------===//
+
+#include "frontend/Parser.h"
+
+#include "MlsLexer.h"
+#include "MlsParser.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/ConvertUTF.h"
+
+#include <fmt/format.h>
+
+using namespace mlsc_antlr;
+
+namespace mlsc {
+
+namespace {
+
+/// Maps ANTLR character indices (code points) to locations in the buffer.
+class SourceText {
+public:
+  explicit SourceText(llvm::StringRef Buffer) : Buffer(Buffer) {
+    bool Ascii = llvm::all_of(Buffer, [](char C) {
+      return static_cast<unsigned char>(C) < 0x80;
+    });
+    if (Ascii)
+      return;
+    for (size_t I = 0; I < Buffer.size(); ++I)
+      if ((static_cast<unsigned char>(Buffer[I]) & 0xC0) != 0x80)
+        CharToByte.push_back(static_cast<uint32_t>(I));
+    CharToByte.push_back(static_cast<uint32_t>(Buffer.size()));
+  }
+
+  llvm::SMLoc loc(size_t CharIndex) const {
+    size_t Byte = CharIndex;
+    if (!CharToByte.empty())
+      Byte = CharIndex < CharToByte.size() ? CharToByte[CharIndex]
+                                           : Buffer.size();
+    if (Byte > Buffer.size())
+      Byte = Buffer.size();
+    return llvm::SMLoc::getFromPointer(Buffer.data() + Byte);
+  }
+
+  llvm::SMRange range(const antlr4::Token *T) const {
+    if (!T || T->getType() == antlr4::Token::EOF) {
+      llvm::SMLoc End = llvm::SMLoc::getFromPointer(Buffer.end());
+      if (T && T->getStartIndex() != NoIndex)
+        End = loc(T->getStartIndex());
+      return {End, End};
+    }
+    return {loc(T->getStartIndex()), loc(T->getStopIndex() + 1)};
+  }
+
+  llvm::SMRange range(antlr4::ParserRuleContext *Ctx) const {
+    if (!Ctx || !Ctx->getStart())
+      return {};
+    llvm::SMRange Start = range(Ctx->getStart());
+    const antlr4::Token *Stop = Ctx->getStop();
+    if (!Stop || Stop->getTokenIndex() < Ctx->getStart()->getTokenIndex())
+      return Start;
+    return {Start.Start, range(Stop).End};
+  }
+
+  llvm::SMLoc bufferStart() const {
+    return llvm::SMLoc::getFromPointer(Buffer.data());
+  }
+  llvm::StringRef buffer() const { return Buffer; }
+
+private:
+  static constexpr size_t NoIndex = static_cast<size_t>(-1);
+  llvm::StringRef Buffer;
+  std::vector<uint32_t> CharToByte;
+};
+
+/// The smallest range covering both; either may be invalid.
+llvm::SMRange cover(llvm::SMRange A, llvm::SMRange B) {
+  if (!A.isValid())
+    return B;
+  if (!B.isValid())
+    return A;
+  return {A.Start, B.End};
+}
+
+llvm::SMRange byteRange(llvm::StringRef Buffer, size_t Offset, size_t Length) {
+  const char *P = Buffer.data() + Offset;
+  return {llvm::SMLoc::getFromPointer(P),
+          llvm::SMLoc::getFromPointer(P + Length)};
+}
+
+/// Refuses input that is not text: too large, NUL bytes, invalid UTF-8.
+bool checkRawBytes(unsigned BufferId, DiagnosticEngine &Diags,
+                   const FrontendLimits &Limits) {
+  llvm::SourceMgr &SM = Diags.sourceMgr();
+  const llvm::MemoryBuffer *MB = SM.getMemoryBuffer(BufferId);
+  llvm::StringRef Text = MB->getBuffer();
+  if (Text.size() > Limits.MaxFileBytes) {
+    Diags.reportFile(DiagKind::FileTooLarge, MB->getBufferIdentifier(),
+                     fmt::format("file is {} bytes; the limit is {} bytes",
+                                 Text.size(), Limits.MaxFileBytes));
+    return false;
+  }
+  size_t Nul = Text.find('\0');
+  if (Nul != llvm::StringRef::npos) {
+    Diags.report(DiagKind::NulCharacter, byteRange(Text, Nul, 1),
+                 "file contains a NUL byte; is it a binary file?");
+    return false;
+  }
+  const llvm::UTF8 *Begin = reinterpret_cast<const llvm::UTF8 *>(Text.data());
+  const llvm::UTF8 *Cursor = Begin;
+  const llvm::UTF8 *End = Begin + Text.size();
+  if (!llvm::isLegalUTF8String(&Cursor, End)) {
+    size_t Offset = static_cast<size_t>(Cursor - Begin);
+    // Point at the line start so the caret line stays printable.
+    Diags.report(DiagKind::InvalidUtf8, byteRange(Text, Offset, 0),
+                 fmt::format("invalid UTF-8 byte 0x{:02X} at byte offset {}",
+                             static_cast<unsigned>(Text[Offset]) & 0xFFu,
+                             Offset));
+    return false;
+  }
+  return true;
+}
+
+/// The lexed form of one buffer.
+struct Lexed {
+  std::unique_ptr<antlr4::ANTLRInputStream> Input;
+  std::unique_ptr<MlsLexer> Lexer;
+  std::unique_ptr<antlr4::CommonTokenStream> Tokens;
+};
+
+Lexed lex(llvm::StringRef Text) {
+  Lexed L;
+  L.Input = std::make_unique<antlr4::ANTLRInputStream>(Text.str());
+  L.Lexer = std::make_unique<MlsLexer>(L.Input.get());
+  L.Lexer->removeErrorListeners();
+  L.Tokens = std::make_unique<antlr4::CommonTokenStream>(L.Lexer.get());
+  L.Tokens->fill();
+  return L;
+}
+
+/// Reports lexical errors, turns them into tokens the parser can live with,
+/// and bounds bracket nesting. Returns false when the file must not be parsed.
+bool checkTokens(Lexed &L, const SourceText &Src, DiagnosticEngine &Diags,
+                 const FrontendLimits &Limits) {
+  unsigned Reported = 0;
+  unsigned Depth = 0;
+  const antlr4::Token *PrevError = nullptr;
+  for (antlr4::Token *T : L.Tokens->getTokens()) {
+    switch (T->getType()) {
+    case MlsLexer::ERROR_CHAR: {
+      auto *CT = static_cast<antlr4::CommonToken *>(T);
+      CT->setChannel(antlr4::Token::HIDDEN_CHANNEL);
+      // A run of junk is one error.
+      bool Continues = PrevError && PrevError->getStopIndex() + 1 ==
+                                        T->getStartIndex();
+      PrevError = T;
+      if (Continues || ++Reported > Limits.MaxLexicalErrors)
+        continue;
+      std::string Text = T->getText();
+      std::string Shown = Text;
+      if (Text.size() == 1 && !llvm::isPrint(Text[0]))
+        Shown = fmt::format("\\x{:02X}",
+                            static_cast<unsigned>(Text[0]) & 0xFFu);
+      Diags.report(DiagKind::InvalidCharacter, Src.range(T),
+                   fmt::format("unexpected character `{}`", Shown));
+      continue;
+    }
+    case MlsLexer::UNTERMINATED_STRING: {
+      if (++Reported <= Limits.MaxLexicalErrors)
+        Diags
+            .report(DiagKind::UnterminatedString, Src.range(T),
+                    "string literal is not terminated")
+            .fixIt({Src.range(T).End, Src.range(T).End}, "\"");
+      static_cast<antlr4::CommonToken *>(T)->setType(MlsLexer::STRING);
+      break;
+    }
+    case MlsLexer::LPAREN:
+    case MlsLexer::LBRACK:
+    case MlsLexer::LBRACE:
+      if (++Depth > Limits.MaxBracketDepth) {
+        Diags.report(DiagKind::NestingTooDeep, Src.range(T),
+                     fmt::format("brackets and blocks nest more than {} deep",
+                                 Limits.MaxBracketDepth));
+        return false;
+      }
+      break;
+    case MlsLexer::RPAREN:
+    case MlsLexer::RBRACK:
+    case MlsLexer::RBRACE:
+      if (Depth > 0)
+        --Depth;
+      break;
+    default:
+      break;
+    }
+    if (T->getType() != MlsLexer::ERROR_CHAR)
+      PrevError = nullptr;
+  }
+  return true;
+}
+
+/// How a token type reads in a message: `=`, "a name", "end of file".
+std::string describeTokenType(size_t Type, const antlr4::dfa::Vocabulary &V) {
+  switch (Type) {
+  case antlr4::Token::EOF:
+    return "end of file";
+  case MlsParser::IDENT:
+    return "a name";
+  case MlsParser::QUANTITY:
+    return "a quantity";
+  case MlsParser::NUMBER:
+    return "a number";
+  case MlsParser::STRING:
+    return "a string";
+  case MlsParser::DATE:
+    return "a date";
+  default:
+    break;
+  }
+  std::string Literal = V.getLiteralName(Type);
+  if (Literal.size() >= 2 && Literal.front() == '\'')
+    return "`" + Literal.substr(1, Literal.size() - 2) + "`";
+  return V.getSymbolicName(Type);
+}
+
+std::string describeToken(const antlr4::Token *T) {
+  if (!T || T->getType() == antlr4::Token::EOF)
+    return "end of file";
+  std::string Text = T->getText();
+  if (Text.size() > 40)
+    Text = Text.substr(0, 37) + "...";
+  return "`" + Text + "`";
+}
+
+/// Turns ANTLR's syntax errors into our diagnostics, with the expected set
+/// when it is short enough to read.
+class SyntaxErrorListener : public antlr4::BaseErrorListener {
+public:
+  SyntaxErrorListener(const SourceText &Src, DiagnosticEngine &Diags)
+      : Src(Src), Diags(Diags) {}
+
+  void syntaxError(antlr4::Recognizer *Recognizer,
+                   antlr4::Token *Offending, size_t, size_t,
+                   const std::string &Msg, std::exception_ptr) override {
+    auto *P = dynamic_cast<antlr4::Parser *>(Recognizer);
+    std::string Expected;
+    if (P) {
+      antlr4::misc::IntervalSet Set = P->getExpectedTokens();
+      std::vector<ssize_t> Types = Set.toList();
+      if (!Types.empty() && Types.size() <= 6) {
+        std::vector<std::string> Names;
+        for (ssize_t Ty : Types)
+          Names.push_back(
+              describeTokenType(static_cast<size_t>(Ty), P->getVocabulary()));
+        Expected = Names.size() == 1
+                       ? Names.front()
+                       : "one of " + llvm::join(Names, ", ");
+      }
+    }
+    std::string Message;
+    if (llvm::StringRef(Msg).startswith("missing ") && !Expected.empty())
+      Message = fmt::format("expected {} before {}", Expected,
+                            describeToken(Offending));
+    else if (!Expected.empty())
+      Message = fmt::format("unexpected {}; expected {}",
+                            describeToken(Offending), Expected);
+    else
+      Message = fmt::format("unexpected {}", describeToken(Offending));
+    Diags.report(DiagKind::SyntaxError, Src.range(Offending), Message);
+  }
+
+private:
+  const SourceText &Src;
+  DiagnosticEngine &Diags;
+};
+
+/// Builds our AST from the parse tree. Tolerates the holes that error
+/// recovery leaves (null children) by producing ErrorExpr.
+class ASTBuilder {
+public:
+  ASTBuilder(const SourceText &Src, DiagnosticEngine &Diags,
+             const FrontendLimits &Limits)
+      : Src(Src), Diags(Diags), Limits(Limits) {}
+
+  void build(MlsParser::ModuleContext *Ctx, ast::Module &M) {
+    for (MlsParser::TopDeclContext *D : Ctx->topDecl()) {
+      if (auto *I = D->importDecl()) {
+        if (!I->modulePath())
+          continue;
+        M.Imports.push_back({pathOf(I->modulePath()->name()), Src.range(I)});
+        M.Order.emplace_back(0, M.Imports.size() - 1);
+      } else if (auto *A = D->assertDecl()) {
+        ast::AssertDecl Decl;
+        Decl.Condition = expr(A->expr());
+        if (A->STRING())
+          Decl.Message = unescape(A->STRING()->getText());
+        Decl.Range = Src.range(A);
+        M.Asserts.push_back(std::move(Decl));
+        M.Order.emplace_back(1, M.Asserts.size() - 1);
+      } else if (auto *L = D->letDecl()) {
+        ast::LetDecl Decl;
+        if (!L->name())
+          continue;
+        Decl.Name = L->name()->getText();
+        Decl.NameRange = Src.range(L->name());
+        valueExpr(L->valueExpr(), Decl.Value, Decl.Prov);
+        Decl.Range = Src.range(L);
+        M.Lets.push_back(std::move(Decl));
+        M.Order.emplace_back(2, M.Lets.size() - 1);
+      } else if (auto *E = D->entityDecl()) {
+        if (!E->kind || !E->entityName)
+          continue;
+        ast::EntityDecl Decl;
+        Decl.Kind = E->kind->getText();
+        Decl.KindRange = Src.range(E->kind);
+        Decl.Name = E->entityName->getText();
+        Decl.NameRange = Src.range(E->entityName);
+        if (E->base) {
+          Decl.Base = E->base->getText();
+          Decl.BaseRange = Src.range(E->base);
+        }
+        if (E->block())
+          Decl.Items = block(E->block());
+        Decl.Range = Src.range(E);
+        M.Entities.push_back(std::move(Decl));
+        M.Order.emplace_back(3, M.Entities.size() - 1);
+      }
+    }
+  }
+
+private:
+  const SourceText &Src;
+  DiagnosticEngine &Diags;
+  const FrontendLimits &Limits;
+  bool DepthReported = false;
+
+  ast::Path pathOf(const std::vector<MlsParser::NameContext *> &Names) {
+    ast::Path P;
+    for (MlsParser::NameContext *N : Names) {
+      P.Parts.push_back(N->getText());
+      P.PartRanges.push_back(Src.range(N));
+    }
+    if (!P.PartRanges.empty())
+      P.Range = {P.PartRanges.front().Start, P.PartRanges.back().End};
+    return P;
+  }
+
+  ast::ItemList block(MlsParser::BlockContext *Ctx) {
+    ast::ItemList Items;
+    for (MlsParser::BlockItemContext *I : Ctx->blockItem()) {
+      ast::Item Item;
+      Item.Range = Src.range(I);
+      if (auto *A = dynamic_cast<MlsParser::AssignItemContext *>(I)) {
+        if (!A->path())
+          continue;
+        Item.K = ast::Item::Kind::Assign;
+        Item.Target = pathOf(A->path()->name());
+        valueExpr(A->valueExpr(), Item.Value, Item.Prov);
+      } else if (auto *N = dynamic_cast<MlsParser::NestedItemContext *>(I)) {
+        if (!N->path() || !N->block())
+          continue;
+        Item.K = ast::Item::Kind::Block;
+        Item.Target = pathOf(N->path()->name());
+        Item.Children = block(N->block());
+      } else if (auto *C = dynamic_cast<MlsParser::ConstraintItemContext *>(I)) {
+        Item.K = ast::Item::Kind::Constraint;
+        Item.Value = expr(C->expr());
+      } else {
+        continue;
+      }
+      Items.push_back(std::move(Item));
+    }
+    return Items;
+  }
+
+  void valueExpr(MlsParser::ValueExprContext *Ctx, ast::ExprPtr &Value,
+                 ast::Provenance &Prov) {
+    if (!Ctx) {
+      Value = std::make_unique<ast::ErrorExpr>(llvm::SMRange());
+      return;
+    }
+    Value = expr(Ctx->expr());
+    for (MlsParser::ProvenanceContext *P : Ctx->provenance()) {
+      if (auto *F = dynamic_cast<MlsParser::FromProvenanceContext *>(P)) {
+        if (F->name())
+          Prov.FromSource = pathOf({F->name()});
+      } else if (auto *N = dynamic_cast<MlsParser::NoteProvenanceContext *>(P)) {
+        if (N->STRING())
+          Prov.Notes.push_back(unescape(N->STRING()->getText()));
+      }
+    }
+  }
+
+  // Every expression builder returns the tree and its depth through \p Depth.
+  using Built = std::pair<ast::ExprPtr, unsigned>;
+
+  ast::ExprPtr expr(MlsParser::ExprContext *Ctx) {
+    return orExpr(Ctx).first;
+  }
+
+  ast::ExprPtr error(llvm::SMRange R) {
+    return std::make_unique<ast::ErrorExpr>(R);
+  }
+
+  /// Joins \p Operand onto \p Acc with \p Op, refusing trees deeper than the
+  /// limit (so later recursive passes and destructors cannot overflow).
+  Built join(Built Acc, ast::BinaryOp Op, llvm::SMRange OpRange,
+             Built Operand) {
+    unsigned Depth = std::max(Acc.second, Operand.second) + 1;
+    llvm::SMRange R = cover(Acc.first->range(), Operand.first->range());
+    if (Depth > Limits.MaxExprDepth)
+      return tooDeep(R);
+    return {std::make_unique<ast::BinaryExpr>(R, Op, OpRange,
+                                              std::move(Acc.first),
+                                              std::move(Operand.first)),
+            Depth};
+  }
+
+  Built tooDeep(llvm::SMRange R) {
+    if (!DepthReported)
+      Diags.report(DiagKind::NestingTooDeep, R,
+                   fmt::format("expression nests more than {} operators deep",
+                               Limits.MaxExprDepth));
+    DepthReported = true;
+    return {error(R), 1};
+  }
+
+  Built orExpr(MlsParser::ExprContext *Ctx) {
+    if (!Ctx || Ctx->andExpr().empty())
+      return {error(Src.range(Ctx)), 1};
+    Built Acc = andExpr(Ctx->andExpr(0));
+    for (size_t I = 1; I < Ctx->andExpr().size(); ++I)
+      Acc = join(std::move(Acc), ast::BinaryOp::Or, Src.range(Ctx->OR(I - 1)->getSymbol()),
+                 andExpr(Ctx->andExpr(I)));
+    return Acc;
+  }
+
+  Built andExpr(MlsParser::AndExprContext *Ctx) {
+    if (!Ctx || Ctx->notExpr().empty())
+      return {error(Src.range(Ctx)), 1};
+    Built Acc = notExpr(Ctx->notExpr(0));
+    for (size_t I = 1; I < Ctx->notExpr().size(); ++I)
+      Acc = join(std::move(Acc), ast::BinaryOp::And,
+                 Src.range(Ctx->AND(I - 1)->getSymbol()), notExpr(Ctx->notExpr(I)));
+    return Acc;
+  }
+
+  Built notExpr(MlsParser::NotExprContext *Ctx) {
+    if (!Ctx || !Ctx->cmpExpr())
+      return {error(Src.range(Ctx)), 1};
+    Built Operand = cmpExpr(Ctx->cmpExpr());
+    auto Nots = Ctx->NOT();
+    for (size_t I = Nots.size(); I-- > 0;) {
+      llvm::SMRange OpR = Src.range(Nots[I]->getSymbol());
+      if (++Operand.second > Limits.MaxExprDepth)
+        return tooDeep(OpR);
+      llvm::SMRange R = cover(OpR, Operand.first->range());
+      Operand.first = std::make_unique<ast::UnaryExpr>(
+          R, ast::UnaryOp::Not, OpR, std::move(Operand.first));
+    }
+    return Operand;
+  }
+
+  Built cmpExpr(MlsParser::CmpExprContext *Ctx) {
+    if (!Ctx || Ctx->rangeExpr().empty())
+      return {error(Src.range(Ctx)), 1};
+    Built LHS = rangeExpr(Ctx->rangeExpr(0));
+    if (!Ctx->cmpOp() || Ctx->rangeExpr().size() < 2)
+      return LHS;
+    static const std::pair<const char *, ast::BinaryOp> Ops[] = {
+        {"<", ast::BinaryOp::Lt},  {"<=", ast::BinaryOp::Le},
+        {">", ast::BinaryOp::Gt},  {">=", ast::BinaryOp::Ge},
+        {"==", ast::BinaryOp::Eq}, {"!=", ast::BinaryOp::Ne},
+        {"in", ast::BinaryOp::In}};
+    std::string Text = Ctx->cmpOp()->getText();
+    ast::BinaryOp Op = ast::BinaryOp::Eq;
+    for (const auto &[Spelling, Value] : Ops)
+      if (Text == Spelling)
+        Op = Value;
+    return join(std::move(LHS), Op, Src.range(Ctx->cmpOp()),
+                rangeExpr(Ctx->rangeExpr(1)));
+  }
+
+  Built rangeExpr(MlsParser::RangeExprContext *Ctx) {
+    if (!Ctx || Ctx->addExpr().empty())
+      return {error(Src.range(Ctx)), 1};
+    Built Lo = addExpr(Ctx->addExpr(0));
+    if (Ctx->addExpr().size() < 2)
+      return Lo;
+    Built Hi = addExpr(Ctx->addExpr(1));
+    Built Step{nullptr, 0};
+    if (Ctx->addExpr().size() > 2)
+      Step = addExpr(Ctx->addExpr(2));
+    unsigned Depth = std::max({Lo.second, Hi.second, Step.second}) + 1;
+    return {std::make_unique<ast::RangeExpr>(Src.range(Ctx), std::move(Lo.first),
+                                             std::move(Hi.first),
+                                             std::move(Step.first)),
+            Depth};
+  }
+
+  Built addExpr(MlsParser::AddExprContext *Ctx) {
+    if (!Ctx || Ctx->mulExpr().empty())
+      return {error(Src.range(Ctx)), 1};
+    Built Acc = mulExpr(Ctx->mulExpr(0));
+    for (size_t I = 1; I < Ctx->mulExpr().size(); ++I) {
+      MlsParser::AddOpContext *Op = Ctx->addOp(I - 1);
+      Acc = join(std::move(Acc),
+                 Op->getText() == "+" ? ast::BinaryOp::Add : ast::BinaryOp::Sub,
+                 Src.range(Op), mulExpr(Ctx->mulExpr(I)));
+    }
+    return Acc;
+  }
+
+  Built mulExpr(MlsParser::MulExprContext *Ctx) {
+    if (!Ctx || Ctx->unaryExpr().empty())
+      return {error(Src.range(Ctx)), 1};
+    Built Acc = unaryExpr(Ctx->unaryExpr(0));
+    for (size_t I = 1; I < Ctx->unaryExpr().size(); ++I) {
+      MlsParser::MulOpContext *Op = Ctx->mulOp(I - 1);
+      Acc = join(std::move(Acc),
+                 Op->getText() == "*" ? ast::BinaryOp::Mul : ast::BinaryOp::Div,
+                 Src.range(Op), unaryExpr(Ctx->unaryExpr(I)));
+    }
+    return Acc;
+  }
+
+  Built applySigns(const std::vector<MlsParser::SignOpContext *> &Signs,
+                   Built Operand) {
+    for (size_t I = Signs.size(); I-- > 0;) {
+      llvm::SMRange OpR = Src.range(Signs[I]);
+      if (++Operand.second > Limits.MaxExprDepth)
+        return tooDeep(OpR);
+      llvm::SMRange R = cover(OpR, Operand.first->range());
+      Operand.first = std::make_unique<ast::UnaryExpr>(
+          R,
+          Signs[I]->getText() == "-" ? ast::UnaryOp::Negate
+                                     : ast::UnaryOp::Plus,
+          OpR, std::move(Operand.first));
+    }
+    return Operand;
+  }
+
+  Built unaryExpr(MlsParser::UnaryExprContext *Ctx) {
+    if (!Ctx || !Ctx->powExpr())
+      return {error(Src.range(Ctx)), 1};
+    return applySigns(Ctx->signOp(), powExpr(Ctx->powExpr()));
+  }
+
+  /// `a ^ b ^ -c` is `a ^ (b ^ (-c))`: fold the tail from the right.
+  Built powExpr(MlsParser::PowExprContext *Ctx) {
+    if (!Ctx || !Ctx->primary())
+      return {error(Src.range(Ctx)), 1};
+    std::vector<MlsParser::PowTailContext *> Tails = Ctx->powTail();
+    if (Tails.empty())
+      return primary(Ctx->primary());
+    auto tailOperand = [&](MlsParser::PowTailContext *T) -> Built {
+      if (!T->primary())
+        return {error(Src.range(T)), 1};
+      return applySigns(T->signOp(), primary(T->primary()));
+    };
+    Built Acc = tailOperand(Tails.back());
+    for (size_t I = Tails.size() - 1; I-- > 0;)
+      Acc = join(tailOperand(Tails[I]), ast::BinaryOp::Pow,
+                 Src.range(Tails[I + 1]->CARET()->getSymbol()), std::move(Acc));
+    return join(primary(Ctx->primary()), ast::BinaryOp::Pow,
+                Src.range(Tails.front()->CARET()->getSymbol()),
+                std::move(Acc));
+  }
+
+  Built list(const std::vector<MlsParser::ExprContext *> &Exprs,
+             std::vector<ast::ExprPtr> &Out) {
+    unsigned Depth = 0;
+    for (MlsParser::ExprContext *E : Exprs) {
+      Built B = orExpr(E);
+      Depth = std::max(Depth, B.second);
+      Out.push_back(std::move(B.first));
+    }
+    return {nullptr, Depth + 1};
+  }
+
+  Built primary(MlsParser::PrimaryContext *Ctx) {
+    llvm::SMRange R = Src.range(Ctx);
+    if (auto *Q = dynamic_cast<MlsParser::QuantityLitContext *>(Ctx))
+      return {quantity(Q->QUANTITY()->getSymbol()), 1};
+    if (auto *N = dynamic_cast<MlsParser::NumberLitContext *>(Ctx))
+      return {std::make_unique<ast::NumberExpr>(R, N->getText(), "",
+                                                llvm::SMRange()),
+              1};
+    if (auto *S = dynamic_cast<MlsParser::StringLitContext *>(Ctx))
+      return {std::make_unique<ast::StringExpr>(R, unescape(S->getText())), 1};
+    if (auto *D = dynamic_cast<MlsParser::DateLitContext *>(Ctx))
+      return {date(D->getText(), R), 1};
+    if (auto *B = dynamic_cast<MlsParser::BoolLitContext *>(Ctx))
+      return {std::make_unique<ast::BoolExpr>(R, B->TRUE() != nullptr), 1};
+    if (auto *P = dynamic_cast<MlsParser::ParenExprContext *>(Ctx)) {
+      Built Inner = orExpr(P->expr());
+      return {std::move(Inner.first), Inner.second};
+    }
+    if (auto *L = dynamic_cast<MlsParser::ListExprContext *>(Ctx)) {
+      std::vector<ast::ExprPtr> Items;
+      Built B = list(L->expr(), Items);
+      return {std::make_unique<ast::ListExpr>(R, std::move(Items)), B.second};
+    }
+    if (auto *C = dynamic_cast<MlsParser::CallExprContext *>(Ctx)) {
+      if (!C->name())
+        return {error(R), 1};
+      std::vector<ast::ExprPtr> Args;
+      Built B = list(C->expr(), Args);
+      return {std::make_unique<ast::CallExpr>(R, C->name()->getText(),
+                                              Src.range(C->name()),
+                                              std::move(Args)),
+              B.second};
+    }
+    if (auto *Ref = dynamic_cast<MlsParser::RefExprContext *>(Ctx)) {
+      if (!Ref->path())
+        return {error(R), 1};
+      return {std::make_unique<ast::RefExpr>(R, pathOf(Ref->path()->name())),
+              1};
+    }
+    return {error(R), 1};
+  }
+
+  /// Splits `3.35 TB/s` into its number and unit text.
+  ast::ExprPtr quantity(antlr4::Token *T) {
+    llvm::SMRange R = Src.range(T);
+    llvm::StringRef Text(R.Start.getPointer(),
+                         R.End.getPointer() - R.Start.getPointer());
+    size_t I = 0;
+    auto digits = [&] {
+      while (I < Text.size() && (llvm::isDigit(Text[I]) || Text[I] == '_'))
+        ++I;
+    };
+    digits();
+    if (I < Text.size() && Text[I] == '.') {
+      ++I;
+      digits();
+    }
+    if (I + 1 < Text.size() && (Text[I] == 'e' || Text[I] == 'E')) {
+      size_t J = I + 1;
+      if (J < Text.size() && (Text[J] == '+' || Text[J] == '-'))
+        ++J;
+      if (J < Text.size() && llvm::isDigit(Text[J])) {
+        I = J;
+        digits();
+      }
+    }
+    std::string Number = Text.take_front(I).str();
+    size_t U = I;
+    while (U < Text.size() && (Text[U] == ' ' || Text[U] == '\t'))
+      ++U;
+    llvm::SMRange UnitRange(
+        llvm::SMLoc::getFromPointer(Text.data() + U), R.End);
+    return std::make_unique<ast::NumberExpr>(R, Number,
+                                             Text.drop_front(U).str(),
+                                             UnitRange);
+  }
+
+  ast::ExprPtr date(const std::string &Text, llvm::SMRange R) {
+    int Year = std::stoi(Text.substr(0, 4));
+    int Month = std::stoi(Text.substr(5, 2));
+    int Day = std::stoi(Text.substr(8, 2));
+    static const int DaysIn[] = {31, 29, 31, 30, 31, 30,
+                                 31, 31, 30, 31, 30, 31};
+    bool Leap = (Year % 4 == 0 && Year % 100 != 0) || Year % 400 == 0;
+    bool Valid = Month >= 1 && Month <= 12 && Day >= 1 &&
+                 Day <= DaysIn[Month - 1] &&
+                 !(Month == 2 && Day == 29 && !Leap);
+    if (!Valid) {
+      Diags.report(DiagKind::InvalidDate, R,
+                   fmt::format("`{}` is not a calendar date (YYYY-MM-DD)",
+                               Text));
+      return error(R);
+    }
+    return std::make_unique<ast::DateExpr>(R, Year, Month, Day);
+  }
+
+  static std::string unescape(const std::string &Quoted) {
+    std::string Out;
+    size_t End = Quoted.size();
+    if (End >= 2 && Quoted.back() == '"')
+      --End;
+    for (size_t I = 1; I < End; ++I) {
+      char C = Quoted[I];
+      if (C == '\\' && I + 1 < End) {
+        char N = Quoted[++I];
+        Out += N == 'n' ? '\n' : N == 't' ? '\t' : N;
+      } else if (C != '\\') {
+        Out += C;
+      }
+    }
+    return Out;
+  }
+};
+
+} // namespace
+
+std::unique_ptr<ast::Module> parseModule(unsigned BufferId,
+                                         DiagnosticEngine &Diags,
+                                         const FrontendLimits &Limits) {
+  llvm::SourceMgr &SM = Diags.sourceMgr();
+  auto M = std::make_unique<ast::Module>();
+  M->BufferId = BufferId;
+  M->FileName = SM.getMemoryBuffer(BufferId)->getBufferIdentifier().str();
+  if (!checkRawBytes(BufferId, Diags, Limits))
+    return M;
+  SourceText Src(SM.getMemoryBuffer(BufferId)->getBuffer());
+  Lexed L = lex(Src.buffer());
+  if (!checkTokens(L, Src, Diags, Limits))
+    return M;
+  MlsParser Parser(L.Tokens.get());
+  Parser.removeErrorListeners();
+  SyntaxErrorListener Listener(Src, Diags);
+  Parser.addErrorListener(&Listener);
+  MlsParser::ModuleContext *Tree = Parser.module();
+  ASTBuilder(Src, Diags, Limits).build(Tree, *M);
+  return M;
+}
+
+void dumpTokens(unsigned BufferId, DiagnosticEngine &Diags,
+                llvm::raw_ostream &OS, const FrontendLimits &Limits) {
+  if (!checkRawBytes(BufferId, Diags, Limits))
+    return;
+  llvm::SourceMgr &SM = Diags.sourceMgr();
+  SourceText Src(SM.getMemoryBuffer(BufferId)->getBuffer());
+  Lexed L = lex(Src.buffer());
+  checkTokens(L, Src, Diags, Limits);
+  const antlr4::dfa::Vocabulary &V = L.Lexer->getVocabulary();
+  for (antlr4::Token *T : L.Tokens->getTokens()) {
+    if (T->getChannel() != antlr4::Token::DEFAULT_CHANNEL)
+      continue;
+    auto LC = SM.getLineAndColumn(Src.range(T).Start, BufferId);
+    std::string Name = T->getType() == antlr4::Token::EOF
+                           ? "EOF"
+                           : V.getSymbolicName(T->getType());
+    OS << LC.first << ":" << LC.second << " " << Name;
+    if (T->getType() != antlr4::Token::EOF)
+      OS << " `" << T->getText() << "`";
+    OS << "\n";
+  }
+}
+
+} // namespace mlsc

@@ -1,0 +1,50 @@
+//===- Parser.h - From .mls text to the AST ----------------------*- C++ -*-===//
+//
+// Consumes one source buffer; produces an ast::Module. Checks the raw bytes
+// (NUL, UTF-8, size), lexes with the ANTLR lexer, reports lexical errors,
+// bounds bracket nesting before parsing (so no input can overflow the stack),
+// parses with error recovery (every syntax error, not just the first) and
+// converts the parse tree into our AST. ANTLR types never leave this stage.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MLSC_FRONTEND_PARSER_H
+#define MLSC_FRONTEND_PARSER_H
+
+#include "frontend/AST.h"
+#include "frontend/Diagnostics.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+#include <memory>
+
+namespace mlsc {
+
+/// Limits that keep hostile input from exhausting the stack or the clock.
+struct FrontendLimits {
+  /// Files larger than this are refused with FileTooLarge.
+  size_t MaxFileBytes = 4u << 20;
+  /// Nesting of ( [ { beyond this is refused with NestingTooDeep.
+  unsigned MaxBracketDepth = 200;
+  /// Expression trees deeper than this (long operator chains included).
+  unsigned MaxExprDepth = 1000;
+  /// Stop reporting lexical errors in one file after this many.
+  unsigned MaxLexicalErrors = 20;
+};
+
+/// Parses buffer \p BufferId of the engine's SourceMgr. Always returns a
+/// module; on errors it holds what could be recovered.
+std::unique_ptr<ast::Module> parseModule(unsigned BufferId,
+                                         DiagnosticEngine &Diags,
+                                         const FrontendLimits &Limits = {});
+
+/// `--emit=tokens`: one line per token, `line:col KIND `text``.
+void dumpTokens(unsigned BufferId, DiagnosticEngine &Diags,
+                llvm::raw_ostream &OS, const FrontendLimits &Limits = {});
+
+/// `--emit=ast`.
+void printAST(const ast::Module &M, llvm::SourceMgr &SM,
+              llvm::raw_ostream &OS);
+
+} // namespace mlsc
+
+#endif

@@ -1,0 +1,149 @@
+//===- Schema.cpp - Entity kinds, their fields and metrics ----------------===//
+
+#include "ir/Schema.h"
+#include "ir/Units.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/ErrorHandling.h"
+
+namespace mlsc {
+
+namespace {
+
+std::vector<std::string> splitBars(llvm::StringRef S) {
+  llvm::SmallVector<llvm::StringRef, 8> Parts;
+  S.split(Parts, '|', -1, false);
+  std::vector<std::string> Out;
+  for (llvm::StringRef P : Parts)
+    Out.push_back(P.str());
+  return Out;
+}
+
+Dimension dimensionOf(llvm::StringRef Unit) {
+  if (Unit == "1")
+    return Dimension();
+  UnitParseError Err;
+  std::optional<mlsc::Unit> U = parseUnit(Unit, Err);
+  if (!U)
+    llvm::report_fatal_error("Schema.def: bad unit `" + Unit + "`");
+  return U->Dim;
+}
+
+KindSchema &kindNamed(std::vector<KindSchema> &Kinds, llvm::StringRef Name) {
+  for (KindSchema &K : Kinds)
+    if (K.Name == Name)
+      return K;
+  llvm::report_fatal_error("Schema.def: field of undeclared kind `" + Name +
+                           "`");
+}
+
+std::vector<KindSchema> buildKinds() {
+  std::vector<KindSchema> Kinds;
+#define KIND(Name, Doc) Kinds.push_back(KindSchema{#Name, Doc, {}, {}, "", {}});
+#include "ir/Schema.def"
+#define VARIANTS(Kind, Field, Values)                                          \
+  {                                                                            \
+    KindSchema &K = kindNamed(Kinds, #Kind);                                   \
+    K.VariantField = Field;                                                    \
+    K.Variants = splitBars(Values);                                            \
+  }
+#include "ir/Schema.def"
+#define FIELD(Kind, Path, Ty, Arg, Required, Doc)                              \
+  {                                                                            \
+    FieldSchema F{Path, FieldType::Ty, Dimension(), "", {}, Required, Doc};    \
+    if (F.Type == FieldType::Quantity) {                                       \
+      F.Dim = dimensionOf(Arg);                                                \
+      F.UnitSpelling = Arg;                                                    \
+    } else {                                                                   \
+      F.Allowed = splitBars(Arg);                                              \
+    }                                                                          \
+    kindNamed(Kinds, #Kind).Fields.push_back(std::move(F));                    \
+  }
+#include "ir/Schema.def"
+#define METRIC(Kind, Path, Unit, Doc)                                          \
+  {                                                                            \
+    llvm::StringRef U(Unit);                                                   \
+    bool IsBool = U == "bool";                                                 \
+    kindNamed(Kinds, #Kind).Metrics.push_back(MetricSchema{                    \
+        Path, IsBool, IsBool ? Dimension() : dimensionOf(U), Unit, Doc});      \
+  }
+#include "ir/Schema.def"
+  return Kinds;
+}
+
+} // namespace
+
+const FieldSchema *KindSchema::field(llvm::StringRef Path) const {
+  for (const FieldSchema &F : Fields)
+    if (F.Path == Path)
+      return &F;
+  return nullptr;
+}
+
+const MetricSchema *KindSchema::metric(llvm::StringRef Path) const {
+  for (const MetricSchema &M : Metrics)
+    if (M.Path == Path)
+      return &M;
+  return nullptr;
+}
+
+bool KindSchema::hasFieldsUnder(llvm::StringRef Prefix) const {
+  std::string Dotted = Prefix.str() + ".";
+  for (const FieldSchema &F : Fields)
+    if (llvm::StringRef(F.Path).startswith(Dotted))
+      return true;
+  return false;
+}
+
+bool KindSchema::isVariant(llvm::StringRef Name) const {
+  return llvm::is_contained(Variants, Name.str());
+}
+
+const std::vector<KindSchema> &allKinds() {
+  static const std::vector<KindSchema> Kinds = buildKinds();
+  return Kinds;
+}
+
+const KindSchema *findKind(llvm::StringRef Name) {
+  for (const KindSchema &K : allKinds())
+    if (K.Name == Name)
+      return &K;
+  return nullptr;
+}
+
+std::string describeFieldType(const FieldSchema &F) {
+  switch (F.Type) {
+  case FieldType::Quantity:
+    return F.Dim.describe();
+  case FieldType::Entity:
+    return "a reference to " + llvm::join(F.Allowed, " or ");
+  case FieldType::Enum:
+    return "one of " + llvm::join(F.Allowed, ", ");
+  case FieldType::String:
+    return "a string";
+  case FieldType::Date:
+    return "a date (YYYY-MM-DD)";
+  case FieldType::Bool:
+    return "true or false";
+  case FieldType::Constraints:
+    return "a block of conditions";
+  }
+  return "";
+}
+
+std::string closestMatch(llvm::StringRef Word,
+                         const std::vector<std::string> &Candidates) {
+  std::string Best;
+  unsigned Limit = std::max<unsigned>(2, static_cast<unsigned>(Word.size()) / 3);
+  unsigned BestDistance = Limit + 1;
+  for (const std::string &C : Candidates) {
+    unsigned D = llvm::StringRef(C).edit_distance(Word, true, BestDistance);
+    if (D < BestDistance) {
+      BestDistance = D;
+      Best = C;
+    }
+  }
+  return Best;
+}
+
+} // namespace mlsc

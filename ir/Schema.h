@@ -1,0 +1,69 @@
+//===- Schema.h - Entity kinds, their fields and metrics --------*- C++ -*-===//
+//
+// Each entity kind declares its fields with expected types and dimensions
+// (Schema.def). Passes check entities against these schemas; the evaluator
+// and the walls read fields by the same paths.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MLSC_IR_SCHEMA_H
+#define MLSC_IR_SCHEMA_H
+
+#include "ir/Dimension.h"
+
+#include "llvm/ADT/StringRef.h"
+
+#include <string>
+#include <vector>
+
+namespace mlsc {
+
+enum class FieldType { Quantity, Entity, Enum, String, Date, Bool, Constraints };
+
+struct FieldSchema {
+  std::string Path; ///< "hbm.bandwidth"
+  FieldType Type;
+  Dimension Dim;                   ///< Quantity only
+  std::string UnitSpelling;        ///< Quantity: the unit written in Schema.def
+  std::vector<std::string> Allowed; ///< Entity: kinds; Enum: symbols
+  bool Required;
+  std::string Doc;
+};
+
+struct MetricSchema {
+  std::string Path;
+  bool IsBool;
+  Dimension Dim;
+  std::string UnitSpelling;
+  std::string Doc;
+};
+
+struct KindSchema {
+  std::string Name;
+  std::string Doc;
+  std::vector<FieldSchema> Fields;
+  std::vector<MetricSchema> Metrics;
+  std::string VariantField;           ///< "" when the kind has no variants
+  std::vector<std::string> Variants;
+
+  const FieldSchema *field(llvm::StringRef Path) const;
+  const MetricSchema *metric(llvm::StringRef Path) const;
+  /// True when some field lives under `Prefix.` (so `Prefix { ... }` is a
+  /// valid block).
+  bool hasFieldsUnder(llvm::StringRef Prefix) const;
+  bool isVariant(llvm::StringRef Name) const;
+};
+
+const std::vector<KindSchema> &allKinds();
+const KindSchema *findKind(llvm::StringRef Name);
+
+/// "a quantity [B/s]", "a reference to a node or cluster", "one of a|b".
+std::string describeFieldType(const FieldSchema &F);
+
+/// The candidate closest to \p Word by edit distance, or "" when none is
+/// close enough to suggest.
+std::string closestMatch(llvm::StringRef Word,
+                         const std::vector<std::string> &Candidates);
+
+} // namespace mlsc
+
+#endif

@@ -1,0 +1,67 @@
+//===- Pipeline.h - The compilation pipeline ---------------------*- C++ -*-===//
+//
+// One readable function runs the passes of Passes.def in order over a
+// Compilation (the SourceMgr, diagnostics and the program being built).
+//
+//===----------------------------------------------------------------------===//
+#ifndef MLSC_PASSES_PIPELINE_H
+#define MLSC_PASSES_PIPELINE_H
+
+#include "frontend/Diagnostics.h"
+#include "frontend/Parser.h"
+#include "ir/IR.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/Support/MemoryBuffer.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace mlsc {
+
+struct CompileOptions {
+  std::vector<std::string> IncludeDirs; ///< -I, searched after the file's dir
+  std::string DataDir;   ///< holds stdlib/ and registries/; searched last
+  bool LoadPrelude = true; ///< implicitly import stdlib.prelude
+  FrontendLimits Limits;
+  std::string PrintIRAfter;     ///< pass flag, or "all"
+  bool PrintImported = false;   ///< dumps include imported modules' entities
+};
+
+struct Compilation {
+  llvm::SourceMgr SM;
+  DiagnosticEngine Diags{SM};
+  CompileOptions Options;
+  ir::Program Program;
+  /// Where `--print-ir-after` output goes.
+  llvm::raw_ostream *DumpStream = nullptr;
+};
+
+struct PassInfo {
+  const char *Flag;
+  bool (*Run)(Compilation &);
+  const char *Summary;
+};
+
+llvm::ArrayRef<PassInfo> allPasses();
+
+// The passes, one per file in passes/.
+bool runResolveImports(Compilation &C);
+bool runBuildIR(Compilation &C);
+bool runCheckDimensions(Compilation &C);
+bool runFoldConstants(Compilation &C);
+
+/// Adds \p Main as the main buffer and runs every pass (or up to and
+/// including \p StopAfter when not empty). Returns false when any error was
+/// reported.
+bool compile(Compilation &C, std::unique_ptr<llvm::MemoryBuffer> Main,
+             llvm::StringRef StopAfter = "");
+
+/// Where stdlib/ and registries/ live: $MLSC_DATA_DIR, else the directory
+/// next to the executable's `../share/mlsc`, else the source tree.
+std::string defaultDataDir(const char *Argv0);
+
+} // namespace mlsc
+
+#endif

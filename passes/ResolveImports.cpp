@@ -1,0 +1,149 @@
+//===- ResolveImports.cpp - Load the main module and its imports ----------===//
+//
+// Consumes the main buffer; produces Program::Modules, every module parsed
+// once, in dependency order (a module after everything it imports; the
+// prelude first). `import a.b.c` names `a/b/c.mls`, searched in the importing
+// file's folder, then each -I folder, then the data folder that holds stdlib/
+// and registries/. Diagnoses ImportNotFound and ImportCycle at the import
+// line; a module's diagnostics show the import chain ("Included from").
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Pipeline.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+
+#include <fmt/format.h>
+
+#include <map>
+
+namespace mlsc {
+
+namespace {
+
+class ImportResolver {
+public:
+  explicit ImportResolver(Compilation &C) : C(C) {}
+
+  void run() {
+    if (C.Options.LoadPrelude) {
+      std::string Prelude = C.Options.DataDir + "/stdlib/prelude.mls";
+      if (llvm::sys::fs::exists(Prelude))
+        loadFile(Prelude, llvm::SMLoc(), {});
+      else
+        C.Diags.reportFile(DiagKind::ImportNotFound, Prelude,
+                           "cannot find the prelude; set MLSC_DATA_DIR to the "
+                           "folder that holds stdlib/ and registries/");
+    }
+    visit(C.Program.MainBufferId, {});
+  }
+
+private:
+  Compilation &C;
+  enum class State { Loading, Done };
+  std::map<std::string, State> States;      ///< by real path
+  std::map<std::string, std::string> Names; ///< real path -> module name
+
+  void loadFile(const std::string &Path, llvm::SMLoc ImportLoc,
+                std::vector<std::string> Chain) {
+    std::string Included;
+    unsigned Id = C.SM.AddIncludeFile(Path, ImportLoc, Included);
+    if (Id == 0) {
+      C.Diags.reportFile(DiagKind::FileNotFound, Path, "cannot read file");
+      return;
+    }
+    visit(Id, std::move(Chain));
+  }
+
+  std::string realPath(unsigned BufferId) {
+    llvm::StringRef Name =
+        C.SM.getMemoryBuffer(BufferId)->getBufferIdentifier();
+    llvm::SmallString<256> Real;
+    if (llvm::sys::fs::real_path(Name, Real))
+      return Name.str();
+    return std::string(Real);
+  }
+
+  void visit(unsigned BufferId, std::vector<std::string> Chain) {
+    std::string Key = realPath(BufferId);
+    States[Key] = State::Loading;
+    Chain.push_back(Key);
+    std::unique_ptr<ast::Module> M =
+        parseModule(BufferId, C.Diags, C.Options.Limits);
+    if (M->empty() && !C.Diags.hasErrors() &&
+        BufferId == C.Program.MainBufferId) {
+      llvm::SMLoc Start = llvm::SMLoc::getFromPointer(
+          C.SM.getMemoryBuffer(BufferId)->getBufferStart());
+      C.Diags.report(DiagKind::EmptyModule, {Start, Start},
+                     "file declares nothing; a scenario file needs at least "
+                     "one declaration");
+    }
+    for (const ast::ImportDecl &I : M->Imports)
+      resolve(I, BufferId, Chain);
+    States[Key] = State::Done;
+    C.Program.Modules.push_back(std::move(M));
+  }
+
+  void resolve(const ast::ImportDecl &I, unsigned FromBuffer,
+               const std::vector<std::string> &Chain) {
+    std::string Relative = llvm::join(I.Module.Parts, "/") + ".mls";
+    std::vector<std::string> Dirs;
+    llvm::StringRef From =
+        C.SM.getMemoryBuffer(FromBuffer)->getBufferIdentifier();
+    llvm::StringRef FromDir = llvm::sys::path::parent_path(From);
+    Dirs.push_back(FromDir.empty() ? "." : FromDir.str());
+    for (const std::string &D : C.Options.IncludeDirs)
+      Dirs.push_back(D);
+    Dirs.push_back(C.Options.DataDir);
+    for (const std::string &D : Dirs) {
+      llvm::SmallString<256> Candidate(D);
+      llvm::sys::path::append(Candidate, Relative);
+      if (!llvm::sys::fs::is_regular_file(Candidate))
+        continue;
+      llvm::SmallString<256> Real;
+      std::string Key = llvm::sys::fs::real_path(Candidate, Real)
+                            ? std::string(Candidate)
+                            : std::string(Real);
+      auto It = States.find(Key);
+      if (It == States.end()) {
+        Names[Key] = I.Module.str();
+        loadFile(std::string(Candidate), I.Range.Start, Chain);
+      } else if (It->second == State::Loading) {
+        std::vector<std::string> Cycle;
+        bool InCycle = false;
+        for (const std::string &P : Chain) {
+          InCycle = InCycle || P == Key;
+          if (InCycle)
+            Cycle.push_back(moduleName(P));
+        }
+        Cycle.push_back(moduleName(Key));
+        C.Diags.report(DiagKind::ImportCycle, I.Module.Range,
+                       fmt::format("import cycle: {}",
+                                   llvm::join(Cycle, " -> ")));
+      }
+      return;
+    }
+    C.Diags.report(DiagKind::ImportNotFound, I.Module.Range,
+                   fmt::format("cannot find module `{}`: no `{}` in {}",
+                               I.Module.str(), Relative,
+                               llvm::join(Dirs, ", ")));
+  }
+
+  std::string moduleName(const std::string &RealPath) {
+    auto It = Names.find(RealPath);
+    if (It != Names.end())
+      return It->second;
+    return llvm::sys::path::stem(RealPath).str();
+  }
+};
+
+} // namespace
+
+bool runResolveImports(Compilation &C) {
+  ImportResolver(C).run();
+  return !C.Diags.hasErrors();
+}
+
+} // namespace mlsc

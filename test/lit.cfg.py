@@ -1,0 +1,24 @@
+# lit configuration for mlsc: runs every .mls and .test file under test/lit,
+# plus the documentation and example checks.
+import os
+import lit.formats
+
+config.name = "mlsc"
+config.test_format = lit.formats.ShTest(execute_external=True)
+config.suffixes = [".mls", ".test"]
+config.test_source_root = os.path.join(config.mlsc_src_root, "test", "lit")
+config.test_exec_root = os.path.join(config.mlsc_obj_root, "test", "lit")
+config.excludes = ["Inputs"]
+
+path = os.path.pathsep.join([config.mlsc_bin_dir, config.llvm_tools_dir,
+                             config.environment.get("PATH", os.environ["PATH"])])
+config.environment["PATH"] = path
+config.environment["MLSC_DATA_DIR"] = config.mlsc_src_root
+# Sanitizer builds: report leaks and UB as failures.
+for var in ["ASAN_OPTIONS", "UBSAN_OPTIONS"]:
+    if var in os.environ:
+        config.environment[var] = os.environ[var]
+
+config.substitutions.append(("%python", config.python_executable))
+config.substitutions.append(("%src", config.mlsc_src_root))
+config.substitutions.append(("%utils", os.path.join(config.mlsc_src_root, "utils")))

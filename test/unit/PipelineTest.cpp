@@ -1,0 +1,144 @@
+//===- PipelineTest.cpp - End-to-end known answers through the pipeline ---===//
+
+#include "passes/Pipeline.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+
+using namespace mlsc;
+
+namespace {
+
+/// Compiles \p Text without the prelude; returns the compilation.
+std::unique_ptr<Compilation> compileText(const std::string &Text,
+                                         bool Prelude = false) {
+  auto C = std::make_unique<Compilation>();
+  C->Options.DataDir = MLSC_SOURCE_DIR;
+  C->Options.LoadPrelude = Prelude;
+  compile(*C, llvm::MemoryBuffer::getMemBufferCopy(Text, "test.mls"));
+  return C;
+}
+
+double folded(const Compilation &C, const char *Let) {
+  const ir::Let *L = C.Program.LetByName.lookup(Let);
+  EXPECT_NE(L, nullptr) << Let;
+  if (!L || !L->Folded)
+    return std::nan("");
+  return L->Folded->Number;
+}
+
+std::vector<DiagKind> kinds(const Compilation &C) {
+  std::vector<DiagKind> K;
+  for (const Diagnostic &D : C.Diags.diagnostics())
+    K.push_back(D.Kind);
+  return K;
+}
+
+TEST(Pipeline, GiBAndGBAreTheSameQuantity) {
+  auto C = compileText("let a = 80 GiB\nlet b = 85.899345920 GB\n"
+                       "let same = a == b\n");
+  ASSERT_FALSE(C->Diags.hasErrors());
+  EXPECT_DOUBLE_EQ(folded(*C, "a"), 85899345920.0);
+  EXPECT_DOUBLE_EQ(folded(*C, "a"), folded(*C, "b"));
+  EXPECT_EQ(folded(*C, "same"), 1.0);
+}
+
+TEST(Pipeline, GigabitsAreAnEighthOfGigabytes) {
+  auto C = compileText("let a = 400 Gb/s\nlet b = a / (1 GB/s)\n");
+  ASSERT_FALSE(C->Diags.hasErrors());
+  EXPECT_DOUBLE_EQ(folded(*C, "b"), 50.0);
+}
+
+TEST(Pipeline, RidgePointOfH100) {
+  auto C = compileText("let r = 989 TFLOP/s / 3.35 TB/s\n");
+  ASSERT_FALSE(C->Diags.hasErrors());
+  const ir::Let *L = C->Program.LetByName.lookup("r");
+  EXPECT_EQ(L->Value->Ty.Dim.str(), "FLOP/B");
+  EXPECT_NEAR(folded(*C, "r"), 295.2, 0.05);
+}
+
+TEST(Pipeline, BandwidthGivenAsDataSizeIsRejectedWithAHint) {
+  auto C = compileText("accelerator A {\n  hbm.capacity = 80 GB\n"
+                       "  hbm.bandwidth = 3.35 TB\n  tdp = 700 W\n}\n");
+  ASSERT_EQ(C->Diags.diagnostics().size(), 1u);
+  const Diagnostic &D = C->Diags.diagnostics().front();
+  EXPECT_EQ(D.Kind, DiagKind::FieldDimensionMismatch);
+  EXPECT_NE(D.Message.find("expects a bandwidth [B/s], got a data size [B]"),
+            std::string::npos);
+  EXPECT_NE(D.Message.find("did you mean `3.35 TB/s`?"), std::string::npos);
+  auto LC = C->SM.getLineAndColumn(D.Loc);
+  EXPECT_EQ(LC.first, 3u);
+  EXPECT_EQ(LC.second, 19u);
+}
+
+TEST(Pipeline, DerivedEntityOverridesAndInheritsWithOrigins) {
+  auto C = compileText(
+      "accelerator A {\n  hbm.capacity = 80 GB\n  hbm.bandwidth = 3.35 TB/s\n"
+      "  tdp = 700 W\n}\naccelerator B : A { hbm.bandwidth = 2 TB/s }\n"
+      "let ratio = B.hbm.bandwidth / A.hbm.bandwidth\n");
+  ASSERT_FALSE(C->Diags.hasErrors());
+  const ir::Entity *B = C->Program.entity("B");
+  ASSERT_NE(B, nullptr);
+  EXPECT_EQ(B->field("tdp")->InheritedFrom, C->Program.entity("A"));
+  EXPECT_EQ(B->field("hbm.bandwidth")->InheritedFrom, nullptr);
+  EXPECT_DOUBLE_EQ(B->field("hbm.bandwidth")->Folded->Number, 2e12);
+  EXPECT_NEAR(folded(*C, "ratio"), 2 / 3.35, 1e-12);
+}
+
+TEST(Pipeline, OverrideFlowsIntoInheritedExpressions) {
+  // `tdp` is computed from `count` in the base; overriding `count` in the
+  // derived entity changes the derived `tdp`.
+  auto C = compileText("node N { accelerator = A; count = 8; overhead = "
+                       "count * 100 W }\nnode M : N { count = 4 }\n"
+                       "accelerator A { hbm.capacity = 1 GB; hbm.bandwidth "
+                       "= 1 GB/s; tdp = 1 W }\n");
+  ASSERT_FALSE(C->Diags.hasErrors());
+  EXPECT_DOUBLE_EQ(C->Program.entity("N")->field("overhead")->Folded->Number,
+                   800);
+  EXPECT_DOUBLE_EQ(C->Program.entity("M")->field("overhead")->Folded->Number,
+                   400);
+}
+
+TEST(Pipeline, PathsFollowEntityFields) {
+  auto C = compileText(
+      "accelerator A { hbm.capacity = 80 GB; hbm.bandwidth = 2 TB/s; tdp = "
+      "700 W }\nnode N { accelerator = A; count = 8 }\n"
+      "cluster K { node = N; nodes = 4 }\n"
+      "let total = K.nodes * K.node.count * K.node.accelerator.hbm.capacity\n");
+  ASSERT_FALSE(C->Diags.hasErrors());
+  EXPECT_DOUBLE_EQ(folded(*C, "total"), 4 * 8 * 80e9);
+}
+
+TEST(Pipeline, IndependentErrorsAreAllReported) {
+  auto C = compileText("let a = 1 GB + 1 s\nlet b = 2 TBs\nlet c = nope\n");
+  std::vector<DiagKind> Expected = {DiagKind::UnitMismatch,
+                                    DiagKind::UnknownUnit,
+                                    DiagKind::UnknownName};
+  std::vector<DiagKind> Got = kinds(*C);
+  std::sort(Got.begin(), Got.end());
+  std::sort(Expected.begin(), Expected.end());
+  EXPECT_EQ(Got, Expected);
+}
+
+TEST(Pipeline, ErrorsDoNotCascade) {
+  // The unknown unit makes `a` erroneous; `b` and `c` use it silently.
+  auto C = compileText("let a = 2 TBs\nlet b = a * 2\nlet c = b + 1 s\n");
+  EXPECT_EQ(kinds(*C), std::vector<DiagKind>{DiagKind::UnknownUnit});
+}
+
+TEST(Pipeline, SqrtHalvesDimensions) {
+  auto C = compileText("let t = sqrt(2 * 60 s * 24 h)\n");
+  ASSERT_FALSE(C->Diags.hasErrors());
+  EXPECT_EQ(C->Program.LetByName.lookup("t")->Value->Ty.Dim.str(), "s");
+  EXPECT_NEAR(folded(*C, "t"), std::sqrt(2 * 60.0 * 86400.0), 1e-9);
+}
+
+TEST(Pipeline, PreludePrecisions) {
+  auto C = compileText("let w = 70.6e9 * bf16.bytes\n", /*Prelude=*/true);
+  ASSERT_FALSE(C->Diags.hasErrors());
+  EXPECT_DOUBLE_EQ(folded(*C, "w"), 141.2e9);
+}
+
+} // namespace

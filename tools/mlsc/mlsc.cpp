@@ -1,0 +1,282 @@
+//===- mlsc.cpp - The mlsc driver -----------------------------------------===//
+//
+// Reads options, runs the pipeline, prints what was asked. Exit codes:
+//   0  success
+//   1  the input has errors (diagnostics were printed)
+//   2  usage error (bad option, missing file argument)
+// Documented in docs/driver.md.
+//
+//===----------------------------------------------------------------------===//
+
+#include "frontend/Verifier.h"
+#include "ir/Units.h"
+#include "passes/Pipeline.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <fmt/format.h>
+
+namespace {
+
+using namespace mlsc;
+
+enum ExitCode { Success = 0, InputErrors = 1, UsageError = 2 };
+
+struct DriverOptions {
+  std::string Input;
+  std::string Emit = "ir";
+  bool Verify = false;
+  CompileOptions Compile;
+  std::string ListWhat;
+  bool Help = false;
+  bool Version = false;
+};
+
+const char *const HelpText = R"(usage: mlsc [options] FILE
+
+Compiles a .mls scenario file: parses it and its imports, resolves names,
+checks units and dimensions, and folds constants. FILE may be `-` for stdin.
+
+options:
+  --emit=KIND             what to print: tokens, ast or ir (default: ir)
+  --print-ir-after=PASS   print the IR after PASS (or `all`) to stdout
+  --print-imported        include imported modules' entities in IR dumps
+  --verify-diagnostics    check diagnostics against `# expected-...` comments;
+                          `# -----` lines split FILE into independent cases
+  -I DIR                  search DIR for imported modules (repeatable)
+  --data-dir=DIR          where stdlib/ and registries/ live
+                          (default: $MLSC_DATA_DIR, then the install tree)
+  --no-prelude            do not import stdlib/prelude.mls implicitly
+  --list-diagnostics      list every diagnostic kind
+  --list-passes           list the pipeline's passes
+  --list-units            list the unit table
+  --list-schemas          list every entity kind with its fields and metrics
+  --version               print the version
+  --help                  print this help
+
+exit codes: 0 success, 1 errors in the input, 2 usage error
+)";
+
+int usage(const std::string &Message) {
+  llvm::errs() << "mlsc: error: " << Message << "\n"
+               << "run `mlsc --help` for usage\n";
+  return UsageError;
+}
+
+/// Parses argv; returns an exit code on failure, or -1 to continue.
+int parseArgs(int Argc, char **Argv, DriverOptions &O) {
+  for (int I = 1; I < Argc; ++I) {
+    llvm::StringRef A = Argv[I];
+    auto value = [&](llvm::StringRef Flag, std::string &Out) {
+      if (A.consume_front(Flag)) {
+        if (A.consume_front("=")) {
+          Out = A.str();
+          return true;
+        }
+        if (A.empty() && I + 1 < Argc) {
+          Out = Argv[++I];
+          return true;
+        }
+      }
+      return false;
+    };
+    std::string V;
+    if (A == "--help" || A == "-h") {
+      O.Help = true;
+    } else if (A == "--version") {
+      O.Version = true;
+    } else if (A == "--verify-diagnostics") {
+      O.Verify = true;
+    } else if (A == "--no-prelude") {
+      O.Compile.LoadPrelude = false;
+    } else if (A == "--print-imported") {
+      O.Compile.PrintImported = true;
+    } else if (A.startswith("--list-")) {
+      O.ListWhat = A.drop_front(7).str();
+    } else if (A.startswith("-I")) {
+      std::string Dir = A.drop_front(2).str();
+      if (Dir.empty()) {
+        if (I + 1 >= Argc)
+          return usage("`-I` needs a directory");
+        Dir = Argv[++I];
+      }
+      O.Compile.IncludeDirs.push_back(Dir);
+    } else if (value("--emit", V)) {
+      if (V != "tokens" && V != "ast" && V != "ir")
+        return usage("unknown --emit kind `" + V +
+                     "`; expected tokens, ast or ir");
+      O.Emit = V;
+    } else if (value("--print-ir-after", V)) {
+      bool Known = V == "all";
+      for (const PassInfo &P : allPasses())
+        Known = Known || V == P.Flag;
+      if (!Known) {
+        std::vector<std::string> Names;
+        for (const PassInfo &P : allPasses())
+          Names.push_back(P.Flag);
+        return usage("unknown pass `" + V + "`; the passes are " +
+                     llvm::join(Names, ", "));
+      }
+      O.Compile.PrintIRAfter = V;
+    } else if (value("--data-dir", V)) {
+      O.Compile.DataDir = V;
+    } else if (A.startswith("-") && A != "-") {
+      return usage("unknown option `" + A.str() + "`");
+    } else if (O.Input.empty()) {
+      O.Input = A.str();
+    } else {
+      return usage("more than one input file: `" + O.Input + "` and `" +
+                   A.str() + "`");
+    }
+  }
+  return -1;
+}
+
+int list(const std::string &What) {
+  llvm::raw_ostream &OS = llvm::outs();
+  if (What == "diagnostics") {
+    for (const DiagKindInfo &K : allDiagKinds())
+      OS << K.Name << "\t"
+         << (K.Level == Severity::Error     ? "error"
+             : K.Level == Severity::Warning ? "warning"
+                                            : "note")
+         << "\t" << K.Summary << "\n";
+  } else if (What == "passes") {
+    for (const PassInfo &P : allPasses())
+      OS << P.Flag << "\t" << P.Summary << "\n";
+  } else if (What == "units") {
+    for (const UnitTableRow &U : unitTable())
+      OS << U.Symbol << "\t" << U.Prefixes << "\t"
+         << fmt::format("{:.12g}", U.Scale) << " " << U.Dim.str() << "\t"
+         << U.Meaning << "\n";
+  } else if (What == "schemas") {
+    for (const KindSchema &K : allKinds()) {
+      OS << K.Name << "\t" << K.Doc << "\n";
+      if (!K.VariantField.empty())
+        OS << "  variants of `" << K.VariantField
+           << "`: " << llvm::join(K.Variants, ", ") << "\n";
+      for (const FieldSchema &F : K.Fields)
+        OS << "  field " << F.Path << "\t" << describeFieldType(F)
+           << (F.Required ? "\trequired" : "\toptional") << "\t" << F.Doc
+           << "\n";
+      for (const MetricSchema &M : K.Metrics)
+        OS << "  metric " << M.Path << "\t"
+           << (M.IsBool ? std::string("true or false") : M.Dim.describe())
+           << "\t" << M.Doc << "\n";
+    }
+  } else {
+    return usage("unknown list `--list-" + What +
+                 "`; expected diagnostics, passes, units or schemas");
+  }
+  return Success;
+}
+
+std::unique_ptr<llvm::MemoryBuffer> readInput(const std::string &Path,
+                                              std::string &Error) {
+  auto Buf = llvm::MemoryBuffer::getFileOrSTDIN(Path, /*IsText=*/false,
+                                                /*RequiresNullTerminator=*/true);
+  if (!Buf) {
+    Error = Buf.getError().message();
+    return nullptr;
+  }
+  return std::move(*Buf);
+}
+
+/// Compiles one buffer and prints what was asked; returns the exit code.
+int compileAndEmit(const DriverOptions &O,
+                   std::unique_ptr<llvm::MemoryBuffer> Buf) {
+  Compilation C;
+  C.Options = O.Compile;
+  C.DumpStream = &llvm::outs();
+  if (O.Emit == "tokens" || O.Emit == "ast") {
+    unsigned Id = C.SM.AddNewSourceBuffer(std::move(Buf), llvm::SMLoc());
+    if (O.Emit == "tokens") {
+      dumpTokens(Id, C.Diags, llvm::outs(), C.Options.Limits);
+    } else {
+      std::unique_ptr<ast::Module> M =
+          parseModule(Id, C.Diags, C.Options.Limits);
+      if (!C.Diags.hasErrors())
+        printAST(*M, C.SM, llvm::outs());
+    }
+    llvm::outs().flush();
+    C.Diags.flush(llvm::errs());
+    return C.Diags.hasErrors() ? InputErrors : Success;
+  }
+  bool OK = compile(C, std::move(Buf));
+  if (OK && C.Options.PrintIRAfter.empty())
+    ir::printProgram(C.Program, C.SM, llvm::outs(), C.Options.PrintImported);
+  llvm::outs().flush();
+  C.Diags.flush(llvm::errs());
+  return OK ? Success : InputErrors;
+}
+
+/// `--verify-diagnostics`: each `# -----` case compiles on its own, with
+/// the other cases' lines blanked so line numbers stay those of the file.
+int verify(const DriverOptions &O, std::unique_ptr<llvm::MemoryBuffer> Buf) {
+  llvm::StringRef Text = Buf->getBuffer();
+  std::vector<std::pair<size_t, size_t>> Cases; // [begin, end) byte offsets
+  size_t CaseBegin = 0;
+  for (size_t LineStart = 0; LineStart < Text.size();) {
+    size_t LineEnd = Text.find('\n', LineStart);
+    if (LineEnd == llvm::StringRef::npos)
+      LineEnd = Text.size();
+    if (Text.slice(LineStart, LineEnd).trim() == "# -----") {
+      Cases.emplace_back(CaseBegin, LineStart);
+      CaseBegin = LineEnd;
+    }
+    LineStart = LineEnd + 1;
+  }
+  Cases.emplace_back(CaseBegin, Text.size());
+  bool AllOK = true;
+  for (auto [Begin, End] : Cases) {
+    std::string CaseText;
+    for (size_t I = 0; I < Text.size(); ++I)
+      if ((I >= Begin && I < End) || Text[I] == '\n')
+        CaseText += Text[I];
+    Compilation C;
+    C.Options = O.Compile;
+    compile(C, llvm::MemoryBuffer::getMemBufferCopy(
+                   CaseText, Buf->getBufferIdentifier()));
+    DiagnosticEngine Out(C.SM);
+    if (!verifyDiagnostics(C.Program.MainBufferId, C.Diags, Out)) {
+      AllOK = false;
+      Out.flush(llvm::errs());
+    }
+  }
+  return AllOK ? Success : InputErrors;
+}
+
+} // namespace
+
+int main(int Argc, char **Argv) {
+  llvm::InitLLVM X(Argc, Argv);
+  DriverOptions O;
+  if (int Code = parseArgs(Argc, Argv, O); Code >= 0)
+    return Code;
+  if (O.Help) {
+    llvm::outs() << HelpText;
+    return Success;
+  }
+  if (O.Version) {
+    llvm::outs() << "mlsc " << MLSC_VERSION << "\n";
+    return Success;
+  }
+  if (!O.ListWhat.empty())
+    return list(O.ListWhat);
+  if (O.Input.empty())
+    return usage("no input file");
+  if (O.Compile.DataDir.empty())
+    O.Compile.DataDir = defaultDataDir(Argv[0]);
+  std::string Error;
+  std::unique_ptr<llvm::MemoryBuffer> Buf = readInput(O.Input, Error);
+  if (!Buf) {
+    llvm::errs() << O.Input << ": error: cannot read file: " << Error
+                 << " [FileNotFound]\n";
+    return InputErrors;
+  }
+  return O.Verify ? verify(O, std::move(Buf))
+                  : compileAndEmit(O, std::move(Buf));
+}
