@@ -1,0 +1,94 @@
+#!/usr/bin/env python3
+"""Regenerates the generated sections of docs/ from `mlsc --list-*`.
+
+A section is the text between `<!-- BEGIN GENERATED: NAME -->` and
+`<!-- END GENERATED: NAME -->`. With --check, nothing is written and the exit
+status is 1 when some section is stale (the lit test docs-fresh.test runs it).
+
+usage: gen-docs.py --mlsc PATH/TO/mlsc [--check] [--root SRC]
+"""
+import argparse
+import os
+import re
+import subprocess
+import sys
+
+
+def run(mlsc, what):
+    out = subprocess.run([mlsc, "--list-" + what], check=True,
+                         capture_output=True, text=True).stdout
+    return [line.split("\t") for line in out.splitlines()]
+
+
+def units(mlsc):
+    rows = ["| symbol | prefixes | value in base units | meaning |",
+            "|---|---|---|---|"]
+    for sym, prefixes, value, meaning in run(mlsc, "units"):
+        rows.append(f"| `{sym}` | {prefixes} | {value} | {meaning} |")
+    return "\n".join(rows)
+
+
+def schemas(mlsc):
+    out = []
+    for cols in run(mlsc, "schemas"):
+        if not cols[0].startswith("  "):
+            out.append(f"\n### `{cols[0]}`\n\n{cols[1]}.\n")
+            out.append("| field or metric | type | required | meaning |")
+            out.append("|---|---|---|---|")
+            continue
+        item = cols[0].strip()
+        if item.startswith("variants of"):
+            out.insert(len(out) - 2, item.replace("variants of", "Variants of") + "\n")
+        elif item.startswith("field "):
+            out.append(f"| `{item[6:]}` | {cols[1]} | {cols[2]} | {cols[3]} |")
+        elif item.startswith("metric "):
+            out.append(f"| `{item[7:]}` (metric) | {cols[1]} | output | {cols[2]} |")
+    return "\n".join(out).strip()
+
+
+def passes(mlsc):
+    rows = ["| pass (`--print-ir-after=`) | what it does |", "|---|---|"]
+    for name, summary in run(mlsc, "passes"):
+        rows.append(f"| `{name}` | {summary} |")
+    return "\n".join(rows)
+
+
+SECTIONS = {
+    "docs/language.md": {"units": units, "schemas": schemas},
+    "docs/passes.md": {"passes": passes},
+}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--mlsc", required=True)
+    ap.add_argument("--check", action="store_true")
+    ap.add_argument("--root", default=os.path.join(os.path.dirname(__file__), ".."))
+    args = ap.parse_args()
+    stale = []
+    for rel, gens in SECTIONS.items():
+        path = os.path.join(args.root, rel)
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+        new = text
+        for name, gen in gens.items():
+            pattern = re.compile(
+                r"(<!-- BEGIN GENERATED: %s -->\n).*?(<!-- END GENERATED: %s -->)"
+                % (name, name), re.S)
+            if not pattern.search(new):
+                sys.exit(f"{rel}: no GENERATED section `{name}`")
+            new = pattern.sub(lambda m: m.group(1) + gen(args.mlsc) + "\n" + m.group(2), new)
+        if new != text:
+            stale.append(rel)
+            if not args.check:
+                with open(path, "w", encoding="utf-8") as f:
+                    f.write(new)
+    if args.check and stale:
+        print("stale generated docs (run utils/gen-docs.py --mlsc build/bin/mlsc):",
+              ", ".join(stale))
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
