@@ -7,9 +7,9 @@ JOBS       ?= $(shell nproc)
 
 DEBIAN_PACKAGES := cmake ninja-build g++ clang-14 llvm-14-dev llvm-14-tools \
   libclang-rt-14-dev antlr4 libantlr4-runtime-dev libfmt-dev libboost-dev \
-  libgtest-dev libbenchmark-dev python3
+  libgtest-dev libbenchmark-dev nlohmann-json3-dev python3
 
-.PHONY: run test deps build test-sanitize build-sanitize fuzz clean
+.PHONY: run test deps build bench test-sanitize build-sanitize fuzz clean
 
 deps:
 	@./utils/install-deps.sh $(DEBIAN_PACKAGES)
@@ -21,10 +21,14 @@ build: deps $(BUILD)/build.ninja
 	cmake --build $(BUILD) -j $(JOBS)
 
 run: build
-	./$(BUILD)/bin/mlsc examples/quickstart.mls
+	./$(BUILD)/bin/mlsc eval examples/quickstart.mls
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+# Benchmarks: one `name: value` line per figure (docs/performance.md).
+bench: build
+	python3 bench/eval_latency.py --mlsc $(BUILD)/bin/mlsc
 
 # Address + undefined-behaviour sanitizers over the whole suite (CI runs it).
 build-sanitize: deps

@@ -240,6 +240,9 @@ struct EntityDecl {
   llvm::SMRange BaseRange;
   ItemList Items;
   llvm::SMRange Range;
+  /// Error recovery touched the declaration: a syntax error was reported in
+  /// it, so its missing fields and stray items are not reported again.
+  bool HasSyntaxError = false;
 };
 
 /// One parsed file.

@@ -37,23 +37,33 @@ Diagnostic &Diagnostic::fixIt(llvm::SMRange At, std::string Replacement) {
 
 Diagnostic &DiagnosticEngine::report(DiagKind Kind, llvm::SMRange Range,
                                      std::string Message) {
+  return add(Kind, Range, "", std::move(Message));
+}
+
+Diagnostic &DiagnosticEngine::reportFile(DiagKind Kind, llvm::StringRef File,
+                                         std::string Message) {
+  return add(Kind, llvm::SMRange(), File, std::move(Message));
+}
+
+Diagnostic &DiagnosticEngine::add(DiagKind Kind, llvm::SMRange Range,
+                                  llvm::StringRef File, std::string Message) {
+  if (!Seen.emplace(static_cast<unsigned>(Kind), Range.Start.getPointer(),
+                    Range.End.getPointer(), File.str(), Message)
+           .second) {
+    Dropped = Diagnostic();
+    return Dropped;
+  }
   Diagnostic D;
   D.Kind = Kind;
   D.Level = diagKindInfo(Kind).Level;
   D.Loc = Range.Start;
   D.Range = Range;
+  D.File = File.str();
   D.Message = std::move(Message);
   if (D.Level == Severity::Error)
     ++ErrorCount;
   Diags.push_back(std::move(D));
   return Diags.back();
-}
-
-Diagnostic &DiagnosticEngine::reportFile(DiagKind Kind, llvm::StringRef File,
-                                         std::string Message) {
-  Diagnostic &D = report(Kind, llvm::SMRange(), std::move(Message));
-  D.File = File.str();
-  return D;
 }
 
 static llvm::SourceMgr::DiagKind toLLVM(Severity S) {

@@ -16,7 +16,9 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <deque>
+#include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace mlsc {
@@ -60,6 +62,9 @@ public:
   explicit DiagnosticEngine(llvm::SourceMgr &SM) : SM(SM) {}
 
   /// Records a diagnostic at \p Range; the returned reference stays valid.
+  /// A repeat of one already recorded (same kind, range and message) is
+  /// dropped: an inherited field is checked once per derived entity, and its
+  /// mistake must still give one diagnostic.
   Diagnostic &report(DiagKind Kind, llvm::SMRange Range, std::string Message);
   /// Records a diagnostic about a whole file (no source location).
   Diagnostic &reportFile(DiagKind Kind, llvm::StringRef File,
@@ -77,8 +82,17 @@ public:
   void render(const Diagnostic &D, llvm::raw_ostream &OS) const;
 
 private:
+  Diagnostic &add(DiagKind Kind, llvm::SMRange Range, llvm::StringRef File,
+                  std::string Message);
+
   llvm::SourceMgr &SM;
   std::deque<Diagnostic> Diags;
+  /// (kind, range, file, message) of every recorded diagnostic.
+  std::set<std::tuple<unsigned, const char *, const char *, std::string,
+                      std::string>>
+      Seen;
+  /// What report() hands back for a dropped repeat.
+  Diagnostic Dropped;
   size_t Printed = 0;
   unsigned ErrorCount = 0;
 };

@@ -116,7 +116,8 @@ bool checkRawBytes(unsigned BufferId, DiagnosticEngine &Diags,
   const llvm::UTF8 *End = Begin + Text.size();
   if (!llvm::isLegalUTF8String(&Cursor, End)) {
     size_t Offset = static_cast<size_t>(Cursor - Begin);
-    // Point at the line start so the caret line stays printable.
+    // llvm::SourceMgr prints no caret line under a line with non-ASCII
+    // bytes; the line:col of the message still locate the bad byte.
     Diags.report(DiagKind::InvalidUtf8, byteRange(Text, Offset, 0),
                  fmt::format("invalid UTF-8 byte 0x{:02X} at byte offset {}",
                              static_cast<unsigned>(Text[Offset]) & 0xFFu,
@@ -150,26 +151,47 @@ bool checkTokens(Lexed &L, const SourceText &Src, DiagnosticEngine &Diags,
   unsigned Reported = 0;
   unsigned Depth = 0;
   const antlr4::Token *PrevError = nullptr;
+  Diagnostic *Junk = nullptr; ///< the error for the run PrevError ends
+  auto gluedToJunk = [&](const antlr4::Token *T) {
+    return PrevError && PrevError->getStopIndex() + 1 == T->getStartIndex();
+  };
   for (antlr4::Token *T : L.Tokens->getTokens()) {
     switch (T->getType()) {
     case MlsLexer::ERROR_CHAR: {
       auto *CT = static_cast<antlr4::CommonToken *>(T);
       CT->setChannel(antlr4::Token::HIDDEN_CHANNEL);
       // A run of junk is one error.
-      bool Continues = PrevError && PrevError->getStopIndex() + 1 ==
-                                        T->getStartIndex();
+      bool Continues = gluedToJunk(T);
       PrevError = T;
-      if (Continues || ++Reported > Limits.MaxLexicalErrors)
+      if (Continues) {
+        if (Junk)
+          Junk->Range.End = Src.range(T).End;
+        continue;
+      }
+      Junk = nullptr;
+      if (++Reported > Limits.MaxLexicalErrors)
         continue;
       std::string Text = T->getText();
       std::string Shown = Text;
       if (Text.size() == 1 && !llvm::isPrint(Text[0]))
         Shown = fmt::format("\\x{:02X}",
                             static_cast<unsigned>(Text[0]) & 0xFFu);
-      Diags.report(DiagKind::InvalidCharacter, Src.range(T),
-                   fmt::format("unexpected character `{}`", Shown));
+      std::string Message = fmt::format("unexpected character `{}`", Shown);
+      if (Text == "\u00B5" || Text == "\u03BC")
+        Message += "; write `u` for the micro prefix, as in `us`";
+      Junk = &Diags.report(DiagKind::InvalidCharacter, Src.range(T), Message);
       continue;
     }
+    case MlsLexer::IDENT:
+      // A word glued to junk (`µs`, `°C`) belongs to it: read as a name, the
+      // rest of the word would only give follow-on syntax errors.
+      if (gluedToJunk(T)) {
+        static_cast<antlr4::CommonToken *>(T)->setChannel(
+            antlr4::Token::HIDDEN_CHANNEL);
+        if (Junk)
+          Junk->Range.End = Src.range(T).End;
+      }
+      break;
     case MlsLexer::UNTERMINATED_STRING: {
       if (++Reported <= Limits.MaxLexicalErrors)
         Diags
@@ -279,8 +301,33 @@ private:
   DiagnosticEngine &Diags;
 };
 
+/// A name the parser really read: error recovery leaves a `name` empty (or
+/// holding skipped tokens) when the input had none there.
+bool readName(MlsParser::NameContext *N) {
+  return N && N->children.size() == 1 &&
+         !dynamic_cast<antlr4::tree::ErrorNode *>(N->children.front());
+}
+
+/// True when error recovery touched \p Tree: it holds a token the parser
+/// skipped or made up, a rule that failed, or a name left empty. A syntax
+/// error was reported there, so what was built from it must not be checked.
+bool recovered(antlr4::tree::ParseTree *Tree) {
+  if (dynamic_cast<antlr4::tree::ErrorNode *>(Tree))
+    return true;
+  auto *Ctx = dynamic_cast<antlr4::ParserRuleContext *>(Tree);
+  if (!Ctx)
+    return false;
+  if (Ctx->exception)
+    return true;
+  if (auto *N = dynamic_cast<MlsParser::NameContext *>(Ctx))
+    return !readName(N);
+  return llvm::any_of(Ctx->children, recovered);
+}
+
 /// Builds our AST from the parse tree. Tolerates the holes that error
-/// recovery leaves (null children) by producing ErrorExpr.
+/// recovery leaves (null children) by producing ErrorExpr; a declaration,
+/// item or value that recovery touched is dropped or becomes an ErrorExpr,
+/// so a syntax error gives no follow-on errors.
 class ASTBuilder {
 public:
   ASTBuilder(const SourceText &Src, DiagnosticEngine &Diags,
@@ -290,13 +337,14 @@ public:
   void build(MlsParser::ModuleContext *Ctx, ast::Module &M) {
     for (MlsParser::TopDeclContext *D : Ctx->topDecl()) {
       if (auto *I = D->importDecl()) {
-        if (!I->modulePath())
+        if (!I->modulePath() || recovered(I->modulePath()))
           continue;
         M.Imports.push_back({pathOf(I->modulePath()->name()), Src.range(I)});
         M.Order.emplace_back(0, M.Imports.size() - 1);
       } else if (auto *A = D->assertDecl()) {
         ast::AssertDecl Decl;
-        Decl.Condition = expr(A->expr());
+        Decl.Condition = recovered(A->expr()) ? error(Src.range(A->expr()))
+                                              : expr(A->expr());
         if (A->STRING())
           Decl.Message = unescape(A->STRING()->getText());
         Decl.Range = Src.range(A);
@@ -304,7 +352,7 @@ public:
         M.Order.emplace_back(1, M.Asserts.size() - 1);
       } else if (auto *L = D->letDecl()) {
         ast::LetDecl Decl;
-        if (!L->name())
+        if (!readName(L->name()))
           continue;
         Decl.Name = L->name()->getText();
         Decl.NameRange = Src.range(L->name());
@@ -313,20 +361,21 @@ public:
         M.Lets.push_back(std::move(Decl));
         M.Order.emplace_back(2, M.Lets.size() - 1);
       } else if (auto *E = D->entityDecl()) {
-        if (!E->kind || !E->entityName)
+        if (!E->kind || !readName(E->entityName))
           continue;
         ast::EntityDecl Decl;
         Decl.Kind = E->kind->getText();
         Decl.KindRange = Src.range(E->kind);
         Decl.Name = E->entityName->getText();
         Decl.NameRange = Src.range(E->entityName);
-        if (E->base) {
+        if (readName(E->base)) {
           Decl.Base = E->base->getText();
           Decl.BaseRange = Src.range(E->base);
         }
         if (E->block())
           Decl.Items = block(E->block());
         Decl.Range = Src.range(E);
+        Decl.HasSyntaxError = recovered(E);
         M.Entities.push_back(std::move(Decl));
         M.Order.emplace_back(3, M.Entities.size() - 1);
       }
@@ -356,20 +405,21 @@ private:
       ast::Item Item;
       Item.Range = Src.range(I);
       if (auto *A = dynamic_cast<MlsParser::AssignItemContext *>(I)) {
-        if (!A->path())
+        if (!A->path() || recovered(A->path()))
           continue;
         Item.K = ast::Item::Kind::Assign;
         Item.Target = pathOf(A->path()->name());
         valueExpr(A->valueExpr(), Item.Value, Item.Prov);
       } else if (auto *N = dynamic_cast<MlsParser::NestedItemContext *>(I)) {
-        if (!N->path() || !N->block())
+        if (!N->path() || !N->block() || recovered(N->path()))
           continue;
         Item.K = ast::Item::Kind::Block;
         Item.Target = pathOf(N->path()->name());
         Item.Children = block(N->block());
       } else if (auto *C = dynamic_cast<MlsParser::ConstraintItemContext *>(I)) {
         Item.K = ast::Item::Kind::Constraint;
-        Item.Value = expr(C->expr());
+        Item.Value = recovered(C->expr()) ? error(Src.range(C->expr()))
+                                          : expr(C->expr());
       } else {
         continue;
       }
@@ -380,8 +430,8 @@ private:
 
   void valueExpr(MlsParser::ValueExprContext *Ctx, ast::ExprPtr &Value,
                  ast::Provenance &Prov) {
-    if (!Ctx) {
-      Value = std::make_unique<ast::ErrorExpr>(llvm::SMRange());
+    if (!Ctx || recovered(Ctx)) {
+      Value = error(Src.range(Ctx));
       return;
     }
     Value = expr(Ctx->expr());
@@ -430,23 +480,31 @@ private:
     return {error(R), 1};
   }
 
+  // The operator chains below fetch each child list once: ANTLR's indexed
+  // accessors (`andExpr(I)`, `OR(I)`) scan all children, which would make a
+  // long chain quadratic.
+
   Built orExpr(MlsParser::ExprContext *Ctx) {
     if (!Ctx || Ctx->andExpr().empty())
       return {error(Src.range(Ctx)), 1};
-    Built Acc = andExpr(Ctx->andExpr(0));
-    for (size_t I = 1; I < Ctx->andExpr().size(); ++I)
-      Acc = join(std::move(Acc), ast::BinaryOp::Or, Src.range(Ctx->OR(I - 1)->getSymbol()),
-                 andExpr(Ctx->andExpr(I)));
+    std::vector<MlsParser::AndExprContext *> Operands = Ctx->andExpr();
+    std::vector<antlr4::tree::TerminalNode *> Ops = Ctx->OR();
+    Built Acc = andExpr(Operands[0]);
+    for (size_t I = 1; I < Operands.size() && I - 1 < Ops.size(); ++I)
+      Acc = join(std::move(Acc), ast::BinaryOp::Or,
+                 Src.range(Ops[I - 1]->getSymbol()), andExpr(Operands[I]));
     return Acc;
   }
 
   Built andExpr(MlsParser::AndExprContext *Ctx) {
     if (!Ctx || Ctx->notExpr().empty())
       return {error(Src.range(Ctx)), 1};
-    Built Acc = notExpr(Ctx->notExpr(0));
-    for (size_t I = 1; I < Ctx->notExpr().size(); ++I)
+    std::vector<MlsParser::NotExprContext *> Operands = Ctx->notExpr();
+    std::vector<antlr4::tree::TerminalNode *> Ops = Ctx->AND();
+    Built Acc = notExpr(Operands[0]);
+    for (size_t I = 1; I < Operands.size() && I - 1 < Ops.size(); ++I)
       Acc = join(std::move(Acc), ast::BinaryOp::And,
-                 Src.range(Ctx->AND(I - 1)->getSymbol()), notExpr(Ctx->notExpr(I)));
+                 Src.range(Ops[I - 1]->getSymbol()), notExpr(Operands[I]));
     return Acc;
   }
 
@@ -506,12 +564,14 @@ private:
   Built addExpr(MlsParser::AddExprContext *Ctx) {
     if (!Ctx || Ctx->mulExpr().empty())
       return {error(Src.range(Ctx)), 1};
-    Built Acc = mulExpr(Ctx->mulExpr(0));
-    for (size_t I = 1; I < Ctx->mulExpr().size(); ++I) {
-      MlsParser::AddOpContext *Op = Ctx->addOp(I - 1);
+    std::vector<MlsParser::MulExprContext *> Operands = Ctx->mulExpr();
+    std::vector<MlsParser::AddOpContext *> Ops = Ctx->addOp();
+    Built Acc = mulExpr(Operands[0]);
+    for (size_t I = 1; I < Operands.size() && I - 1 < Ops.size(); ++I) {
+      MlsParser::AddOpContext *Op = Ops[I - 1];
       Acc = join(std::move(Acc),
                  Op->getText() == "+" ? ast::BinaryOp::Add : ast::BinaryOp::Sub,
-                 Src.range(Op), mulExpr(Ctx->mulExpr(I)));
+                 Src.range(Op), mulExpr(Operands[I]));
     }
     return Acc;
   }
@@ -519,12 +579,14 @@ private:
   Built mulExpr(MlsParser::MulExprContext *Ctx) {
     if (!Ctx || Ctx->unaryExpr().empty())
       return {error(Src.range(Ctx)), 1};
-    Built Acc = unaryExpr(Ctx->unaryExpr(0));
-    for (size_t I = 1; I < Ctx->unaryExpr().size(); ++I) {
-      MlsParser::MulOpContext *Op = Ctx->mulOp(I - 1);
+    std::vector<MlsParser::UnaryExprContext *> Operands = Ctx->unaryExpr();
+    std::vector<MlsParser::MulOpContext *> Ops = Ctx->mulOp();
+    Built Acc = unaryExpr(Operands[0]);
+    for (size_t I = 1; I < Operands.size() && I - 1 < Ops.size(); ++I) {
+      MlsParser::MulOpContext *Op = Ops[I - 1];
       Acc = join(std::move(Acc),
                  Op->getText() == "*" ? ast::BinaryOp::Mul : ast::BinaryOp::Div,
-                 Src.range(Op), unaryExpr(Ctx->unaryExpr(I)));
+                 Src.range(Op), unaryExpr(Operands[I]));
     }
     return Acc;
   }
@@ -713,6 +775,13 @@ std::unique_ptr<ast::Module> parseModule(unsigned BufferId,
   if (!checkTokens(L, Src, Diags, Limits))
     return M;
   MlsParser Parser(L.Tokens.get());
+  // SLL prediction: the grammar needs no full-context lookahead, and in SLL
+  // an ambiguity resolves to the lowest alternative, which keeps operator
+  // loops greedy. Full LL would rescan a long `a + b + ...` chain inside a
+  // block at every `+` (a `+` could also start the next item), which is
+  // quadratic: a 1,000-term sum took 50 s.
+  Parser.getInterpreter<antlr4::atn::ParserATNSimulator>()->setPredictionMode(
+      antlr4::atn::PredictionMode::SLL);
   Parser.removeErrorListeners();
   SyntaxErrorListener Listener(Src, Diags);
   Parser.addErrorListener(&Listener);

@@ -131,6 +131,11 @@ std::string describeFieldType(const FieldSchema &F) {
   return "";
 }
 
+std::string withArticle(llvm::StringRef Noun) {
+  bool Vowel = !Noun.empty() && llvm::StringRef("aeiouAEIOU").contains(Noun[0]);
+  return (Vowel ? "an " : "a ") + Noun.str();
+}
+
 std::string closestMatch(llvm::StringRef Word,
                          const std::vector<std::string> &Candidates) {
   std::string Best;

@@ -59,6 +59,9 @@ const KindSchema *findKind(llvm::StringRef Name);
 /// "a quantity [B/s]", "a reference to a node or cluster", "one of a|b".
 std::string describeFieldType(const FieldSchema &F);
 
+/// \p Noun with its indefinite article: "a node", "an accelerator".
+std::string withArticle(llvm::StringRef Noun);
+
 /// The candidate closest to \p Word by edit distance, or "" when none is
 /// close enough to suggest.
 std::string closestMatch(llvm::StringRef Word,

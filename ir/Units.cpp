@@ -179,6 +179,34 @@ const std::vector<std::string> &allSpellings() {
   return Spellings;
 }
 
+/// For a known unit under a prefix it does not take (`KiW`, `mFLOP`): the
+/// message, and a spelling with a prefix it does take (`kW`, `MFLOP`) or "".
+std::optional<std::pair<std::string, std::string>>
+disallowedPrefix(llvm::StringRef Symbol) {
+  for (const PrefixDef &P : PrefixTable) {
+    if (!Symbol.startswith(P.Symbol))
+      continue;
+    llvm::StringRef Base = Symbol.drop_front(strlen(P.Symbol));
+    const UnitDef *U = findExact(Base);
+    if (!U || prefixAllowed(P, U->Allowed))
+      continue;
+    std::string Message = "unit `" + Base.str() + "` does not take the " +
+                          (P.Binary ? "binary " : "") + "prefix `" + P.Symbol +
+                          "`";
+    // Ki -> k, Mi -> M (binary for decimal); m -> M (milli for mega).
+    std::string Instead;
+    if (P.Binary)
+      Instead = P.Symbol[0] == 'K' ? "k" : std::string(1, P.Symbol[0]);
+    else if (llvm::StringRef(P.Symbol) == "m")
+      Instead = "M";
+    for (const PrefixDef &Q : PrefixTable)
+      if (Instead == Q.Symbol && prefixAllowed(Q, U->Allowed))
+        return std::make_pair(Message, Instead + Base.str());
+    return std::make_pair(Message, std::string());
+  }
+  return std::nullopt;
+}
+
 std::string closestSpelling(llvm::StringRef Atom) {
   // Common confusions first: `FLOPs` is ambiguous between a count and a rate.
   if (Atom.endswith("FLOPs") || Atom.endswith("flops"))
@@ -190,8 +218,9 @@ std::string closestSpelling(llvm::StringRef Atom) {
         resolveSymbol(Atom.drop_back(T.size())))
       return Atom.drop_back(T.size()).str() + "/" + Time;
   }
+  // A guess must keep some of what was written: `x` is no typo for `s`.
   std::string Best;
-  unsigned BestDistance = 3;
+  unsigned BestDistance = std::min<size_t>(3, Atom.size());
   for (const std::string &S : allSpellings()) {
     unsigned D = llvm::StringRef(S).edit_distance(Atom, true, BestDistance);
     if (D < BestDistance) {
@@ -238,6 +267,12 @@ std::optional<Unit> parseUnit(llvm::StringRef Text, UnitParseError &Err) {
       Err.Length = static_cast<unsigned>(Symbol.size());
       Err.Message = "unknown unit `" + Symbol.str() + "`";
       std::string Close = closestSpelling(Symbol);
+      Err.UnknownSymbol = true;
+      if (auto Prefixed = disallowedPrefix(Symbol)) {
+        Err.Message = Prefixed->first;
+        Close = Prefixed->second;
+        Err.UnknownSymbol = false;
+      }
       if (!Close.empty())
         Err.Suggestion = Text.take_front(Pos).str() + Close +
                          Text.drop_front(Pos + Symbol.size()).str();

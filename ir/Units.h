@@ -31,6 +31,8 @@ struct UnitParseError {
   unsigned Length = 0;
   std::string Message;    ///< e.g. "unknown unit `TBs`"
   std::string Suggestion; ///< a replacement for the whole unit text, or ""
+  /// No unit has that symbol under any prefix: perhaps a name (`4 GPU`).
+  bool UnknownSymbol = false;
 };
 
 /// Parses \p Text; on failure fills \p Err and returns nullopt.

@@ -89,43 +89,50 @@ private:
     std::vector<std::string> KindNames;
     for (const KindSchema &K : allKinds())
       KindNames.push_back(K.Name);
-    for (const auto &M : P.Modules) {
-      for (const ast::LetDecl &L : M->Lets) {
-        if (!claim(L.Name, L.NameRange))
-          continue;
-        auto Let = std::make_unique<ir::Let>();
-        Let->Name = L.Name;
-        Let->NameRange = L.NameRange;
-        Let->Decl = &L;
-        P.LetByName[L.Name] = Let.get();
-        P.Lets.push_back(std::move(Let));
-      }
-      for (const ast::EntityDecl &D : M->Entities) {
-        const KindSchema *K = findKind(D.Kind);
-        if (!K) {
-          Diagnostic &Diag = Diags.report(
-              DiagKind::UnknownKind, D.KindRange,
-              fmt::format("unknown entity kind `{}`", D.Kind));
-          std::string Close = closestMatch(D.Kind, KindNames);
-          if (!Close.empty()) {
-            Diag.Message += fmt::format("; did you mean `{}`?", Close);
-            Diag.fixIt(D.KindRange, Close);
-          }
-          continue;
+    auto declareLet = [&](const ast::LetDecl &L) {
+      if (!claim(L.Name, L.NameRange))
+        return;
+      auto Let = std::make_unique<ir::Let>();
+      Let->Name = L.Name;
+      Let->NameRange = L.NameRange;
+      Let->Decl = &L;
+      P.LetByName[L.Name] = Let.get();
+      P.Lets.push_back(std::move(Let));
+    };
+    auto declareEntity = [&](const ast::EntityDecl &D) {
+      const KindSchema *K = findKind(D.Kind);
+      if (!K) {
+        Diagnostic &Diag =
+            Diags.report(DiagKind::UnknownKind, D.KindRange,
+                         fmt::format("unknown entity kind `{}`", D.Kind));
+        std::string Close = closestMatch(D.Kind, KindNames);
+        if (!Close.empty()) {
+          Diag.Message += fmt::format("; did you mean `{}`?", Close);
+          Diag.fixIt(D.KindRange, Close);
         }
-        if (!claim(D.Name, D.NameRange))
-          continue;
-        auto E = std::make_unique<Entity>();
-        E->Kind = D.Kind;
-        E->Schema = K;
-        E->Name = D.Name;
-        E->NameRange = D.NameRange;
-        E->Range = D.Range;
-        E->Decl = &D;
-        P.EntityByName[D.Name] = E.get();
-        P.Entities.push_back(std::move(E));
+        return;
       }
-    }
+      if (!claim(D.Name, D.NameRange))
+        return;
+      auto E = std::make_unique<Entity>();
+      E->Kind = D.Kind;
+      E->Schema = K;
+      E->Name = D.Name;
+      E->NameRange = D.NameRange;
+      E->Range = D.Range;
+      E->Decl = &D;
+      P.EntityByName[D.Name] = E.get();
+      P.Entities.push_back(std::move(E));
+    };
+    // In source order, so the first definition is the one kept and the
+    // duplicate's note points back to it.
+    for (const auto &M : P.Modules)
+      for (auto [Tag, Index] : M->Order) {
+        if (Tag == 2)
+          declareLet(M->Lets[Index]);
+        else if (Tag == 3)
+          declareEntity(M->Entities[Index]);
+      }
   }
 
   // --------------------------------------------------------- inheritance
@@ -143,15 +150,15 @@ private:
         if (O->Kind == E.Kind && O.get() != &E)
           Candidates.push_back(O->Name);
       reportUnknownName(*D.Base, D.BaseRange, Candidates,
-                        fmt::format("a {} to derive from", E.Kind));
+                        fmt::format("{} to derive from", withArticle(E.Kind)));
       E.Erroneous = true;
       return;
     }
     if (B->Kind != E.Kind) {
       Diags
           .report(DiagKind::KindMismatch, D.BaseRange,
-                  fmt::format("{} `{}` cannot derive from `{}`, which is a {}",
-                              E.Kind, E.Name, B->Name, B->Kind))
+                  fmt::format("{} `{}` cannot derive from `{}`, which is {}",
+                              E.Kind, E.Name, B->Name, withArticle(B->Kind)))
           .note(DiagKind::DeclaredHere, B->NameRange,
                 fmt::format("`{}` is declared here", B->Name));
       E.Erroneous = true;
@@ -186,6 +193,8 @@ private:
       Result.push_back({E.Schema->VariantField, nullptr, &E, D.BaseRange});
     std::map<std::string, llvm::SMRange> Own;
     collect(E, E.Decl->Items, "", Result, Own);
+    if (D.HasSyntaxError)
+      E.Erroneous = true;
     State = 2;
     Flat[&E] = std::move(Result);
     return Flat[&E];
@@ -196,11 +205,16 @@ private:
                std::map<std::string, llvm::SMRange> &Own) {
     for (const ast::Item &I : Items) {
       if (I.K == ast::Item::Kind::Constraint) {
+        if (E.Decl->HasSyntaxError)
+          continue; // most likely debris of the syntax error
         Diags.report(DiagKind::SyntaxError, I.Range,
                      fmt::format("a condition is not a field of {} `{}`; "
                                  "conditions belong in a block such as "
                                  "`sla {{ ... }}`",
                                  E.Kind, E.Name));
+        // Often a field with a typo (`latency 1 us`), which is then missing:
+        // do not report it as missing too.
+        E.Erroneous = true;
         continue;
       }
       std::string Path = Prefix + I.Target.str();
@@ -357,8 +371,8 @@ private:
     if (S->Kind != "source") {
       Diags
           .report(DiagKind::KindMismatch, Name.Range,
-                  fmt::format("`from` needs a source record, but `{}` is a {}",
-                              S->Name, S->Kind))
+                  fmt::format("`from` needs a source record, but `{}` is {}",
+                              S->Name, withArticle(S->Kind)))
           .note(DiagKind::DeclaredHere, S->NameRange,
                 fmt::format("`{}` is declared here", S->Name));
       return nullptr;
@@ -410,8 +424,8 @@ private:
       if (!Bare) {
         if (!llvm::isa<ast::ErrorExpr>(Syntax))
           Diags.report(DiagKind::TypeMismatch, Syntax->range(),
-                       fmt::format("`{}` takes the name of a {}", FS.Path,
-                                   Kinds));
+                       fmt::format("`{}` takes the name of {}", FS.Path,
+                                   withArticle(Kinds)));
         return error(Syntax->range());
       }
       Entity *Target = P.entity(Name);
@@ -421,14 +435,15 @@ private:
           for (const std::string &N : namesOfKind(K))
             Candidates.push_back(N);
         reportUnknownName(Name, Syntax->range(), Candidates,
-                          fmt::format("a {}", Kinds));
+                          withArticle(Kinds));
         return error(Syntax->range());
       }
       if (!llvm::is_contained(FS.Allowed, Target->Kind)) {
         Diags
             .report(DiagKind::KindMismatch, Syntax->range(),
-                    fmt::format("`{}` takes a {}, but `{}` is a {}", FS.Path,
-                                Kinds, Name, Target->Kind))
+                    fmt::format("`{}` takes {}, but `{}` is {}", FS.Path,
+                                withArticle(Kinds), Name,
+                                withArticle(Target->Kind)))
             .note(DiagKind::DeclaredHere, Target->NameRange,
                   fmt::format("`{}` is declared here", Name));
         return error(Syntax->range());
@@ -543,7 +558,8 @@ private:
         if (!Err.Suggestion.empty()) {
           D.Message += fmt::format("; did you mean `{}`?", Err.Suggestion);
           D.fixIt(N.UnitRange, Err.Suggestion);
-        } else if (N.UnitText.find_first_of("*/^") == std::string::npos) {
+        } else if (Err.UnknownSymbol &&
+                   N.UnitText.find_first_of("*/^") == std::string::npos) {
           D.Message += fmt::format("; to multiply by a name, write `{} * {}`",
                                    N.NumberText, N.UnitText);
         }

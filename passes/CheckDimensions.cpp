@@ -72,7 +72,7 @@ private:
     case TypeKind::Date:
       return "a date";
     case TypeKind::Entity:
-      return "a reference to a " + T.Name;
+      return "a reference to " + withArticle(T.Name);
     case TypeKind::Enum:
       return "a symbol";
     case TypeKind::List:
@@ -320,11 +320,12 @@ private:
     const Expr &R = *E.Operands[1];
     switch (E.BOp) {
     case Op::And:
-    case Op::Or:
-      if (!requireBool(L, ast::spelling(E.BOp)) ||
-          !requireBool(R, ast::spelling(E.BOp)))
+    case Op::Or: {
+      std::string Context = fmt::format("`{}`", ast::spelling(E.BOp));
+      if (!requireBool(L, Context.c_str()) || !requireBool(R, Context.c_str()))
         return Type::error();
       return Type::boolean();
+    }
     case Op::Add:
     case Op::Sub:
       if (!requireQuantity(L, "arithmetic") ||

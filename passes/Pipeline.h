@@ -9,6 +9,7 @@
 
 #include "frontend/Diagnostics.h"
 #include "frontend/Parser.h"
+#include "ir/Graph.h"
 #include "ir/IR.h"
 
 #include "llvm/ADT/ArrayRef.h"
@@ -34,6 +35,8 @@ struct Compilation {
   DiagnosticEngine Diags{SM};
   CompileOptions Options;
   ir::Program Program;
+  /// One evaluation graph per scenario of the main file (lower-to-graph).
+  std::vector<graph::Graph> Graphs;
   /// Where `--print-ir-after` output goes.
   llvm::raw_ostream *DumpStream = nullptr;
 };
@@ -51,6 +54,7 @@ bool runResolveImports(Compilation &C);
 bool runBuildIR(Compilation &C);
 bool runCheckDimensions(Compilation &C);
 bool runFoldConstants(Compilation &C);
+bool runLowerToGraph(Compilation &C);
 
 /// Adds \p Main as the main buffer and runs every pass (or up to and
 /// including \p StopAfter when not empty). Returns false when any error was

@@ -20,5 +20,6 @@ for var in ["ASAN_OPTIONS", "UBSAN_OPTIONS"]:
         config.environment[var] = os.environ[var]
 
 config.substitutions.append(("%python", config.python_executable))
+config.substitutions.append(("%lit", config.python_executable + " " + config.lit_py))
 config.substitutions.append(("%src", config.mlsc_src_root))
 config.substitutions.append(("%utils", os.path.join(config.mlsc_src_root, "utils")))

@@ -1,9 +1,11 @@
 //===- mlsc.cpp - The mlsc driver -----------------------------------------===//
 //
-// Reads options, runs the pipeline, prints what was asked. Exit codes:
-//   0  success
+// Reads a command and options, runs the pipeline, evaluates, prints what was
+// asked. Exit codes:
+//   0  success (for `check`: every condition holds)
 //   1  the input has errors (diagnostics were printed)
-//   2  usage error (bad option, missing file argument)
+//   2  usage error (bad option, missing file argument, unknown metric)
+//   3  `check`: a condition failed or could not be evaluated
 // Documented in docs/driver.md.
 //
 //===----------------------------------------------------------------------===//
@@ -11,6 +13,8 @@
 #include "frontend/Verifier.h"
 #include "ir/Units.h"
 #include "passes/Pipeline.h"
+#include "runtime/Evaluator.h"
+#include "runtime/Report.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/InitLLVM.h"
@@ -23,10 +27,13 @@ namespace {
 
 using namespace mlsc;
 
-enum ExitCode { Success = 0, InputErrors = 1, UsageError = 2 };
+enum ExitCode { Success = 0, InputErrors = 1, UsageError = 2, CheckFailed = 3 };
 
 struct DriverOptions {
+  std::string Command = "compile";
   std::string Input;
+  std::string Metric; ///< explain: SCENARIO.METRIC
+  bool Json = false;
   std::string Emit = "ir";
   bool Verify = false;
   CompileOptions Compile;
@@ -35,13 +42,22 @@ struct DriverOptions {
   bool Version = false;
 };
 
-const char *const HelpText = R"(usage: mlsc [options] FILE
+const char *const HelpText = R"(usage: mlsc [COMMAND] [options] FILE
 
-Compiles a .mls scenario file: parses it and its imports, resolves names,
-checks units and dimensions, and folds constants. FILE may be `-` for stdin.
+commands:
+  compile FILE            (the default) compile and print the typed IR
+  eval FILE               evaluate every scenario of FILE: a scorecard each
+  check FILE              evaluate every SLA condition and assert; exit 3 when
+                          one fails or cannot be evaluated
+  explain FILE SCENARIO.METRIC
+                          the derivation of one value down to its literals
+  walls                   the 22 walls: equation, citation, status
+
+FILE may be `-` for stdin.
 
 options:
-  --emit=KIND             what to print: tokens, ast or ir (default: ir)
+  --format=text|json      output format of eval, check, explain, walls
+  --emit=KIND             compile: tokens, ast, ir (default) or graph
   --print-ir-after=PASS   print the IR after PASS (or `all`) to stdout
   --print-imported        include imported modules' entities in IR dumps
   --verify-diagnostics    check diagnostics against `# expected-...` comments;
@@ -57,7 +73,8 @@ options:
   --version               print the version
   --help                  print this help
 
-exit codes: 0 success, 1 errors in the input, 2 usage error
+exit codes: 0 success, 1 errors in the input, 2 usage error,
+            3 a checked condition failed or could not be evaluated
 )";
 
 int usage(const std::string &Message) {
@@ -105,10 +122,14 @@ int parseArgs(int Argc, char **Argv, DriverOptions &O) {
       }
       O.Compile.IncludeDirs.push_back(Dir);
     } else if (value("--emit", V)) {
-      if (V != "tokens" && V != "ast" && V != "ir")
+      if (V != "tokens" && V != "ast" && V != "ir" && V != "graph")
         return usage("unknown --emit kind `" + V +
-                     "`; expected tokens, ast or ir");
+                     "`; expected tokens, ast, ir or graph");
       O.Emit = V;
+    } else if (value("--format", V)) {
+      if (V != "text" && V != "json")
+        return usage("unknown --format `" + V + "`; expected text or json");
+      O.Json = V == "json";
     } else if (value("--print-ir-after", V)) {
       bool Known = V == "all";
       for (const PassInfo &P : allPasses())
@@ -125,11 +146,15 @@ int parseArgs(int Argc, char **Argv, DriverOptions &O) {
       O.Compile.DataDir = V;
     } else if (A.startswith("-") && A != "-") {
       return usage("unknown option `" + A.str() + "`");
+    } else if (I == 1 && (A == "compile" || A == "eval" || A == "check" ||
+                          A == "explain" || A == "walls")) {
+      O.Command = A.str();
     } else if (O.Input.empty()) {
       O.Input = A.str();
+    } else if (O.Command == "explain" && O.Metric.empty()) {
+      O.Metric = A.str();
     } else {
-      return usage("more than one input file: `" + O.Input + "` and `" +
-                   A.str() + "`");
+      return usage("unexpected argument `" + A.str() + "`");
     }
   }
   return -1;
@@ -206,11 +231,154 @@ int compileAndEmit(const DriverOptions &O,
     return C.Diags.hasErrors() ? InputErrors : Success;
   }
   bool OK = compile(C, std::move(Buf));
-  if (OK && C.Options.PrintIRAfter.empty())
-    ir::printProgram(C.Program, C.SM, llvm::outs(), C.Options.PrintImported);
+  if (OK && C.Options.PrintIRAfter.empty()) {
+    if (O.Emit == "graph")
+      for (const graph::Graph &G : C.Graphs)
+        printGraph(G, C.SM, llvm::outs());
+    else
+      ir::printProgram(C.Program, C.SM, llvm::outs(), C.Options.PrintImported);
+  }
   llvm::outs().flush();
   C.Diags.flush(llvm::errs());
   return OK ? Success : InputErrors;
+}
+
+/// Compiles for evaluation; prints diagnostics. Null on errors.
+std::unique_ptr<Compilation> compileForEval(const DriverOptions &O,
+                                            std::unique_ptr<llvm::MemoryBuffer> Buf) {
+  auto C = std::make_unique<Compilation>();
+  C->Options = O.Compile;
+  bool OK = compile(*C, std::move(Buf));
+  C->Diags.flush(llvm::errs());
+  return OK ? std::move(C) : nullptr;
+}
+
+int eval(const DriverOptions &O, std::unique_ptr<llvm::MemoryBuffer> Buf) {
+  std::unique_ptr<Compilation> C = compileForEval(O, std::move(Buf));
+  if (!C)
+    return InputErrors;
+  nlohmann::ordered_json All = nlohmann::ordered_json::array();
+  for (size_t I = 0; I < C->Graphs.size(); ++I) {
+    Evaluator E(C->Graphs[I]);
+    E.run();
+    if (O.Json) {
+      All.push_back(scorecardJSON(E, C->SM));
+      continue;
+    }
+    if (I)
+      llvm::outs() << "\n";
+    printScorecard(E, C->SM, llvm::outs());
+  }
+  if (O.Json)
+    llvm::outs() << nlohmann::ordered_json{{"scenarios", All}}.dump(2) << "\n";
+  else if (C->Graphs.empty())
+    llvm::outs() << "no scenario to evaluate in " << O.Input << "\n";
+  return Success;
+}
+
+int check(const DriverOptions &O, std::unique_ptr<llvm::MemoryBuffer> Buf) {
+  std::unique_ptr<Compilation> C = compileForEval(O, std::move(Buf));
+  if (!C)
+    return InputErrors;
+  unsigned Pass = 0, Fail = 0, Unknown = 0;
+  nlohmann::ordered_json Results = nlohmann::ordered_json::array();
+  for (const graph::Graph &G : C->Graphs) {
+    Evaluator E(G);
+    E.run();
+    int FeasibleNode = G.find("feasible");
+    bool Feasible = FeasibleNode < 0 || E.value(FeasibleNode) != 0;
+    if (!Feasible) {
+      ++Fail;
+      std::string Where = location(C->SM, C->Program.entity(G.Scenario)->NameRange);
+      if (O.Json)
+        Results.push_back({{"scenario", G.Scenario}, {"kind", "feasibility"},
+                           {"location", Where}, {"verdict", "fail"}});
+      else
+        llvm::outs() << Where << ": FAIL scenario " << G.Scenario
+                     << " is infeasible (run `mlsc eval` for the reason)\n";
+    }
+    for (const graph::Condition &Cond : G.Conditions) {
+      Verdict V = Feasible ? verdict(Cond, E) : Verdict::Unknown;
+      (V == Verdict::Pass ? Pass : V == Verdict::Fail ? Fail : Unknown)++;
+      const char *Word = V == Verdict::Pass   ? "PASS"
+                         : V == Verdict::Fail ? "FAIL"
+                                              : "UNKNOWN";
+      std::string Where = location(C->SM, Cond.Range);
+      std::string Why = Cond.NodeId < 0
+                            ? "`" + Cond.Missing + "` is not computed yet"
+                        : !Feasible ? "the scenario is infeasible"
+                                    : "";
+      if (O.Json) {
+        nlohmann::ordered_json J{{"scenario", G.Scenario},
+                                 {"kind", Cond.IsAssert ? "assert" : "sla"},
+                                 {"text", Cond.Text},
+                                 {"location", Where},
+                                 {"verdict", llvm::StringRef(Word).lower()}};
+        if (!Why.empty())
+          J["reason"] = Why;
+        if (!Cond.Message.empty())
+          J["message"] = Cond.Message;
+        Results.push_back(J);
+        continue;
+      }
+      llvm::outs() << Where << ": " << Word << " "
+                   << (Cond.IsAssert ? "assert" : "sla") << " `" << Cond.Text
+                   << "`";
+      if (!Cond.Message.empty())
+        llvm::outs() << " \"" << Cond.Message << "\"";
+      if (!Why.empty())
+        llvm::outs() << ": " << Why;
+      llvm::outs() << "\n";
+    }
+  }
+  if (O.Json)
+    llvm::outs() << nlohmann::ordered_json{{"results", Results},
+                                           {"pass", Pass},
+                                           {"fail", Fail},
+                                           {"unknown", Unknown}}
+                        .dump(2)
+                 << "\n";
+  else
+    llvm::outs() << Pass << " passed, " << Fail << " failed, " << Unknown
+                 << " unknown\n";
+  return Fail || Unknown ? CheckFailed : Success;
+}
+
+int explain(const DriverOptions &O, std::unique_ptr<llvm::MemoryBuffer> Buf) {
+  if (O.Metric.empty())
+    return usage("explain needs SCENARIO.METRIC after the file");
+  std::unique_ptr<Compilation> C = compileForEval(O, std::move(Buf));
+  if (!C)
+    return InputErrors;
+  auto [Scenario, Metric] = llvm::StringRef(O.Metric).split('.');
+  for (const graph::Graph &G : C->Graphs) {
+    if (G.Scenario != Scenario)
+      continue;
+    int Node = G.find(Metric);
+    if (Node < 0) {
+      std::vector<std::string> Names;
+      for (const auto &Entry : G.Named)
+        Names.push_back(Entry.getKey().str());
+      std::sort(Names.begin(), Names.end());
+      return usage(fmt::format("scenario `{}` has no value `{}`; it has: {}",
+                               Scenario.str(), Metric.str(),
+                               llvm::join(Names, ", ")));
+    }
+    Evaluator E(G);
+    E.run();
+    if (O.Json)
+      llvm::outs() << explainJSON(E, static_cast<uint32_t>(Node), C->SM).dump(2)
+                   << "\n";
+    else
+      printExplain(E, static_cast<uint32_t>(Node), C->SM, llvm::outs());
+    return Success;
+  }
+  std::vector<std::string> Names;
+  for (const graph::Graph &G : C->Graphs)
+    Names.push_back(G.Scenario);
+  return usage(fmt::format("no scenario `{}` in {}; scenarios: {}",
+                           Scenario.str(), O.Input,
+                           Names.empty() ? "none" : llvm::join(Names, ", ")));
 }
 
 /// `--verify-diagnostics`: each `# -----` case compiles on its own, with
@@ -266,6 +434,13 @@ int main(int Argc, char **Argv) {
   }
   if (!O.ListWhat.empty())
     return list(O.ListWhat);
+  if (O.Command == "walls") {
+    if (O.Json)
+      llvm::outs() << wallsJSON().dump(2) << "\n";
+    else
+      printWalls(llvm::outs());
+    return Success;
+  }
   if (O.Input.empty())
     return usage("no input file");
   if (O.Compile.DataDir.empty())
@@ -277,6 +452,13 @@ int main(int Argc, char **Argv) {
                  << " [FileNotFound]\n";
     return InputErrors;
   }
-  return O.Verify ? verify(O, std::move(Buf))
-                  : compileAndEmit(O, std::move(Buf));
+  if (O.Verify)
+    return verify(O, std::move(Buf));
+  if (O.Command == "eval")
+    return eval(O, std::move(Buf));
+  if (O.Command == "check")
+    return check(O, std::move(Buf));
+  if (O.Command == "explain")
+    return explain(O, std::move(Buf));
+  return compileAndEmit(O, std::move(Buf));
 }

@@ -1,0 +1,579 @@
+//===- LowerToGraph.cpp - Scenarios to evaluation graphs ------------------===//
+//
+// Consumes the folded IR; produces one graph::Graph per scenario of the main
+// file. Leaves are the IR values the walls read (with their origins) and the
+// documented defaults they fall back on; derived fields are lowered as
+// arithmetic over their own inputs, so changing a leaf later changes
+// everything computed from it. Then each implemented wall adds its formulas
+// and names its metrics, and the scenario's SLA conditions and the file's
+// asserts become boolean nodes. Diagnoses MissingInput, MetricUnavailable
+// (a warning: the condition stays unknown) and AssertSpansScenarios.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Pipeline.h"
+#include "ir/Units.h"
+#include "passes/walls/ComputeWall.h"
+#include "passes/walls/MemoryWall.h"
+
+#include "llvm/ADT/StringExtras.h"
+
+#include <fmt/format.h>
+
+#include <map>
+#include <set>
+
+namespace mlsc {
+
+namespace {
+
+using graph::Graph;
+using graph::LeafOrigin;
+using graph::Op;
+
+/// Appends nodes to a graph, memoising the leaves and lowered fields.
+class GraphBuilder {
+public:
+  explicit GraphBuilder(Graph &G) : G(G) {}
+
+  uint32_t leaf(double Value, Dimension D, LeafOrigin O,
+                const std::string &Name = "", bool IsBool = false) {
+    graph::Node N;
+    N.Kind = Op::Leaf;
+    N.Dim = D;
+    N.IsBool = IsBool;
+    N.Name = Name;
+    N.Origin = static_cast<uint32_t>(G.Origins.size());
+    G.Origins.push_back(std::move(O));
+    return push(std::move(N), Value, {});
+  }
+
+  uint32_t op(Op Kind, std::vector<uint32_t> In, Dimension D,
+              bool IsBool = false) {
+    graph::Node N;
+    N.Kind = Kind;
+    N.Dim = D;
+    N.IsBool = IsBool;
+    return push(std::move(N), 0, In);
+  }
+
+  uint32_t apply(const Formula &F, std::vector<uint32_t> In,
+                 const std::string &Name) {
+    if (In.size() != F.Arity)
+      llvm::report_fatal_error(llvm::Twine("formula ") + F.Name +
+                               ": wrong number of inputs");
+    for (size_t I = 0; I < In.size(); ++I)
+      if (G.Nodes[In[I]].Dim != F.Params[I])
+        llvm::report_fatal_error(
+            llvm::Twine("formula ") + F.Name + ": input " + llvm::Twine(I) +
+            " is [" + G.Nodes[In[I]].Dim.str() + "], expected [" +
+            F.Params[I].str() + "]");
+    graph::Node N;
+    N.Kind = Op::Apply;
+    N.F = &F;
+    N.Dim = F.Result;
+    uint32_t Id = push(std::move(N), 0, In);
+    name(Id, Name);
+    return Id;
+  }
+
+  void name(uint32_t Id, const std::string &Name) {
+    if (Name.empty())
+      return;
+    if (G.Nodes[Id].Name.empty())
+      G.Nodes[Id].Name = Name;
+    G.Named[Name] = Id;
+  }
+
+  uint32_t constant(double V, const char *Why) {
+    LeafOrigin O;
+    O.Spelling = fmt::format("{}", V);
+    O.Notes.push_back(Why);
+    return leaf(V, Dimension(), O);
+  }
+
+  Graph &G;
+
+private:
+  uint32_t push(graph::Node N, double Value, const std::vector<uint32_t> &In) {
+    N.FirstInput = static_cast<uint32_t>(G.Inputs.size());
+    N.NumInputs = static_cast<uint32_t>(In.size());
+    for (uint32_t I : In)
+      G.Inputs.push_back(I);
+    G.Nodes.push_back(std::move(N));
+    G.LeafValues.push_back(Value);
+    return static_cast<uint32_t>(G.Nodes.size() - 1);
+  }
+};
+
+/// Lowers one scenario.
+class ScenarioLowering {
+public:
+  ScenarioLowering(Compilation &C, const ir::Entity &S, Graph &G)
+      : C(C), S(S), G(G), B(G) {
+    G.Scenario = S.Name;
+  }
+
+  void run() {
+    const ir::Entity *Workload = entity(S, "workload");
+    const ir::Entity *System = entity(S, "system");
+    if (!Workload || !System)
+      return; // already diagnosed by build-ir
+    const ir::Field *Mode = Workload->field("mode");
+    if (Mode && Mode->Folded && Mode->Folded->Text == "training") {
+      G.Training = true;
+      finishMetrics();
+      return;
+    }
+    inference(*Workload, *System);
+    reportMissing();
+    finishMetrics();
+  }
+
+  /// Lowers an SLA condition or an assert of this scenario.
+  void condition(const ir::Expr &E, llvm::SMRange R, bool IsAssert,
+                 const std::string &Message) {
+    graph::Condition Cond;
+    Cond.Range = R;
+    Cond.Text = std::string(E.Range.Start.getPointer(),
+                            E.Range.End.getPointer());
+    Cond.IsAssert = IsAssert;
+    Cond.Message = Message;
+    std::string Missing;
+    std::optional<uint32_t> Node = expr(E, Missing);
+    if (Node) {
+      Cond.NodeId = static_cast<int>(*Node);
+    } else if (!Missing.empty()) {
+      Cond.Missing = Missing;
+      C.Diags.report(DiagKind::MetricUnavailable, E.Range,
+                     fmt::format("`{}` is not computed yet: no implemented "
+                                 "wall provides it (see `mlsc walls`); this "
+                                 "condition stays unknown",
+                                 Missing));
+    }
+    G.Conditions.push_back(std::move(Cond));
+  }
+
+private:
+  Compilation &C;
+  const ir::Entity &S;
+  Graph &G;
+  GraphBuilder B;
+  std::map<const ir::Field *, uint32_t> FieldNodes;
+  std::map<const ir::Let *, uint32_t> LetNodes;
+  bool Failed = false;
+  std::vector<std::string> MissingInputs;
+  std::vector<const ir::Entity *> MissingOwners;
+
+  const ir::Entity *entity(const ir::Entity &E, llvm::StringRef Path) {
+    const ir::Field *F = E.field(Path);
+    if (!F || !F->Folded || F->Folded->Kind != ir::TypeKind::Entity)
+      return nullptr;
+    return F->Folded->Ref;
+  }
+
+  void missing(const ir::Entity &Owner, llvm::StringRef Path,
+               llvm::StringRef Why) {
+    MissingInputs.push_back(
+        fmt::format("`{}.{}` ({})", Owner.Name, Path.str(), Why.str()));
+    if (!llvm::is_contained(MissingOwners, &Owner))
+      MissingOwners.push_back(&Owner);
+    Failed = true;
+  }
+
+  /// One diagnostic per scenario lists every missing input.
+  void reportMissing() {
+    if (MissingInputs.empty())
+      return;
+    Diagnostic &D = C.Diags.report(
+        DiagKind::MissingInput, S.NameRange,
+        fmt::format("scenario `{}` needs {}", S.Name,
+                    llvm::join(MissingInputs, ", ")));
+    for (const ir::Entity *Owner : MissingOwners)
+      D.note(DiagKind::DeclaredHere, Owner->NameRange,
+             fmt::format("{} `{}` is declared here", Owner->Kind,
+                         Owner->Name));
+  }
+
+  /// The node of a field: its literal as a leaf, or its expression lowered.
+  std::optional<uint32_t> field(const ir::Entity &E, llvm::StringRef Path) {
+    const ir::Field *F = E.field(Path);
+    if (!F || !F->Value || F->Value->Ty.Kind != ir::TypeKind::Quantity)
+      return std::nullopt;
+    auto It = FieldNodes.find(F);
+    if (It != FieldNodes.end())
+      return It->second;
+    std::optional<uint32_t> Id;
+    if (F->Value->Kind == ir::ExprKind::Number) {
+      LeafOrigin O;
+      O.Entity = &E;
+      O.Field = F->Path;
+      O.Range = F->Range;
+      O.Source = F->Source;
+      O.Notes = F->Notes;
+      O.Spelling = F->Value->Spelling;
+      O.Calibrated = F->Path == "efficiency";
+      Id = B.leaf(F->Value->Number, F->Value->Ty.Dim, std::move(O));
+    } else {
+      std::string Ignored;
+      Id = expr(*F->Value, Ignored);
+    }
+    if (Id) {
+      B.name(*Id, E.Name + "." + F->Path);
+      FieldNodes[F] = *Id;
+    }
+    return Id;
+  }
+
+  uint32_t required(const ir::Entity &E, llvm::StringRef Path,
+                    llvm::StringRef Why) {
+    if (std::optional<uint32_t> Id = field(E, Path))
+      return *Id;
+    missing(E, Path, Why);
+    return B.constant(0, "placeholder for a missing input");
+  }
+
+  /// A field, or a documented default when the field is not given.
+  uint32_t orDefault(const ir::Entity &E, llvm::StringRef Path, double Value,
+                     Dimension D, const char *Why, bool Calibrated = false) {
+    if (std::optional<uint32_t> Id = field(E, Path))
+      return *Id;
+    LeafOrigin O;
+    O.Entity = &E;
+    O.Field = Path.str();
+    O.Spelling = fmt::format("{}", Value);
+    O.Notes.push_back(Why);
+    O.Assumed = true;
+    O.Calibrated = Calibrated;
+    uint32_t Id = B.leaf(Value, D, std::move(O));
+    B.name(Id, E.Name + "." + Path.str());
+    return Id;
+  }
+
+  /// Lowers an IR expression; nullopt when it uses an unavailable metric
+  /// (named in \p Missing) or cannot be lowered.
+  std::optional<uint32_t> expr(const ir::Expr &E, std::string &Missing) {
+    using K = ir::ExprKind;
+    switch (E.Kind) {
+    case K::Number: {
+      LeafOrigin O;
+      O.Range = E.Range;
+      O.Spelling = E.Spelling;
+      return B.leaf(E.Number, E.Ty.Dim, std::move(O));
+    }
+    case K::Bool: {
+      LeafOrigin O;
+      O.Range = E.Range;
+      O.Spelling = E.BoolValue ? "true" : "false";
+      return B.leaf(E.BoolValue ? 1 : 0, Dimension(), std::move(O), "", true);
+    }
+    case K::FieldRef:
+      return fieldRef(E);
+    case K::MetricRef: {
+      std::string Name = llvm::join(E.Path, ".");
+      if (E.Target != &S) {
+        Missing = E.Target->Name + "." + Name;
+        return std::nullopt;
+      }
+      int Id = G.find(Name);
+      if (Id < 0) {
+        Missing = S.Name + "." + Name;
+        return std::nullopt;
+      }
+      return static_cast<uint32_t>(Id);
+    }
+    case K::LetRef: {
+      auto It = LetNodes.find(E.LetTarget);
+      if (It != LetNodes.end())
+        return It->second;
+      if (!E.LetTarget->Value)
+        return std::nullopt;
+      std::optional<uint32_t> Id = expr(*E.LetTarget->Value, Missing);
+      if (Id) {
+        LetNodes[E.LetTarget] = *Id;
+        B.name(*Id, E.LetTarget->Name);
+      }
+      return Id;
+    }
+    case K::Unary: {
+      std::optional<uint32_t> O = expr(*E.Operands[0], Missing);
+      if (!O)
+        return std::nullopt;
+      if (E.UOp == ast::UnaryOp::Plus)
+        return O;
+      bool Not = E.UOp == ast::UnaryOp::Not;
+      return B.op(Not ? Op::Not : Op::Neg, {*O}, E.Ty.Dim, Not);
+    }
+    case K::Binary: {
+      std::optional<uint32_t> L = expr(*E.Operands[0], Missing);
+      std::optional<uint32_t> R = expr(*E.Operands[1], Missing);
+      if (!L || !R || E.BOp == ast::BinaryOp::In)
+        return std::nullopt;
+      static const Op Ops[] = {Op::Add, Op::Sub, Op::Mul, Op::Div, Op::Pow,
+                               Op::Lt,  Op::Le,  Op::Gt,  Op::Ge,  Op::Eq,
+                               Op::Ne,  Op::Add, Op::And, Op::Or};
+      Op O = Ops[static_cast<unsigned>(E.BOp)];
+      return B.op(O, {*L, *R}, E.Ty.Dim, E.Ty.Kind == ir::TypeKind::Bool);
+    }
+    case K::Call: {
+      std::vector<uint32_t> In;
+      for (const ir::ExprPtr &A : E.Operands) {
+        std::optional<uint32_t> Id = expr(*A, Missing);
+        if (!Id)
+          return std::nullopt;
+        In.push_back(*Id);
+      }
+      static const Op Ops[] = {Op::Min,   Op::Max, Op::Ceil, Op::Floor,
+                               Op::Round, Op::Abs, Op::Sqrt, Op::Log,
+                               Op::Log2,  Op::Log10, Op::Exp};
+      return B.op(Ops[static_cast<unsigned>(E.Fn)], In, E.Ty.Dim);
+    }
+    default:
+      return std::nullopt;
+    }
+  }
+
+  /// Follows entity-typed fields to the final field's node.
+  std::optional<uint32_t> fieldRef(const ir::Expr &E) {
+    const ir::Entity *Target = E.Target;
+    size_t Begin = 0;
+    while (Target) {
+      bool Advanced = false;
+      for (size_t End = E.Path.size(); End > Begin; --End) {
+        std::string Joined;
+        for (size_t I = Begin; I < End; ++I)
+          Joined += (I > Begin ? "." : "") + E.Path[I];
+        if (!Target->field(Joined))
+          continue;
+        if (End == E.Path.size())
+          return field(*Target, Joined);
+        Target = entity(*Target, Joined);
+        Begin = End;
+        Advanced = true;
+        break;
+      }
+      if (!Advanced)
+        return std::nullopt;
+    }
+    return std::nullopt;
+  }
+
+  static Dimension unit(const char *Text) {
+    UnitParseError Err;
+    return parseUnit(Text, Err)->Dim;
+  }
+
+  void inference(const ir::Entity &W, const ir::Entity &System) {
+    const ir::Entity *Model = entity(W, "model");
+    const ir::Entity *Precision = entity(W, "precision");
+    if (!Model || !Precision)
+      return;
+    // The system: an accelerator, a node of them, or a cluster of nodes.
+    const ir::Entity *Accel = nullptr;
+    std::optional<uint32_t> Devices;
+    if (System.Kind == "accelerator") {
+      Accel = &System;
+      Devices = B.constant(1, "a bare accelerator is one device");
+    } else if (System.Kind == "node") {
+      Accel = entity(System, "accelerator");
+      Devices = required(System, "count", "accelerators per node");
+    } else if (System.Kind == "cluster") {
+      const ir::Entity *Node = entity(System, "node");
+      if (Node) {
+        Accel = entity(*Node, "accelerator");
+        Devices = B.op(Op::Mul,
+                       {required(*Node, "count", "accelerators per node"),
+                        required(System, "nodes", "node count")},
+                       Dimension());
+      }
+    }
+    if (!Accel || !Devices)
+      return;
+    B.name(*Devices, "devices");
+
+    const Dimension One;
+    const Dimension Tok = unit("tok");
+    const char *KVWhy = "the KV cache and attention FLOPs (walls 1-2)";
+    uint32_t Params = required(*Model, "params", "weight bytes (wall 2)");
+    std::optional<uint32_t> Active = field(*Model, "active_params");
+    uint32_t Layers = required(*Model, "layers", KVWhy);
+    uint32_t Heads = required(*Model, "heads", KVWhy);
+    std::optional<uint32_t> HeadDim = field(*Model, "head_dim");
+    if (!HeadDim) {
+      uint32_t Hidden = required(*Model, "hidden", KVWhy);
+      HeadDim = B.op(Op::Div, {Hidden, Heads}, One);
+      B.name(*HeadDim, Model->Name + ".head_dim");
+    }
+    std::optional<uint32_t> KVHeads = field(*Model, "kv_heads");
+    if (!KVHeads)
+      KVHeads = Heads; // multi-head attention: one KV head per head
+    uint32_t AttnDim = B.op(Op::Mul, {Heads, *HeadDim}, One);
+    B.name(AttnDim, Model->Name + ".attention_dim");
+
+    uint32_t Bytes = required(*Precision, "bytes", "bytes per parameter");
+    std::string PeakPath = "peak." + Precision->Name;
+    uint32_t Peak =
+        required(*Accel, PeakPath,
+                 fmt::format("its dense {} peak; the workload runs in {}",
+                             Precision->Name, Precision->Name));
+    uint32_t BW = required(*Accel, "hbm.bandwidth", "memory bandwidth");
+    uint32_t Capacity = required(*Accel, "hbm.capacity", "memory capacity");
+
+    uint32_t Batch = orDefault(W, "batch", 1, One, "default: one sequence");
+    uint32_t Prompt = required(W, "prompt", "the prefill length");
+    uint32_t Output = required(W, "output", "the decode length");
+    uint32_t TP = orDefault(W, "parallel.tp", 1, One, "default: no tensor "
+                                                      "parallelism");
+    uint32_t PP = orDefault(W, "parallel.pp", 1, One, "default: no pipeline "
+                                                      "parallelism");
+    uint32_t Eta = orDefault(
+        W, "efficiency", 1, One,
+        "default: the ideal roofline (eta = 1) until the software-efficiency "
+        "wall (3) supplies kernel-class efficiencies",
+        /*Calibrated=*/true);
+    LeafOrigin EtaMemOrigin;
+    EtaMemOrigin.Field = "memory_efficiency";
+    EtaMemOrigin.Spelling = "1";
+    EtaMemOrigin.Notes.push_back("default: the full HBM bandwidth");
+    EtaMemOrigin.Assumed = true;
+    EtaMemOrigin.Calibrated = true;
+    uint32_t EtaMem = B.leaf(1, One, EtaMemOrigin, "memory_efficiency");
+    if (Failed)
+      return;
+    B.name(TP, "tp");
+    B.name(PP, "pp");
+    B.name(Capacity, "device_memory");
+
+    // Wall 2: capacity.
+    uint32_t Weights =
+        B.apply(walls::WeightBytesF, {Params, Bytes, TP, PP},
+                "weights_per_device");
+    uint32_t KV = B.apply(walls::KVBytesPerTokenF,
+                          {Layers, *KVHeads, *HeadDim, Bytes},
+                          "kv_bytes_per_token");
+    uint32_t Sequence = B.op(Op::Add, {Prompt, Output}, Tok);
+    B.name(Sequence, "sequence_length");
+    uint32_t Memory = B.apply(walls::MemoryPerDeviceF,
+                              {Weights, KV, Batch, Sequence, TP},
+                              "memory_per_device");
+    uint32_t Fits = B.op(Op::Le, {Memory, Capacity}, One, true);
+    B.name(Fits, "memory_fits");
+    uint32_t TPFits = B.op(Op::Le, {B.op(Op::Mul, {TP, PP}, One), *Devices},
+                           One, true);
+    B.name(TPFits, "parallelism_fits");
+    uint32_t Feasible = B.op(Op::And, {Fits, TPFits}, One, true);
+    B.name(Feasible, "feasible");
+
+    // Walls 1 and 2: prefill.
+    uint32_t ComputeParams = Active ? *Active : Params;
+    uint32_t PFlops =
+        B.apply(walls::PrefillFlopsF,
+                {ComputeParams, Layers, AttnDim, Batch, Prompt, TP},
+                "prefill.flops");
+    uint32_t PBytes = B.apply(walls::PrefillBytesF,
+                              {Weights, KV, Batch, Prompt, TP},
+                              "prefill.bytes");
+    uint32_t PCompute = B.apply(walls::ComputeTimeF, {PFlops, Peak, Eta},
+                                "prefill.compute_time");
+    uint32_t PMemory = B.apply(walls::MemoryTimeF, {PBytes, BW, EtaMem},
+                               "prefill.memory_time");
+    B.apply(walls::RooflineTimeF, {PCompute, PMemory}, "prefill_time");
+    B.apply(walls::IntensityF, {PFlops, PBytes}, "prefill.intensity");
+
+    // Decode at the mean context of the generated sequence.
+    uint32_t HalfOutput =
+        B.op(Op::Div, {Output, B.constant(2, "mean over the decode")}, Tok);
+    B.name(HalfOutput, "decode.half_output");
+    uint32_t Context = B.op(Op::Add, {Prompt, HalfOutput}, Tok);
+    B.name(Context, "decode.context");
+    uint32_t DFlops =
+        B.apply(walls::DecodeStepFlopsF,
+                {ComputeParams, Layers, AttnDim, Batch, Context, TP},
+                "decode.flops");
+    uint32_t DBytes = B.apply(walls::DecodeStepBytesF,
+                              {Weights, KV, Batch, Context, TP},
+                              "decode.bytes");
+    uint32_t DCompute = B.apply(walls::ComputeTimeF, {DFlops, Peak, Eta},
+                                "decode.compute_time");
+    uint32_t DMemory = B.apply(walls::MemoryTimeF, {DBytes, BW, EtaMem},
+                               "decode.memory_time");
+    uint32_t Step = B.apply(walls::RooflineTimeF, {DCompute, DMemory},
+                            "decode_step_time");
+    B.apply(walls::MemoryTimeF, {Weights, BW, EtaMem},
+            "decode.weight_read_time");
+    B.apply(walls::IntensityF, {DFlops, DBytes}, "decode.intensity");
+    B.apply(walls::RidgePointF, {Peak, BW}, "ridge_point");
+    B.apply(walls::DecodeThroughputF, {Batch, Step}, "throughput");
+  }
+
+  void finishMetrics() {
+    for (const MetricSchema &M : S.Schema->Metrics) {
+      if (G.find(M.Path) >= 0)
+        G.Metrics.push_back(M.Path);
+      else
+        G.Unavailable.push_back(M.Path);
+    }
+  }
+};
+
+/// Scenarios whose metrics an expression reads.
+void scenariosOf(const ir::Expr &E, std::set<const ir::Entity *> &Out) {
+  if (E.Kind == ir::ExprKind::MetricRef)
+    Out.insert(E.Target);
+  if (E.Kind == ir::ExprKind::LetRef && E.LetTarget->Value)
+    scenariosOf(*E.LetTarget->Value, Out);
+  for (const ir::ExprPtr &O : E.Operands)
+    scenariosOf(*O, Out);
+}
+
+} // namespace
+
+bool runLowerToGraph(Compilation &C) {
+  if (C.Diags.hasErrors())
+    return false; // lowering assumes a well-typed program
+  std::vector<const ir::Entity *> Scenarios;
+  for (const auto &E : C.Program.Entities)
+    if (E->Kind == "scenario" && C.SM.FindBufferContainingLoc(
+                                     E->NameRange.Start) ==
+                                     C.Program.MainBufferId)
+      Scenarios.push_back(E.get());
+  C.Graphs.resize(Scenarios.size());
+  std::vector<std::unique_ptr<ScenarioLowering>> Lowerings;
+  for (size_t I = 0; I < Scenarios.size(); ++I) {
+    Lowerings.push_back(
+        std::make_unique<ScenarioLowering>(C, *Scenarios[I], C.Graphs[I]));
+    Lowerings.back()->run();
+    if (const ir::Field *Sla = Scenarios[I]->field("sla"))
+      for (const ir::ExprPtr &Cond : Sla->Conditions)
+        Lowerings.back()->condition(*Cond, Cond->Range, false, "");
+  }
+  for (const ir::Assert &A : C.Program.Asserts) {
+    std::set<const ir::Entity *> Used;
+    scenariosOf(*A.Condition, Used);
+    if (Used.size() > 1) {
+      std::vector<std::string> Names;
+      for (const ir::Entity *E : Used)
+        Names.push_back("`" + E->Name + "`");
+      std::sort(Names.begin(), Names.end());
+      C.Diags.report(DiagKind::AssertSpansScenarios, A.Range,
+                     fmt::format("assert reads the metrics of {}; write one "
+                                 "assert per scenario",
+                                 llvm::join(Names, " and ")));
+      continue;
+    }
+    auto It = Used.empty() ? Scenarios.end()
+                           : std::find(Scenarios.begin(), Scenarios.end(),
+                                       *Used.begin());
+    if (It == Scenarios.end()) {
+      if (Used.empty() && !Scenarios.empty())
+        It = Scenarios.begin(); // a constant assert: any graph evaluates it
+      else
+        continue; // a scenario of an imported module is not evaluated
+    }
+    Lowerings[It - Scenarios.begin()]->condition(*A.Condition, A.Range, true,
+                                                  A.Message);
+  }
+  return !C.Diags.hasErrors();
+}
+
+} // namespace mlsc

@@ -1,0 +1,83 @@
+//===- ComputeWall.cpp - Wall 1: compute time and the roofline ------------===//
+//
+// FLOP counts of a dense decoder's prefill and decode, the roofline compute
+// time T = OPs / (peak * eta), the roofline itself (max of compute and memory
+// time), arithmetic intensity and the ridge point. Known answers:
+// test/unit/WallsTest.cpp.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/walls/ComputeWall.h"
+#include "passes/walls/Formula.h"
+
+#include <algorithm>
+
+namespace mlsc::walls {
+
+using namespace q;
+
+namespace {
+/// Two FLOPs (a multiply and an add) per parameter per token.
+const FlopsPerToken TwoPerToken = in<FlopsPerToken>(2.0);
+const Tokens OneToken = in<Tokens>(1.0);
+} // namespace
+
+Flops decodeStepFlops(Number Params, Number Layers, Number AttnDim,
+                      Number Batch, Tokens Context, Number TP) {
+  Tokens Generated = Batch * OneToken;
+  Flops Weights = TwoPerToken * Params * Generated;
+  Flops Attention = TwoPerToken * Layers * (Context / OneToken) * AttnDim *
+                    Generated;
+  return (Weights + Attention) / TP;
+}
+
+Flops prefillFlops(Number Params, Number Layers, Number AttnDim, Number Batch,
+                   Tokens Prompt, Number TP) {
+  Number S = Prompt / OneToken;
+  Flops Weights = TwoPerToken * Params * Batch * Prompt;
+  // sum_{i=1..S} 2*L*i*d_attn = L*S*(S+1)*d_attn per sequence.
+  Flops Attention = TwoPerToken * OneToken * Layers * Batch * S * (S + 1.0) *
+                    AttnDim / 2.0;
+  return (Weights + Attention) / TP;
+}
+
+Time computeTime(Flops Work, FlopRate Peak, Number Efficiency) {
+  return Work / (Peak * Efficiency);
+}
+
+Time rooflineTime(Time Compute, Time Memory) {
+  return std::max(Compute, Memory);
+}
+
+Intensity arithmeticIntensity(Flops Work, Bytes Moved) { return Work / Moved; }
+
+Intensity ridgePoint(FlopRate Peak, Bandwidth BW) { return Peak / BW; }
+
+TokenRate decodeThroughput(Number Batch, Time Step) {
+  return Batch * OneToken / Step;
+}
+
+const Formula DecodeStepFlopsF = makeFormula<&decodeStepFlops>(
+    "decode_step_flops", Wall::Compute,
+    "F = (2*N*B + 2*L*B*ctx*d_attn) / tp",
+    "Kaplan et al. 2020, Scaling Laws, Table 1");
+const Formula PrefillFlopsF = makeFormula<&prefillFlops>(
+    "prefill_flops", Wall::Compute, "F = (2*N*B*S + L*B*S*(S+1)*d_attn) / tp",
+    "Kaplan et al. 2020, Table 1, summed over causal positions");
+const Formula ComputeTimeF = makeFormula<&computeTime>(
+    "compute_time", Wall::Compute, "T = F / (peak * eta)",
+    "Williams, Waterman, Patterson, Roofline, CACM 2009");
+const Formula RooflineTimeF = makeFormula<&rooflineTime>(
+    "roofline_time", Wall::Compute, "T = max(T_compute, T_memory)",
+    "Williams, Waterman, Patterson, Roofline, CACM 2009");
+const Formula IntensityF = makeFormula<&arithmeticIntensity>(
+    "arithmetic_intensity", Wall::Compute, "I = F / bytes",
+    "Williams, Waterman, Patterson, Roofline, CACM 2009");
+const Formula RidgePointF = makeFormula<&ridgePoint>(
+    "ridge_point", Wall::Compute, "I_ridge = peak / BW",
+    "Williams, Waterman, Patterson, Roofline, CACM 2009");
+const Formula DecodeThroughputF = makeFormula<&decodeThroughput>(
+    "decode_throughput", Wall::Compute, "X = B tokens / T_step",
+    "definition");
+
+} // namespace mlsc::walls

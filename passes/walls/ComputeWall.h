@@ -1,0 +1,42 @@
+//===- ComputeWall.h - Wall 1: compute time and the roofline ------*- C++ -*-===//
+#ifndef MLSC_PASSES_WALLS_COMPUTEWALL_H
+#define MLSC_PASSES_WALLS_COMPUTEWALL_H
+
+#include "ir/Graph.h"
+#include "ir/Quantities.h"
+
+namespace mlsc::walls {
+
+/// Forward FLOPs of one decode step of a dense decoder, per device under
+/// tensor parallelism: (2*N*B + 2*L*B*ctx*d_attn) / tp. Kaplan et al. 2020,
+/// Table 1 (2N per token for the weights, 2*L*ctx*d_attn for attention).
+q::Flops decodeStepFlops(q::Number Params, q::Number Layers, q::Number AttnDim,
+                         q::Number Batch, q::Tokens Context, q::Number TP);
+
+/// Forward FLOPs of a prefill of S prompt tokens, per device:
+/// (2*N*B*S + L*B*S*(S+1)*d_attn) / tp; causal attention summed over
+/// positions 1..S of Kaplan's 2*L*ctx*d_attn.
+q::Flops prefillFlops(q::Number Params, q::Number Layers, q::Number AttnDim,
+                      q::Number Batch, q::Tokens Prompt, q::Number TP);
+
+/// Roofline compute time: T = OPs / (peak * eta). Williams et al. 2009.
+q::Time computeTime(q::Flops Work, q::FlopRate Peak, q::Number Efficiency);
+
+/// Roofline: T = max(T_compute, T_memory). Williams et al. 2009.
+q::Time rooflineTime(q::Time Compute, q::Time Memory);
+
+/// Arithmetic intensity I = FLOPs / bytes moved.
+q::Intensity arithmeticIntensity(q::Flops Work, q::Bytes Moved);
+
+/// Ridge point = peak / bandwidth: above it a kernel is compute-bound.
+q::Intensity ridgePoint(q::FlopRate Peak, q::Bandwidth BW);
+
+/// Decode throughput of one replica: B tokens per step.
+q::TokenRate decodeThroughput(q::Number Batch, q::Time Step);
+
+extern const Formula DecodeStepFlopsF, PrefillFlopsF, ComputeTimeF,
+    RooflineTimeF, IntensityF, RidgePointF, DecodeThroughputF;
+
+} // namespace mlsc::walls
+
+#endif

@@ -1,0 +1,119 @@
+//===- Format.cpp - Numbers for people ------------------------------------===//
+
+#include "runtime/Format.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+namespace mlsc {
+
+namespace {
+
+/// Four significant digits for 1 <= |V| < 1000; whole numbers stay whole
+/// (`80 GB`, `2 B`).
+std::string mantissa(double V) {
+  double A = std::fabs(V);
+  if (V == std::floor(V))
+    return fmt::format("{:.0f}", V);
+  if (A >= 100)
+    return fmt::format("{:.1f}", V);
+  if (A >= 10)
+    return fmt::format("{:.2f}", V);
+  return fmt::format("{:.3f}", V);
+}
+
+/// Rounds to four significant digits so that 999.96 moves up a unit.
+double roundSig(double V) {
+  if (V == 0 || !std::isfinite(V))
+    return V;
+  double Exp = std::floor(std::log10(std::fabs(V)));
+  double Scale = std::pow(10.0, 3 - Exp);
+  return std::round(V * Scale) / Scale;
+}
+
+std::string withPrefix(double V, const std::string &Symbol,
+                       bool SmallPrefixes) {
+  static const struct {
+    double Scale;
+    const char *Prefix;
+  } Prefixes[] = {{1e18, "E"}, {1e15, "P"}, {1e12, "T"}, {1e9, "G"},
+                  {1e6, "M"},  {1e3, "k"},  {1, ""},     {1e-3, "m"},
+                  {1e-6, "u"}, {1e-9, "n"}, {1e-12, "p"}};
+  double R = roundSig(V);
+  double A = std::fabs(R);
+  if (A == 0)
+    return "0 " + Symbol;
+  for (const auto &P : Prefixes) {
+    if (P.Scale < 1 && !SmallPrefixes)
+      break;
+    if (A >= P.Scale)
+      return mantissa(R / P.Scale) + " " + P.Prefix + Symbol;
+  }
+  if (A >= 1e-3 && A < 1)
+    return fmt::format("{:.4f} {}", R, Symbol);
+  return fmt::format("{:.3e} {}", V, Symbol);
+}
+
+std::string time(double S) {
+  double R = roundSig(S);
+  double A = std::fabs(R);
+  if (A == 0)
+    return "0 s";
+  if (A < 1)
+    return withPrefix(S, "s", true);
+  if (A < 60)
+    return mantissa(R) + " s";
+  if (A < 7200)
+    return mantissa(roundSig(S / 60)) + " min";
+  if (A < 172800)
+    return mantissa(roundSig(S / 3600)) + " h";
+  double Days = roundSig(S / 86400);
+  return (std::fabs(Days) < 1000 ? mantissa(Days) : formatNumber(Days)) +
+         " day";
+}
+
+} // namespace
+
+std::string formatNumber(double V) {
+  if (std::isnan(V))
+    return "nan";
+  if (std::isinf(V))
+    return V > 0 ? "inf" : "-inf";
+  double R = roundSig(V);
+  double A = std::fabs(R);
+  if (A == 0)
+    return "0";
+  if (A >= 1e6 || A < 1e-3)
+    return fmt::format("{:.3e}", V);
+  // Counts (devices, layers, parallel degrees) print as integers.
+  if (V == std::floor(V))
+    return fmt::format("{:.0f}", V);
+  if (A >= 1000)
+    return fmt::format("{:.0f}", R);
+  if (A < 1)
+    return fmt::format("{:.4f}", R);
+  return mantissa(R);
+}
+
+std::string formatQuantity(double SI, const Dimension &D, bool IsBool) {
+  if (IsBool)
+    return SI != 0 ? "true" : "false";
+  if (!std::isfinite(SI))
+    return formatNumber(SI) + (D.isDimensionless() ? "" : " " + D.str());
+  if (D.isDimensionless())
+    return formatNumber(SI);
+  if (D == Dimension::base(BaseDim::Time))
+    return time(SI);
+  std::string Symbol = D.str();
+  // Symbols that cannot take a prefix: money, kilograms, reciprocals.
+  if (Symbol.rfind("USD", 0) == 0 || Symbol.rfind("kg", 0) == 0 ||
+      Symbol.rfind("1/", 0) == 0)
+    return formatNumber(SI) + " " + Symbol;
+  // Milli-tokens and nano-bytes read as noise: sub-unit prefixes only for
+  // energy and power.
+  bool Small = Symbol == "W" || Symbol == "J";
+  return withPrefix(SI, Symbol, Small);
+}
+
+} // namespace mlsc

@@ -1,0 +1,467 @@
+//===- Report.cpp - Scorecards, explanations and dumps --------------------===//
+
+#include "runtime/Report.h"
+#include "runtime/Format.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/Path.h"
+
+#include <fmt/format.h>
+
+#include <set>
+
+namespace mlsc {
+
+using graph::Graph;
+using graph::Op;
+using json = nlohmann::ordered_json;
+
+std::string location(llvm::SourceMgr &SM, llvm::SMRange R) {
+  if (!R.isValid())
+    return "";
+  unsigned Buf = SM.FindBufferContainingLoc(R.Start);
+  if (!Buf)
+    return "";
+  auto LC = SM.getLineAndColumn(R.Start, Buf);
+  return fmt::format(
+      "{}:{}:{}",
+      llvm::sys::path::filename(
+          SM.getMemoryBuffer(Buf)->getBufferIdentifier()).str(),
+      LC.first, LC.second);
+}
+
+Verdict verdict(const graph::Condition &C, const Evaluator &E) {
+  if (C.NodeId < 0)
+    return Verdict::Unknown;
+  return E.value(static_cast<uint32_t>(C.NodeId)) != 0 ? Verdict::Pass
+                                                        : Verdict::Fail;
+}
+
+static const char *verdictWord(Verdict V) {
+  return V == Verdict::Pass ? "PASS" : V == Verdict::Fail ? "FAIL" : "UNKNOWN";
+}
+
+json quantityJSON(double SI, const Dimension &D, bool IsBool) {
+  json J;
+  if (IsBool) {
+    J["value"] = SI != 0;
+    J["unit"] = "bool";
+  } else {
+    J["value"] = SI;
+    J["unit"] = D.str();
+  }
+  J["display"] = formatQuantity(SI, D, IsBool);
+  return J;
+}
+
+namespace {
+
+/// Reads named values of an evaluated scenario graph.
+struct View {
+  const Evaluator &E;
+  const Graph &G;
+  explicit View(const Evaluator &E) : E(E), G(E.graph()) {}
+
+  bool has(llvm::StringRef Name) const { return G.find(Name) >= 0; }
+  double operator[](llvm::StringRef Name) const {
+    return E.value(static_cast<uint32_t>(G.find(Name)));
+  }
+  std::string show(llvm::StringRef Name) const {
+    const graph::Node &N = G.Nodes[G.find(Name)];
+    return formatQuantity((*this)[Name], N.Dim, N.IsBool);
+  }
+};
+
+/// Which side of the roofline binds a phase, and by how much.
+struct Bound {
+  bool Compute;
+  double Margin; ///< binding time / the other time
+};
+
+Bound bound(const View &V, const std::string &Phase) {
+  double C = V[Phase + ".compute_time"], M = V[Phase + ".memory_time"];
+  bool IsCompute = C >= M;
+  double Lo = IsCompute ? M : C;
+  return {IsCompute, Lo > 0 ? (IsCompute ? C : M) / Lo : 0};
+}
+
+std::string boundText(const View &V, const std::string &Phase) {
+  Bound B = bound(V, Phase);
+  return fmt::format(
+      "{}-bound: intensity {} {} the ridge {}; {} time is {}x {}",
+      B.Compute ? "compute" : "memory", V.show(Phase + ".intensity"),
+      B.Compute ? "above" : "below", V.show("ridge_point"),
+      B.Compute ? "memory" : "compute", formatNumber(B.Margin), "smaller");
+}
+
+/// The comparison's operands, for `(6.211 ms vs 40.00 ms)`.
+std::string operands(const graph::Condition &C, const Evaluator &E) {
+  if (C.NodeId < 0)
+    return "";
+  const Graph &G = E.graph();
+  const graph::Node &N = G.Nodes[C.NodeId];
+  if (N.Kind < Op::Lt || N.Kind > Op::Ne)
+    return "";
+  uint32_t L = G.inputOf(C.NodeId, 0), R = G.inputOf(C.NodeId, 1);
+  return fmt::format("{} vs {}",
+                     formatQuantity(E.value(L), G.Nodes[L].Dim,
+                                    G.Nodes[L].IsBool),
+                     formatQuantity(E.value(R), G.Nodes[R].Dim,
+                                    G.Nodes[R].IsBool));
+}
+
+void row(llvm::raw_ostream &OS, llvm::StringRef Label, llvm::StringRef Value,
+         llvm::StringRef Note = "") {
+  OS << "  " << Label;
+  OS.indent(Label.size() < 20 ? 20 - Label.size() : 1);
+  OS << Value;
+  if (!Note.empty())
+    OS << "   " << Note;
+  OS << "\n";
+}
+
+} // namespace
+
+void printScorecard(const Evaluator &E, llvm::SourceMgr &SM,
+                    llvm::raw_ostream &OS) {
+  View V(E);
+  const Graph &G = E.graph();
+  OS << "scenario " << G.Scenario << "\n";
+  bool Feasible = true;
+  if (G.Training) {
+    OS << "  training workloads are not evaluated yet: the training walls "
+          "(communication, checkpointing) come in later work\n";
+  } else if (V.has("feasible")) {
+    Feasible = V["feasible"] != 0;
+    OS << "\nFeasibility  " << (Feasible ? "PASS" : "FAIL") << "\n";
+    double Mem = V["memory_per_device"], Cap = V["device_memory"];
+    std::string MemText =
+        V["memory_fits"] != 0
+            ? fmt::format("{} of {} ({}%)", V.show("memory_per_device"),
+                          V.show("device_memory"),
+                          formatNumber(100 * Mem / Cap))
+            : fmt::format("{} exceeds {} by {}", V.show("memory_per_device"),
+                          V.show("device_memory"),
+                          formatQuantity(Mem - Cap,
+                                         Dimension::base(BaseDim::Data)));
+    row(OS, "memory per device", MemText, "[wall 2: memory capacity]");
+    row(OS, "parallelism",
+        fmt::format("tp {} x pp {} on {} device{}", formatNumber(V["tp"]),
+                    formatNumber(V["pp"]), formatNumber(V["devices"]),
+                    V["devices"] == 1 ? "" : "s"),
+        V["parallelism_fits"] != 0 ? "" : "FAIL: more shards than devices");
+    OS << "\n";
+    if (!Feasible) {
+      OS << "Performance  not evaluated: the scenario does not fit "
+            "(feasibility failed)\n";
+    } else {
+      bool AnyFail = false, AnyUnknown = false;
+      for (const graph::Condition &C : G.Conditions)
+        if (!C.IsAssert) {
+          AnyFail |= verdict(C, E) == Verdict::Fail;
+          AnyUnknown |= verdict(C, E) == Verdict::Unknown;
+        }
+      OS << "Performance  "
+         << (AnyFail ? "FAIL" : AnyUnknown ? "WARN" : "PASS") << "\n";
+      row(OS, "prefill time", V.show("prefill_time"),
+          boundText(V, "prefill"));
+      row(OS, "decode step time", V.show("decode_step_time"),
+          boundText(V, "decode"));
+      row(OS, "throughput", V.show("throughput"), "per replica");
+      Bound D = bound(V, "decode");
+      row(OS, "binding wall",
+          fmt::format("{} (decode step), {}x ahead of {}",
+                      D.Compute ? "wall 1: compute" : "wall 2: memory",
+                      formatNumber(D.Margin),
+                      D.Compute ? "memory" : "compute"));
+    }
+    OS << "\nMacro        not modelled yet: energy, cost and carbon come with "
+          "walls 17-18\n";
+  }
+  if (!G.Conditions.empty()) {
+    OS << "\nConditions\n";
+    for (const graph::Condition &C : G.Conditions) {
+      Verdict Vd = Feasible ? verdict(C, E) : Verdict::Unknown;
+      std::string Detail = C.NodeId < 0
+                               ? "`" + C.Missing + "` is not computed yet"
+                           : !Feasible ? "not evaluated: infeasible"
+                                       : operands(C, E);
+      OS << "  " << (C.IsAssert ? "assert " : "sla    ") << C.Text;
+      OS.indent(C.Text.size() < 30 ? 30 - C.Text.size() : 1);
+      OS << verdictWord(Vd);
+      if (!Detail.empty())
+        OS << "  (" << Detail << ")";
+      OS << "  " << location(SM, C.Range) << "\n";
+    }
+  }
+  if (!G.Unavailable.empty() && !G.Training)
+    OS << "\nnot computed yet: " << llvm::join(G.Unavailable, ", ") << "\n";
+}
+
+json scorecardJSON(const Evaluator &E, llvm::SourceMgr &SM) {
+  View V(E);
+  const Graph &G = E.graph();
+  json J;
+  J["scenario"] = G.Scenario;
+  J["mode"] = G.Training ? "training" : "inference";
+  bool Feasible = !V.has("feasible") || V["feasible"] != 0;
+  if (V.has("feasible")) {
+    json F;
+    F["status"] = Feasible ? "PASS" : "FAIL";
+    F["memory_per_device"] =
+        quantityJSON(V["memory_per_device"], G.Nodes[G.find("memory_per_device")].Dim);
+    F["device_memory"] = quantityJSON(V["device_memory"],
+                                      G.Nodes[G.find("device_memory")].Dim);
+    F["memory_fits"] = V["memory_fits"] != 0;
+    F["parallelism_fits"] = V["parallelism_fits"] != 0;
+    J["feasibility"] = F;
+  }
+  json P;
+  json Metrics = json::object();
+  if (Feasible)
+    for (const std::string &M : G.Metrics) {
+      const graph::Node &N = G.Nodes[G.find(M)];
+      Metrics[M] = quantityJSON(V[M], N.Dim, N.IsBool);
+    }
+  if (V.has("decode_step_time") && Feasible) {
+    bool AnyFail = false, AnyUnknown = false;
+    for (const graph::Condition &C : G.Conditions)
+      if (!C.IsAssert) {
+        AnyFail |= verdict(C, E) == Verdict::Fail;
+        AnyUnknown |= verdict(C, E) == Verdict::Unknown;
+      }
+    P["status"] = AnyFail ? "FAIL" : AnyUnknown ? "WARN" : "PASS";
+    P["metrics"] = Metrics;
+    Bound D = bound(V, "decode");
+    json W;
+    W["wall"] = D.Compute ? "compute" : "memory";
+    W["number"] = D.Compute ? 1 : 2;
+    W["phase"] = "decode";
+    W["margin"] = D.Margin;
+    P["binding_wall"] = W;
+  } else {
+    P["status"] = "NOT_EVALUATED";
+    P["reason"] = G.Training ? "training walls are not implemented yet"
+                             : "infeasible";
+  }
+  J["performance"] = P;
+  json Conds = json::array();
+  for (const graph::Condition &C : G.Conditions) {
+    json CJ;
+    CJ["kind"] = C.IsAssert ? "assert" : "sla";
+    CJ["text"] = C.Text;
+    CJ["location"] = location(SM, C.Range);
+    Verdict Vd = Feasible ? verdict(C, E) : Verdict::Unknown;
+    CJ["verdict"] = Vd == Verdict::Pass   ? "pass"
+                    : Vd == Verdict::Fail ? "fail"
+                                          : "unknown";
+    if (!C.Message.empty())
+      CJ["message"] = C.Message;
+    if (C.NodeId < 0)
+      CJ["missing_metric"] = C.Missing;
+    Conds.push_back(CJ);
+  }
+  J["conditions"] = Conds;
+  J["unavailable_metrics"] = G.Unavailable;
+  return J;
+}
+
+// ---------------------------------------------------------------- explain
+
+namespace {
+
+std::string originText(const graph::LeafOrigin &O, llvm::SourceMgr &SM) {
+  std::string S;
+  if (O.Assumed)
+    S = "default " + O.Spelling;
+  else
+    S = "literal " + O.Spelling;
+  std::string Loc = location(SM, O.Range);
+  if (!Loc.empty())
+    S += " at " + Loc;
+  if (O.Source)
+    S += " from " + O.Source->Name;
+  for (const std::string &N : O.Notes)
+    S += " (" + N + ")";
+  if (O.Calibrated)
+    S += " [calibrated factor]";
+  if (O.Assumed)
+    S += " [assumed]";
+  return S;
+}
+
+std::string label(const Graph &G, uint32_t Id) {
+  const graph::Node &N = G.Nodes[Id];
+  if (!N.Name.empty())
+    return N.Name;
+  if (N.Kind == Op::Apply)
+    return N.F->Name;
+  if (N.Kind == Op::Leaf)
+    return "constant";
+  return std::string("(") + graph::opSpelling(N.Kind) + ")";
+}
+
+class Explainer {
+public:
+  Explainer(const Evaluator &E, llvm::SourceMgr &SM, llvm::raw_ostream &OS)
+      : E(E), G(E.graph()), SM(SM), OS(OS) {}
+
+  void node(uint32_t Id, const std::string &Prefix, bool Last, bool Root) {
+    const graph::Node &N = G.Nodes[Id];
+    std::string Head = Root ? "" : Prefix + (Last ? "└─ " : "├─ ");
+    OS << Head << label(G, Id) << " = "
+       << formatQuantity(E.value(Id), N.Dim, N.IsBool);
+    if (N.Kind == Op::Leaf) {
+      OS << "   " << originText(G.Origins[N.Origin], SM) << "\n";
+      return;
+    }
+    bool Repeat = !N.Name.empty() && !Shown.insert(Id).second;
+    if (N.Kind == Op::Apply) {
+      const WallInfo *W = wallInfo(N.F->W);
+      OS << "   [wall " << W->Number << ": " << W->Name << "] "
+         << N.F->Equation;
+      if (!Repeat)
+        OS << "  (" << N.F->Citation << ")";
+    }
+    if (Repeat) {
+      OS << "   (derivation shown above)\n";
+      return;
+    }
+    OS << "\n";
+    std::string Child = Root ? "" : Prefix + (Last ? "   " : "│  ");
+    for (uint32_t I = 0; I < N.NumInputs; ++I)
+      node(G.inputOf(Id, I), Child, I + 1 == N.NumInputs, false);
+  }
+
+  json nodeJSON(uint32_t Id) {
+    const graph::Node &N = G.Nodes[Id];
+    json J;
+    J["name"] = label(G, Id);
+    J["value"] = quantityJSON(E.value(Id), N.Dim, N.IsBool);
+    if (N.Kind == Op::Leaf) {
+      const graph::LeafOrigin &O = G.Origins[N.Origin];
+      json Or;
+      Or["written"] = O.Spelling;
+      Or["location"] = O.Range.isValid() ? json(location(SM, O.Range))
+                                         : json(nullptr);
+      Or["source"] = O.Source ? json(O.Source->Name) : json(nullptr);
+      Or["notes"] = O.Notes;
+      Or["assumed"] = O.Assumed;
+      Or["calibrated"] = O.Calibrated;
+      J["origin"] = Or;
+      return J;
+    }
+    if (!N.Name.empty() && !Shown.insert(Id).second) {
+      J["see"] = N.Name;
+      return J;
+    }
+    if (N.Kind == Op::Apply) {
+      json F;
+      F["name"] = N.F->Name;
+      F["wall"] = wallInfo(N.F->W)->Number;
+      F["equation"] = N.F->Equation;
+      F["citation"] = N.F->Citation;
+      J["formula"] = F;
+    } else {
+      J["op"] = graph::opSpelling(N.Kind);
+    }
+    json In = json::array();
+    for (uint32_t I = 0; I < N.NumInputs; ++I)
+      In.push_back(nodeJSON(G.inputOf(Id, I)));
+    J["inputs"] = In;
+    return J;
+  }
+
+private:
+  const Evaluator &E;
+  const Graph &G;
+  llvm::SourceMgr &SM;
+  llvm::raw_ostream &OS;
+  std::set<uint32_t> Shown;
+};
+
+} // namespace
+
+void printExplain(const Evaluator &E, uint32_t Node, llvm::SourceMgr &SM,
+                  llvm::raw_ostream &OS) {
+  OS << E.graph().Scenario << ".";
+  Explainer(E, SM, OS).node(Node, "", true, true);
+}
+
+json explainJSON(const Evaluator &E, uint32_t Node, llvm::SourceMgr &SM) {
+  llvm::raw_null_ostream Null;
+  json J;
+  J["scenario"] = E.graph().Scenario;
+  J["tree"] = Explainer(E, SM, Null).nodeJSON(Node);
+  return J;
+}
+
+// ------------------------------------------------------------ graph dump
+
+void printGraph(const Graph &G, llvm::SourceMgr &SM, llvm::raw_ostream &OS) {
+  OS << "graph " << G.Scenario << (G.Training ? " (training)" : "") << "\n";
+  for (uint32_t I = 0; I < G.Nodes.size(); ++I) {
+    const graph::Node &N = G.Nodes[I];
+    OS << "  %" << I << " = ";
+    if (N.Kind == Op::Leaf) {
+      OS << "leaf " << formatQuantity(G.LeafValues[I], N.Dim, N.IsBool)
+         << "   " << originText(G.Origins[N.Origin], SM);
+    } else {
+      OS << (N.Kind == Op::Apply ? N.F->Name : graph::opSpelling(N.Kind))
+         << "(";
+      for (uint32_t K = 0; K < N.NumInputs; ++K)
+        OS << (K ? ", " : "") << "%" << G.inputOf(I, K);
+      OS << ") : " << (N.IsBool ? std::string("bool") : "[" + N.Dim.str() + "]");
+      if (N.Kind == Op::Apply)
+        OS << "   [wall " << wallInfo(N.F->W)->Number << "] "
+           << N.F->Equation;
+    }
+    if (!N.Name.empty())
+      OS << "   -> " << N.Name;
+    OS << "\n";
+  }
+  for (const std::string &M : G.Metrics)
+    OS << "  metric " << M << " = %" << G.find(M) << "\n";
+  for (const graph::Condition &C : G.Conditions) {
+    OS << "  " << (C.IsAssert ? "assert " : "sla ") << C.Text << " = ";
+    if (C.NodeId >= 0)
+      OS << "%" << C.NodeId;
+    else
+      OS << "unknown (`" << C.Missing << "` not computed yet)";
+    OS << "\n";
+  }
+}
+
+// ----------------------------------------------------------------- walls
+
+void printWalls(llvm::raw_ostream &OS) {
+  for (const WallInfo &W : allWalls()) {
+    OS << llvm::format_decimal(W.Number, 2) << "  " << W.Name;
+    OS.indent(std::max<int>(1, 21 - static_cast<int>(strlen(W.Name))));
+    OS << W.Domain;
+    OS.indent(std::max<int>(1, 11 - static_cast<int>(strlen(W.Domain))));
+    OS << (W.Implemented ? "implemented  " : "planned      ") << W.Equation;
+    if (W.Implemented)
+      OS << "\n      " << W.Pass << "; " << W.Citation;
+    OS << "\n";
+  }
+}
+
+json wallsJSON() {
+  json A = json::array();
+  for (const WallInfo &W : allWalls()) {
+    json J;
+    J["number"] = W.Number;
+    J["name"] = W.Name;
+    J["domain"] = W.Domain;
+    J["equation"] = W.Equation;
+    J["citation"] = W.Citation;
+    J["pass"] = W.Pass;
+    J["implemented"] = W.Implemented;
+    A.push_back(J);
+  }
+  return A;
+}
+
+} // namespace mlsc

@@ -1,0 +1,109 @@
+//===- WallsTest.cpp - Known answers for walls 1 and 2 --------------------===//
+//
+// Each expected value is a published figure or a hand calculation written
+// out in the test.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/walls/ComputeWall.h"
+#include "passes/walls/MemoryWall.h"
+
+#include <gtest/gtest.h>
+
+using namespace mlsc;
+using namespace mlsc::q;
+using namespace mlsc::walls;
+
+namespace {
+
+const Number One = in<Number>(1);
+
+TEST(MemoryWall, Llama70BDecodeWeightReadOnTwoH100s) {
+  // 70.6e9 params x 2 B / TP 2 / 3.35 TB/s = 21.07 ms per token per GPU.
+  Bytes W = weightBytesPerDevice(in<Number>(70.6e9), in<Bytes>(2),
+                                 in<Number>(2), One);
+  EXPECT_DOUBLE_EQ(W.value(), 70.6e9);
+  Time T = memoryTime(W, in<Bandwidth>(3.35e12), One);
+  EXPECT_NEAR(T.value() * 1e3, 21.07, 0.005);
+}
+
+TEST(MemoryWall, Llama70BKVCacheIs320KiBPerToken) {
+  // 2 x 80 layers x 8 KV heads x 128 head dim x 2 B = 327,680 B = 320 KiB.
+  BytesPerToken KV = kvBytesPerToken(in<Number>(80), in<Number>(8),
+                                     in<Number>(128), in<Bytes>(2));
+  EXPECT_DOUBLE_EQ(KV.value(), 320 * 1024.0);
+}
+
+TEST(MemoryWall, CapacityIsWeightsPlusKVCache) {
+  // 10 GB of weights + 4 sequences x 1,000 tokens x 100 kB/tok / TP 2.
+  Bytes C = memoryPerDevice(in<Bytes>(10e9), in<BytesPerToken>(1e5),
+                            in<Number>(4), in<Tokens>(1000), in<Number>(2));
+  EXPECT_DOUBLE_EQ(C.value(), 10e9 + 4 * 1000 * 1e5 / 2);
+}
+
+TEST(ComputeWall, RidgePointOfH100) {
+  // 989 TFLOP/s / 3.35 TB/s = 295.2 FLOP/B.
+  Intensity R = ridgePoint(in<FlopRate>(989e12), in<Bandwidth>(3.35e12));
+  EXPECT_NEAR(R.value(), 295.22, 0.01);
+}
+
+TEST(ComputeWall, DecodeFlopsByHand) {
+  // 2 x 1e9 params x 3 sequences + 2 x 2 layers x 3 x 100 ctx x 64 d_attn,
+  // split over TP 2.
+  Flops F = decodeStepFlops(in<Number>(1e9), in<Number>(2), in<Number>(64),
+                            in<Number>(3), in<Tokens>(100), in<Number>(2));
+  EXPECT_DOUBLE_EQ(F.value(), (2 * 1e9 * 3 + 2 * 2 * 3 * 100 * 64.0) / 2);
+}
+
+TEST(ComputeWall, PrefillFlopsByHand) {
+  // Weights: 2 x 1e9 x 1 sequence x 3 tokens = 6e9. Causal attention over
+  // positions 1..3: 2 x L x (1 + 2 + 3) x d = 2 x 2 x 6 x 4 = 96.
+  Flops F = prefillFlops(in<Number>(1e9), in<Number>(2), in<Number>(4), One,
+                         in<Tokens>(3), One);
+  EXPECT_DOUBLE_EQ(F.value(), 6e9 + 96);
+}
+
+TEST(ComputeWall, BatchOneDecodeIsMemoryBoundPrefillIsComputeBound) {
+  // Llama-3-70B, BF16, TP 2, batch 1 on H100: intensity ~1 FLOP/B at decode,
+  // thousands of FLOP/B for a 2,048-token prefill, against a 295 ridge.
+  Number P = in<Number>(70.6e9), L = in<Number>(80), D = in<Number>(8192),
+         TP = in<Number>(2);
+  Bytes W = weightBytesPerDevice(P, in<Bytes>(2), TP, One);
+  BytesPerToken KV = kvBytesPerToken(L, in<Number>(8), in<Number>(128),
+                                     in<Bytes>(2));
+  Intensity Ridge = ridgePoint(in<FlopRate>(989e12), in<Bandwidth>(3.35e12));
+  Intensity Decode = arithmeticIntensity(
+      decodeStepFlops(P, L, D, One, in<Tokens>(2048), TP),
+      decodeStepBytes(W, KV, One, in<Tokens>(2048), TP));
+  Intensity Prefill = arithmeticIntensity(
+      prefillFlops(P, L, D, One, in<Tokens>(2048), TP),
+      prefillBytes(W, KV, One, in<Tokens>(2048), TP));
+  EXPECT_LT(Decode, Ridge);
+  EXPECT_GT(Prefill, Ridge);
+  EXPECT_NEAR(Decode.value(), 1.0, 0.05);
+}
+
+TEST(Formulas, DoubleAdapterMatchesTypedCallBitForBit) {
+  double In[] = {1e9, 2, 64, 3, 100, 2};
+  double ViaGraph = DecodeStepFlopsF.Eval(In);
+  double Typed = decodeStepFlops(in<Number>(1e9), in<Number>(2),
+                                 in<Number>(64), in<Number>(3),
+                                 in<Tokens>(100), in<Number>(2))
+                     .value();
+  EXPECT_EQ(ViaGraph, Typed);
+}
+
+TEST(Formulas, SignaturesGiveDimensions) {
+  EXPECT_EQ(MemoryTimeF.Result.str(), "s");
+  ASSERT_EQ(MemoryTimeF.Params.size(), 3u);
+  EXPECT_EQ(MemoryTimeF.Params[0].str(), "B");
+  EXPECT_EQ(MemoryTimeF.Params[1].str(), "B/s");
+  EXPECT_TRUE(MemoryTimeF.Params[2].isDimensionless());
+  EXPECT_EQ(KVBytesPerTokenF.Result.str(), "B/tok");
+  EXPECT_EQ(RidgePointF.Result.str(), "FLOP/B");
+  EXPECT_EQ(DecodeThroughputF.Result.str(), "tok/s");
+  EXPECT_EQ(ComputeTimeF.W, Wall::Compute);
+  EXPECT_EQ(MemoryTimeF.W, Wall::Memory);
+}
+
+} // namespace
