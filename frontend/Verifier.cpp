@@ -73,6 +73,10 @@ std::vector<Expectation> parseExpectations(unsigned BufferId,
           break;
         }
         E.Line = Plus ? LineNo + N : Minus ? LineNo - N : N;
+        if (E.Line == 0) {
+          malformed("line 0 does not exist; lines count from 1");
+          break;
+        }
       }
       Rest = Rest.ltrim();
       if (!Rest.consume_front("{{")) {

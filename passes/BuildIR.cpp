@@ -675,6 +675,19 @@ private:
     for (const auto &E : P.Entities)
       Candidates.push_back(E->Name);
     std::string Full = Name.str();
+    if (Self && Name.Parts.size() > 1 && Self->Schema->hasFieldsUnder(Head)) {
+      // `hbm.bandwith` inside an accelerator: a misspelled field, not an
+      // unknown name.
+      Diagnostic &D = Diags.report(
+          DiagKind::UnknownField, Name.Range,
+          fmt::format("{} has no field `{}`", Self->Kind, Full));
+      std::string Close = closestMatch(Full, Candidates);
+      if (!Close.empty()) {
+        D.Message += fmt::format("; did you mean `{}`?", Close);
+        D.fixIt(Name.Range, Close);
+      }
+      return error(R);
+    }
     Diagnostic &D = Diags.report(DiagKind::UnknownName, Name.PartRanges[0],
                                  fmt::format("unknown name `{}`", Head));
     std::string Close = closestMatch(Self ? Full : Head, Candidates);

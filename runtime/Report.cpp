@@ -441,10 +441,11 @@ void printWalls(llvm::raw_ostream &OS) {
     OS.indent(std::max<int>(1, 21 - static_cast<int>(strlen(W.Name))));
     OS << W.Domain;
     OS.indent(std::max<int>(1, 11 - static_cast<int>(strlen(W.Domain))));
-    OS << (W.Implemented ? "implemented  " : "planned      ") << W.Equation;
+    OS << (W.Implemented ? "implemented  " : "planned      ") << W.Equation
+       << "\n      ";
     if (W.Implemented)
-      OS << "\n      " << W.Pass << "; " << W.Citation;
-    OS << "\n";
+      OS << W.Pass << "; ";
+    OS << W.Citation << "\n";
   }
 }
 
