@@ -48,7 +48,7 @@ std::string withPrefix(double V, const std::string &Symbol,
     if (P.Scale < 1 && !SmallPrefixes)
       break;
     if (A >= P.Scale)
-      return mantissa(R / P.Scale) + " " + P.Prefix + Symbol;
+      return mantissa(roundSig(V / P.Scale)) + " " + P.Prefix + Symbol;
   }
   if (A >= 1e-3 && A < 1)
     return fmt::format("{:.4f} {}", R, Symbol);

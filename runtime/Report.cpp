@@ -271,6 +271,14 @@ json scorecardJSON(const Evaluator &E, llvm::SourceMgr &SM) {
 
 namespace {
 
+/// The `kind` of a source record (`datasheet`, `estimate`, ...), or "".
+std::string sourceKind(const ir::Entity *Source) {
+  if (!Source)
+    return "";
+  const ir::Field *K = Source->field("kind");
+  return K && K->Folded ? K->Folded->Text : "";
+}
+
 std::string originText(const graph::LeafOrigin &O, llvm::SourceMgr &SM) {
   std::string S;
   if (O.Assumed)
@@ -284,6 +292,8 @@ std::string originText(const graph::LeafOrigin &O, llvm::SourceMgr &SM) {
     S += " from " + O.Source->Name;
   for (const std::string &N : O.Notes)
     S += " (" + N + ")";
+  if (sourceKind(O.Source) == "estimate")
+    S += " [estimate]";
   if (O.Calibrated)
     S += " [calibrated factor]";
   if (O.Assumed)
@@ -346,6 +356,9 @@ public:
       Or["location"] = O.Range.isValid() ? json(location(SM, O.Range))
                                          : json(nullptr);
       Or["source"] = O.Source ? json(O.Source->Name) : json(nullptr);
+      Or["source_kind"] =
+          O.Source ? json(sourceKind(O.Source)) : json(nullptr);
+      Or["estimate"] = sourceKind(O.Source) == "estimate";
       Or["notes"] = O.Notes;
       Or["assumed"] = O.Assumed;
       Or["calibrated"] = O.Calibrated;
@@ -395,6 +408,115 @@ json explainJSON(const Evaluator &E, uint32_t Node, llvm::SourceMgr &SM) {
   J["scenario"] = E.graph().Scenario;
   J["tree"] = Explainer(E, SM, Null).nodeJSON(Node);
   return J;
+}
+
+// ----------------------------------------------------------- leaves
+
+namespace {
+
+/// The leaves a node depends on, each once, in first-reached order.
+std::vector<uint32_t> leavesOf(const Graph &G, uint32_t Root) {
+  std::vector<uint32_t> Leaves, Stack{Root};
+  std::vector<bool> Seen(G.Nodes.size(), false);
+  while (!Stack.empty()) {
+    uint32_t Id = Stack.back();
+    Stack.pop_back();
+    if (Seen[Id])
+      continue;
+    Seen[Id] = true;
+    const graph::Node &N = G.Nodes[Id];
+    if (N.Kind == Op::Leaf) {
+      Leaves.push_back(Id);
+      continue;
+    }
+    for (uint32_t I = N.NumInputs; I-- > 0;)
+      Stack.push_back(G.inputOf(Id, I));
+  }
+  return Leaves;
+}
+
+enum class LeafClass { Imported, Main, Assumed, Constant };
+
+LeafClass classify(const graph::LeafOrigin &O, llvm::SourceMgr &SM,
+                   unsigned MainBuffer) {
+  if (O.Assumed)
+    return LeafClass::Assumed;
+  if (!O.Range.isValid())
+    return LeafClass::Constant;
+  return SM.FindBufferContainingLoc(O.Range.Start) == MainBuffer
+             ? LeafClass::Main
+             : LeafClass::Imported;
+}
+
+} // namespace
+
+void printLeaves(const Evaluator &E, uint32_t Node, llvm::SourceMgr &SM,
+                 unsigned MainBuffer, llvm::raw_ostream &OS) {
+  const Graph &G = E.graph();
+  std::vector<uint32_t> Leaves = leavesOf(G, Node);
+  static const char *const Headings[] = {
+      "from imported modules (registries)", "from the scenario file",
+      "assumed defaults", "formula constants"};
+  unsigned Count[4] = {0, 0, 0, 0}, Estimates = 0, Calibrated = 0;
+  for (uint32_t Id : Leaves) {
+    const graph::LeafOrigin &O = G.Origins[G.Nodes[Id].Origin];
+    ++Count[static_cast<unsigned>(classify(O, SM, MainBuffer))];
+    Estimates += sourceKind(O.Source) == "estimate";
+    Calibrated += O.Calibrated;
+  }
+  llvm::StringRef File = llvm::sys::path::filename(
+      SM.getMemoryBuffer(MainBuffer)->getBufferIdentifier());
+  OS << G.Scenario << "." << label(G, Node) << " = "
+     << formatQuantity(E.value(Node), G.Nodes[Node].Dim, G.Nodes[Node].IsBool)
+     << " depends on " << Count[0] << " value" << (Count[0] == 1 ? "" : "s")
+     << " from imported modules, " << Count[1] << " from " << File << ", "
+     << Count[2] << " assumed default" << (Count[2] == 1 ? "" : "s")
+     << " and " << Count[3] << " formula constant"
+     << (Count[3] == 1 ? "" : "s") << "; " << Estimates << " estimate"
+     << (Estimates == 1 ? "" : "s") << ", " << Calibrated
+     << " calibrated factor" << (Calibrated == 1 ? "" : "s") << "\n";
+  for (unsigned C = 0; C < 4; ++C) {
+    if (!Count[C])
+      continue;
+    OS << "\n" << Headings[C] << ":\n";
+    for (uint32_t Id : Leaves) {
+      const graph::LeafOrigin &O = G.Origins[G.Nodes[Id].Origin];
+      if (static_cast<unsigned>(classify(O, SM, MainBuffer)) != C)
+        continue;
+      OS << "  " << label(G, Id) << " = "
+         << formatQuantity(E.value(Id), G.Nodes[Id].Dim, G.Nodes[Id].IsBool)
+         << "   " << originText(O, SM) << "\n";
+    }
+  }
+}
+
+json leavesJSON(const Evaluator &E, uint32_t Node, llvm::SourceMgr &SM,
+                unsigned MainBuffer) {
+  const Graph &G = E.graph();
+  static const char *const Classes[] = {"imported", "main", "assumed",
+                                        "constant"};
+  json A = json::array();
+  for (uint32_t Id : leavesOf(G, Node)) {
+    const graph::LeafOrigin &O = G.Origins[G.Nodes[Id].Origin];
+    json J;
+    J["name"] = label(G, Id);
+    J["value"] = quantityJSON(E.value(Id), G.Nodes[Id].Dim, G.Nodes[Id].IsBool);
+    J["class"] = Classes[static_cast<unsigned>(classify(O, SM, MainBuffer))];
+    J["written"] = O.Spelling;
+    J["location"] = O.Range.isValid() ? json(location(SM, O.Range))
+                                      : json(nullptr);
+    J["source"] = O.Source ? json(O.Source->Name) : json(nullptr);
+    J["source_kind"] = O.Source ? json(sourceKind(O.Source)) : json(nullptr);
+    J["estimate"] = sourceKind(O.Source) == "estimate";
+    J["calibrated"] = O.Calibrated;
+    J["assumed"] = O.Assumed;
+    A.push_back(J);
+  }
+  json R;
+  R["scenario"] = G.Scenario;
+  R["value"] = label(G, Node);
+  R["leaves"] = A;
+  return R;
 }
 
 // ------------------------------------------------------------ graph dump

@@ -39,6 +39,14 @@ void printExplain(const Evaluator &E, uint32_t Node, llvm::SourceMgr &SM,
 nlohmann::ordered_json explainJSON(const Evaluator &E, uint32_t Node,
                                    llvm::SourceMgr &SM);
 
+/// `explain --leaves`: the leaves a value depends on, grouped: imported
+/// modules (registries), the scenario file, assumed defaults, formula
+/// constants; estimates and calibrated factors marked.
+void printLeaves(const Evaluator &E, uint32_t Node, llvm::SourceMgr &SM,
+                 unsigned MainBuffer, llvm::raw_ostream &OS);
+nlohmann::ordered_json leavesJSON(const Evaluator &E, uint32_t Node,
+                                  llvm::SourceMgr &SM, unsigned MainBuffer);
+
 void printGraph(const graph::Graph &G, llvm::SourceMgr &SM,
                 llvm::raw_ostream &OS);
 

@@ -13,15 +13,20 @@
 #include "frontend/Verifier.h"
 #include "ir/Units.h"
 #include "passes/Pipeline.h"
+#include "runtime/Audit.h"
 #include "runtime/Evaluator.h"
 #include "runtime/Report.h"
 
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <fmt/format.h>
+
+#include <ctime>
 
 namespace {
 
@@ -34,6 +39,11 @@ struct DriverOptions {
   std::string Input;
   std::string Metric; ///< explain: SCENARIO.METRIC
   bool Json = false;
+  bool Csv = false;
+  bool Leaves = false; ///< explain --leaves
+  std::vector<std::string> AuditPaths;
+  int MaxAgeYears = 2;
+  std::string AsOf; ///< YYYY-MM-DD; default today (UTC)
   std::string Emit = "ir";
   bool Verify = false;
   CompileOptions Compile;
@@ -50,13 +60,21 @@ commands:
   check FILE              evaluate every SLA condition and assert; exit 3 when
                           one fails or cannot be evaluated
   explain FILE SCENARIO.METRIC
-                          the derivation of one value down to its literals
+                          the derivation of one value down to its literals;
+                          --leaves lists just the values it depends on
   walls                   the 22 walls: equation, citation, status
+  audit [PATH...]         every value in PATH (files or folders; default:
+                          the bundled registries) with its source; flags
+                          values without a source (exit 3), estimates, and
+                          sources not verified in --max-age-years (2)
 
 FILE may be `-` for stdin.
 
 options:
-  --format=text|json      output format of eval, check, explain, walls
+  --format=text|json      output format of eval, check, explain, walls;
+                          audit also takes csv
+  --leaves                explain: list only the values it depends on
+  --as-of=YYYY-MM-DD      audit: the date staleness is judged from (today)
   --emit=KIND             compile: tokens, ast, ir (default) or graph
   --print-ir-after=PASS   print the IR after PASS (or `all`) to stdout
   --print-imported        include imported modules' entities in IR dumps
@@ -107,6 +125,8 @@ int parseArgs(int Argc, char **Argv, DriverOptions &O) {
       O.Version = true;
     } else if (A == "--verify-diagnostics") {
       O.Verify = true;
+    } else if (A == "--leaves") {
+      O.Leaves = true;
     } else if (A == "--no-prelude") {
       O.Compile.LoadPrelude = false;
     } else if (A == "--print-imported") {
@@ -127,9 +147,19 @@ int parseArgs(int Argc, char **Argv, DriverOptions &O) {
                      "`; expected tokens, ast, ir or graph");
       O.Emit = V;
     } else if (value("--format", V)) {
-      if (V != "text" && V != "json")
-        return usage("unknown --format `" + V + "`; expected text or json");
+      if (V != "text" && V != "json" && V != "csv")
+        return usage("unknown --format `" + V +
+                     "`; expected text, json or csv (audit)");
       O.Json = V == "json";
+      O.Csv = V == "csv";
+    } else if (value("--max-age-years", V)) {
+      if (llvm::StringRef(V).getAsInteger(10, O.MaxAgeYears) ||
+          O.MaxAgeYears < 0 || O.MaxAgeYears > 100)
+        return usage("--max-age-years needs a whole number of years, 0-100");
+    } else if (value("--as-of", V)) {
+      if (V.size() != 10 || V[4] != '-' || V[7] != '-')
+        return usage("--as-of needs a date YYYY-MM-DD");
+      O.AsOf = V;
     } else if (value("--print-ir-after", V)) {
       bool Known = V == "all";
       for (const PassInfo &P : allPasses())
@@ -147,8 +177,10 @@ int parseArgs(int Argc, char **Argv, DriverOptions &O) {
     } else if (A.startswith("-") && A != "-") {
       return usage("unknown option `" + A.str() + "`");
     } else if (I == 1 && (A == "compile" || A == "eval" || A == "check" ||
-                          A == "explain" || A == "walls")) {
+                          A == "explain" || A == "walls" || A == "audit")) {
       O.Command = A.str();
+    } else if (O.Command == "audit") {
+      O.AuditPaths.push_back(A.str());
     } else if (O.Input.empty()) {
       O.Input = A.str();
     } else if (O.Command == "explain" && O.Metric.empty()) {
@@ -366,11 +398,16 @@ int explain(const DriverOptions &O, std::unique_ptr<llvm::MemoryBuffer> Buf) {
     }
     Evaluator E(G);
     E.run();
-    if (O.Json)
-      llvm::outs() << explainJSON(E, static_cast<uint32_t>(Node), C->SM).dump(2)
-                   << "\n";
+    uint32_t Id = static_cast<uint32_t>(Node);
+    unsigned Main = C->Program.MainBufferId;
+    if (O.Leaves && O.Json)
+      llvm::outs() << leavesJSON(E, Id, C->SM, Main).dump(2) << "\n";
+    else if (O.Leaves)
+      printLeaves(E, Id, C->SM, Main, llvm::outs());
+    else if (O.Json)
+      llvm::outs() << explainJSON(E, Id, C->SM).dump(2) << "\n";
     else
-      printExplain(E, static_cast<uint32_t>(Node), C->SM, llvm::outs());
+      printExplain(E, Id, C->SM, llvm::outs());
     return Success;
   }
   std::vector<std::string> Names;
@@ -379,6 +416,87 @@ int explain(const DriverOptions &O, std::unique_ptr<llvm::MemoryBuffer> Buf) {
   return usage(fmt::format("no scenario `{}` in {}; scenarios: {}",
                            Scenario.str(), O.Input,
                            Names.empty() ? "none" : llvm::join(Names, ", ")));
+}
+
+/// Every .mls file under \p Path (a file or a folder), sorted.
+void expandPath(const std::string &Path, std::vector<std::string> &Out) {
+  if (!llvm::sys::fs::is_directory(Path)) {
+    Out.push_back(Path);
+    return;
+  }
+  std::error_code EC;
+  std::vector<std::string> Found;
+  for (llvm::sys::fs::recursive_directory_iterator It(Path, EC), End;
+       It != End && !EC; It.increment(EC))
+    if (llvm::StringRef(It->path()).endswith(".mls"))
+      Found.push_back(It->path());
+  std::sort(Found.begin(), Found.end());
+  Out.insert(Out.end(), Found.begin(), Found.end());
+}
+
+std::string today() {
+  std::time_t Now = std::time(nullptr);
+  std::tm UTC{};
+  gmtime_r(&Now, &UTC);
+  return fmt::format("{:04}-{:02}-{:02}", UTC.tm_year + 1900, UTC.tm_mon + 1,
+                     UTC.tm_mday);
+}
+
+int audit(const DriverOptions &O) {
+  std::vector<std::string> Files;
+  std::vector<std::string> Roots = O.AuditPaths;
+  if (Roots.empty())
+    Roots.push_back(O.Compile.DataDir + "/registries");
+  for (const std::string &R : Roots) {
+    if (!llvm::sys::fs::exists(R)) {
+      llvm::errs() << R << ": error: no such file or folder [FileNotFound]\n";
+      return InputErrors;
+    }
+    expandPath(R, Files);
+  }
+  std::string AsOf = O.AsOf.empty() ? today() : O.AsOf;
+  int Year = std::stoi(AsOf.substr(0, 4)) - O.MaxAgeYears;
+  std::string Cutoff = fmt::format("{:04}", Year) + AsOf.substr(4);
+  std::vector<std::unique_ptr<Compilation>> Kept;
+  std::vector<AuditRecord> Records;
+  bool Errors = false;
+  std::string Prefix = O.Compile.DataDir + "/";
+  for (const std::string &F : Files) {
+    std::string Error;
+    std::unique_ptr<llvm::MemoryBuffer> Buf = readInput(F, Error);
+    if (!Buf) {
+      llvm::errs() << F << ": error: cannot read file: " << Error
+                   << " [FileNotFound]\n";
+      Errors = true;
+      continue;
+    }
+    auto C = std::make_unique<Compilation>();
+    C->Options = O.Compile;
+    if (!compile(*C, std::move(Buf)))
+      Errors = true;
+    C->Diags.flush(llvm::errs());
+    std::string Shown = llvm::StringRef(F).startswith(Prefix)
+                            ? F.substr(Prefix.size())
+                            : F;
+    size_t First = Records.size();
+    collectAudit(C->Program, C->SM, C->Program.MainBufferId, Shown, Cutoff,
+                 Records);
+    // File order reads best: by line within each file.
+    std::stable_sort(Records.begin() + First, Records.end(),
+                     [](const AuditRecord &A, const AuditRecord &B) {
+                       return A.Line < B.Line;
+                     });
+    Kept.push_back(std::move(C));
+  }
+  if (O.Json)
+    llvm::outs() << auditJSON(Records).dump(2) << "\n";
+  else if (O.Csv)
+    printAuditCSV(Records, llvm::outs());
+  else
+    printAuditText(Records, Cutoff, llvm::outs());
+  if (Errors)
+    return InputErrors;
+  return summarize(Records).Unsourced ? CheckFailed : Success;
 }
 
 /// `--verify-diagnostics`: each `# -----` case compiles on its own, with
@@ -434,6 +552,11 @@ int main(int Argc, char **Argv) {
   }
   if (!O.ListWhat.empty())
     return list(O.ListWhat);
+  if (O.Command == "audit") {
+    if (O.Compile.DataDir.empty())
+      O.Compile.DataDir = defaultDataDir(Argv[0]);
+    return audit(O);
+  }
   if (O.Command == "walls") {
     if (O.Json)
       llvm::outs() << wallsJSON().dump(2) << "\n";
