@@ -29,6 +29,7 @@ test: build
 # Benchmarks: one `name: value` line per figure (docs/performance.md).
 bench: build
 	python3 bench/eval_latency.py --mlsc $(BUILD)/bin/mlsc
+	python3 bench/eval_latency.py --mlsc $(BUILD)/bin/mlsc --all-registries
 
 # Address + undefined-behaviour sanitizers over the whole suite (CI runs it).
 build-sanitize: deps

@@ -156,6 +156,9 @@ struct Assert {
   ExprPtr Condition;
   std::string Message;
   llvm::SMRange Range;
+  /// Set by fold-constants when the condition uses no metric; asserts that
+  /// read metrics are evaluated with their scenario's graph.
+  std::optional<ir::Value> Folded;
 };
 
 /// The whole compiled program: every module's declarations, imports first.

@@ -60,8 +60,8 @@ public:
     for (const auto &M : P.Modules)
       if (M->BufferId == P.MainBufferId)
         for (const ast::AssertDecl &A : M->Asserts)
-          P.Asserts.push_back(
-              {lower(A.Condition.get(), nullptr), A.Message, A.Range});
+          P.Asserts.push_back({lower(A.Condition.get(), nullptr), A.Message,
+                               A.Range, std::nullopt});
   }
 
 private:

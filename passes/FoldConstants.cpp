@@ -1,7 +1,7 @@
 //===- FoldConstants.cpp - Evaluate constant fields and lets --------------===//
 //
-// Consumes the typed IR; sets Field::Folded and Let::Folded to a value in SI
-// base units wherever the expression depends only on literals, lets and other
+// Consumes the typed IR; sets Field::Folded, Let::Folded and Assert::Folded
+// to a value in SI base units wherever the expression depends only on literals, lets and other
 // constant fields (following entity-typed fields through the entities they
 // name). Anything that depends on a metric stays symbolic for evaluation.
 // Diagnoses DivisionByZero, NumberOutOfRange (overflow to infinity),
@@ -40,6 +40,9 @@ public:
     for (auto &E : P.Entities)
       for (ir::Field &F : E->Fields)
         field(*E, F);
+    for (ir::Assert &A : P.Asserts)
+      if (A.Condition && !A.Condition->Ty.isError())
+        A.Folded = tryFold(*A.Condition);
   }
 
 private:

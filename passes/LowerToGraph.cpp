@@ -548,6 +548,8 @@ bool runLowerToGraph(Compilation &C) {
         Lowerings.back()->condition(*Cond, Cond->Range, false, "");
   }
   for (const ir::Assert &A : C.Program.Asserts) {
+    if (A.Folded)
+      continue; // constant: decided at compile time
     std::set<const ir::Entity *> Used;
     scenariosOf(*A.Condition, Used);
     if (Used.size() > 1) {
@@ -564,12 +566,8 @@ bool runLowerToGraph(Compilation &C) {
     auto It = Used.empty() ? Scenarios.end()
                            : std::find(Scenarios.begin(), Scenarios.end(),
                                        *Used.begin());
-    if (It == Scenarios.end()) {
-      if (Used.empty() && !Scenarios.empty())
-        It = Scenarios.begin(); // a constant assert: any graph evaluates it
-      else
-        continue; // a scenario of an imported module is not evaluated
-    }
+    if (It == Scenarios.end())
+      continue; // a scenario of an imported module is not evaluated
     Lowerings[It - Scenarios.begin()]->condition(*A.Condition, A.Range, true,
                                                   A.Message);
   }

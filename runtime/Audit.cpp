@@ -142,6 +142,7 @@ nlohmann::ordered_json auditJSON(const std::vector<AuditRecord> &Records) {
     J["field"] = R.Field->Path;
     J["value"] = R.Field->Folded->Number;
     J["unit"] = R.Field->Folded->Dim.str();
+    J["display"] = display(R);
     J["file"] = R.File;
     J["line"] = R.Line;
     if (const ir::Entity *Src = R.Field->Source) {

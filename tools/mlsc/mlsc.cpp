@@ -301,9 +301,34 @@ int eval(const DriverOptions &O, std::unique_ptr<llvm::MemoryBuffer> Buf) {
       llvm::outs() << "\n";
     printScorecard(E, C->SM, llvm::outs());
   }
+  // Asserts over constants only were decided at compile time.
+  nlohmann::ordered_json Asserts = nlohmann::ordered_json::array();
+  bool Header = false;
+  for (const ir::Assert &A : C->Program.Asserts) {
+    if (!A.Folded)
+      continue;
+    std::string Text(A.Condition->Range.Start.getPointer(),
+                     A.Condition->Range.End.getPointer());
+    bool Holds = A.Folded->Number != 0;
+    std::string Where = location(C->SM, A.Range);
+    if (O.Json) {
+      Asserts.push_back({{"text", Text},
+                         {"location", Where},
+                         {"verdict", Holds ? "pass" : "fail"}});
+      continue;
+    }
+    if (!Header)
+      llvm::outs() << (C->Graphs.empty() ? "" : "\n") << "Asserts\n";
+    Header = true;
+    llvm::outs() << "  " << Text << "   " << (Holds ? "PASS" : "FAIL") << "  "
+                 << Where << "\n";
+  }
   if (O.Json)
-    llvm::outs() << nlohmann::ordered_json{{"scenarios", All}}.dump(2) << "\n";
-  else if (C->Graphs.empty())
+    llvm::outs() << nlohmann::ordered_json{{"scenarios", All},
+                                           {"asserts", Asserts}}
+                        .dump(2)
+                 << "\n";
+  else if (C->Graphs.empty() && !Header)
     llvm::outs() << "no scenario to evaluate in " << O.Input << "\n";
   return Success;
 }
@@ -314,6 +339,31 @@ int check(const DriverOptions &O, std::unique_ptr<llvm::MemoryBuffer> Buf) {
     return InputErrors;
   unsigned Pass = 0, Fail = 0, Unknown = 0;
   nlohmann::ordered_json Results = nlohmann::ordered_json::array();
+  for (const ir::Assert &A : C->Program.Asserts) {
+    if (!A.Folded)
+      continue;
+    bool Holds = A.Folded->Number != 0;
+    (Holds ? Pass : Fail)++;
+    std::string Where = location(C->SM, A.Range);
+    std::string Text(A.Condition->Range.Start.getPointer(),
+                     A.Condition->Range.End.getPointer());
+    if (O.Json) {
+      nlohmann::ordered_json J{{"scenario", nullptr},
+                               {"kind", "assert"},
+                               {"text", Text},
+                               {"location", Where},
+                               {"verdict", Holds ? "pass" : "fail"}};
+      if (!A.Message.empty())
+        J["message"] = A.Message;
+      Results.push_back(J);
+      continue;
+    }
+    llvm::outs() << Where << ": " << (Holds ? "PASS" : "FAIL") << " assert `"
+                 << Text << "`";
+    if (!A.Message.empty())
+      llvm::outs() << " \"" << A.Message << "\"";
+    llvm::outs() << "\n";
+  }
   for (const graph::Graph &G : C->Graphs) {
     Evaluator E(G);
     E.run();
