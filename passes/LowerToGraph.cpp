@@ -464,46 +464,49 @@ private:
     uint32_t Feasible = B.op(Op::And, {Fits, TPFits}, One, true);
     B.name(Feasible, "feasible");
 
-    // Walls 1 and 2: prefill.
+    // Walls 1 and 2 for each phase; decode at the mean context of the
+    // generated sequence.
     uint32_t ComputeParams = Active ? *Active : Params;
-    uint32_t PFlops =
-        B.apply(walls::PrefillFlopsF,
-                {ComputeParams, Layers, AttnDim, Batch, Prompt, TP},
-                "prefill.flops");
-    uint32_t PBytes = B.apply(walls::PrefillBytesF,
-                              {Weights, KV, Batch, Prompt, TP},
-                              "prefill.bytes");
-    uint32_t PCompute = B.apply(walls::ComputeTimeF, {PFlops, Peak, Eta},
-                                "prefill.compute_time");
-    uint32_t PMemory = B.apply(walls::MemoryTimeF, {PBytes, BW, EtaMem},
-                               "prefill.memory_time");
-    B.apply(walls::RooflineTimeF, {PCompute, PMemory}, "prefill_time");
-    B.apply(walls::IntensityF, {PFlops, PBytes}, "prefill.intensity");
-
-    // Decode at the mean context of the generated sequence.
+    Roofline Machine{Peak, Eta, BW, EtaMem};
+    phase("prefill", "prefill_time", Machine,
+          B.apply(walls::PrefillFlopsF,
+                  {ComputeParams, Layers, AttnDim, Batch, Prompt, TP},
+                  "prefill.flops"),
+          B.apply(walls::PrefillBytesF, {Weights, KV, Batch, Prompt, TP},
+                  "prefill.bytes"));
     uint32_t HalfOutput =
         B.op(Op::Div, {Output, B.constant(2, "mean over the decode")}, Tok);
     B.name(HalfOutput, "decode.half_output");
     uint32_t Context = B.op(Op::Add, {Prompt, HalfOutput}, Tok);
     B.name(Context, "decode.context");
-    uint32_t DFlops =
+    uint32_t Step = phase(
+        "decode", "decode_step_time", Machine,
         B.apply(walls::DecodeStepFlopsF,
                 {ComputeParams, Layers, AttnDim, Batch, Context, TP},
-                "decode.flops");
-    uint32_t DBytes = B.apply(walls::DecodeStepBytesF,
-                              {Weights, KV, Batch, Context, TP},
-                              "decode.bytes");
-    uint32_t DCompute = B.apply(walls::ComputeTimeF, {DFlops, Peak, Eta},
-                                "decode.compute_time");
-    uint32_t DMemory = B.apply(walls::MemoryTimeF, {DBytes, BW, EtaMem},
-                               "decode.memory_time");
-    uint32_t Step = B.apply(walls::RooflineTimeF, {DCompute, DMemory},
-                            "decode_step_time");
+                "decode.flops"),
+        B.apply(walls::DecodeStepBytesF, {Weights, KV, Batch, Context, TP},
+                "decode.bytes"));
     B.apply(walls::MemoryTimeF, {Weights, BW, EtaMem},
             "decode.weight_read_time");
-    B.apply(walls::IntensityF, {DFlops, DBytes}, "decode.intensity");
     B.apply(walls::RidgePointF, {Peak, BW}, "ridge_point");
     B.apply(walls::DecodeThroughputF, {Batch, Step}, "throughput");
+  }
+
+  /// The machine side of the roofline.
+  struct Roofline {
+    uint32_t Peak, Eta, BW, EtaMem;
+  };
+
+  /// A phase on the roofline: `<Phase>.compute_time`, `.memory_time`,
+  /// `.intensity`, and the binding time named \p TimeName.
+  uint32_t phase(const std::string &Phase, const std::string &TimeName,
+                 const Roofline &M, uint32_t Flops, uint32_t Bytes) {
+    uint32_t Compute = B.apply(walls::ComputeTimeF, {Flops, M.Peak, M.Eta},
+                               Phase + ".compute_time");
+    uint32_t Memory = B.apply(walls::MemoryTimeF, {Bytes, M.BW, M.EtaMem},
+                              Phase + ".memory_time");
+    B.apply(walls::IntensityF, {Flops, Bytes}, Phase + ".intensity");
+    return B.apply(walls::RooflineTimeF, {Compute, Memory}, TimeName);
   }
 
   void finishMetrics() {

@@ -22,16 +22,12 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from diagnostics_def import read_kinds  # noqa: E402
+from docgen import update_sections  # noqa: E402
 
 DOC = os.path.join("docs", "diagnostics.md")
 # Run from test/lit/diagnostics so the printed paths are short.
 EXAMPLES_DIR = os.path.join("test", "lit", "diagnostics")
 EXAMPLES = ["Inputs/render_example.mls", "Inputs/uses_pod.mls"]
-
-
-def section(name):
-    return re.compile(r"(<!-- BEGIN GENERATED: %s -->\n).*?"
-                      r"(<!-- END GENERATED: %s -->)" % (name, name), re.S)
 
 
 def table(kinds):
@@ -84,30 +80,11 @@ def main():
         if problem:
             print("error: " + problem)
             return 1
-    path = os.path.join(args.root, DOC)
-    with open(path, encoding="utf-8") as f:
-        text = f.read()
     generated = {"diagnostics": lambda: table(kinds)}
     if args.mlsc:
         generated["diagnostics-rendered"] = lambda: rendered(args.mlsc, args.root)
-    new = text
-    for name, gen in generated.items():
-        pattern = section(name)
-        if not pattern.search(new):
-            print("error: %s: no GENERATED section `%s`" % (DOC, name))
-            return 1
-        body = gen()
-        new = pattern.sub(lambda m: m.group(1) + body + m.group(2), new)
-    if new == text:
-        return 0
-    if args.check:
-        print("error: %s is stale; run utils/gen-diagnostics-doc.py "
-              "--mlsc build/bin/mlsc" % DOC)
-        return 1
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(new)
-    return 0
-
+    return update_sections(os.path.join(args.root, DOC), generated, args.check,
+                           "utils/gen-diagnostics-doc.py --mlsc build/bin/mlsc")
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -9,9 +9,11 @@ usage: gen-docs.py --mlsc PATH/TO/mlsc [--check] [--root SRC]
 """
 import argparse
 import os
-import re
 import subprocess
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from docgen import update_sections  # noqa: E402
 
 
 def run(mlsc, what):
@@ -65,30 +67,12 @@ def main():
     ap.add_argument("--check", action="store_true")
     ap.add_argument("--root", default=os.path.join(os.path.dirname(__file__), ".."))
     args = ap.parse_args()
-    stale = []
+    status = 0
     for rel, gens in SECTIONS.items():
-        path = os.path.join(args.root, rel)
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
-        new = text
-        for name, gen in gens.items():
-            pattern = re.compile(
-                r"(<!-- BEGIN GENERATED: %s -->\n).*?(<!-- END GENERATED: %s -->)"
-                % (name, name), re.S)
-            if not pattern.search(new):
-                sys.exit(f"{rel}: no GENERATED section `{name}`")
-            new = pattern.sub(lambda m: m.group(1) + gen(args.mlsc) + "\n" + m.group(2), new)
-        if new != text:
-            stale.append(rel)
-            if not args.check:
-                with open(path, "w", encoding="utf-8") as f:
-                    f.write(new)
-    if args.check and stale:
-        print("stale generated docs (run utils/gen-docs.py --mlsc build/bin/mlsc):",
-              ", ".join(stale))
-        return 1
-    return 0
-
+        generators = {name: (lambda g=gen: g(args.mlsc)) for name, gen in gens.items()}
+        status |= update_sections(os.path.join(args.root, rel), generators, args.check,
+                                  "utils/gen-docs.py --mlsc build/bin/mlsc")
+    return status
 
 if __name__ == "__main__":
     sys.exit(main())

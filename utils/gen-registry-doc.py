@@ -12,9 +12,11 @@ import argparse
 import collections
 import json
 import os
-import re
 import subprocess
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from docgen import update_sections  # noqa: E402
 
 COLUMNS = {
     "accelerator": ["peak.bf16", "peak.fp8", "hbm.capacity", "hbm.bandwidth", "tdp"],
@@ -71,22 +73,9 @@ def main():
         sys.stderr.write(run.stderr)
         return 2
     text = table(json.loads(run.stdout))
-    path = os.path.join(root, "docs", "registries.md")
-    with open(path, encoding="utf-8") as f:
-        doc = f.read()
-    pattern = re.compile(r"(<!-- BEGIN GENERATED: registry -->\n).*?(<!-- END GENERATED: registry -->)", re.S)
-    if not pattern.search(doc):
-        sys.exit("docs/registries.md: no GENERATED section `registry`")
-    new = pattern.sub(lambda m: m.group(1) + text + "\n" + m.group(2), doc)
-    if new == doc:
-        return 0
-    if args.check:
-        print("docs/registries.md is stale: run utils/gen-registry-doc.py --mlsc build/bin/mlsc")
-        return 1
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(new)
-    return 0
-
+    return update_sections(os.path.join(root, "docs", "registries.md"),
+                           {"registry": lambda: text}, args.check,
+                           "utils/gen-registry-doc.py --mlsc build/bin/mlsc")
 
 if __name__ == "__main__":
     sys.exit(main())
