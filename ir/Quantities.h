@@ -76,11 +76,10 @@ using Money = Q<MoneyBase::dimension_type>;
 using Mass = Q<MassBase::dimension_type>;
 using Tokens = Q<TokenBase::dimension_type>;
 using Requests = Q<RequestBase::dimension_type>;
+
 /// The quantity type of A / B.
 template <class A, class B>
 using Per = decltype(std::declval<A>() / std::declval<B>());
-
-template <class D> using Q = bu::quantity<bu::unit<D, System>, double>;
 
 using Power = Per<Energy, Time>;
 using Bandwidth = Per<Bytes, Time>;

@@ -28,7 +28,7 @@ void Evaluator::run() {
     const graph::Node &N = G.Nodes[I];
     const uint32_t *A = In + N.FirstInput;
     auto x = [&](unsigned K) { return V[A[K]]; };
-    double R;
+    double R = 0;
     switch (N.Kind) {
     case Op::Leaf:
       continue;

@@ -1,0 +1,178 @@
+//===- ServingWall.cpp - Wall 4: serving latency and throughput -----------===//
+//
+// The latency and throughput a serving stack adds on top of the roofline
+// step times of walls 1 and 2: speculative decoding, chunked prefill,
+// prefix caching, prefill/decode disaggregation, TTFT, TPOT, end-to-end
+// latency, throughput per replica and per device, and the parameters an MoE
+// token activates.
+//
+// Chunked prefill model (Sarathi-Serve): each iteration carries one chunk of
+// C prompt tokens together with the running decode batch. The decode step is
+// bound by reading the weights, which the chunk reads anyway, so the fused
+// iteration costs the larger of the two, max(T_prefill * C / S, T_decode),
+// not their sum; the prefill finishes after ceil(S / C) such iterations. The
+// chunk's share of the prefill is linear in its tokens: the growth of
+// attention over later chunks and their re-reading of earlier chunks' KV
+// cache are not modelled.
+//
+// TTFT counts the KV transfer of a disaggregated deployment: the client sees
+// the first token when the decode instance streams it (DistServe charges the
+// transfer to the decode phase; the end-to-end latency is the same).
+//
+// MoE: the FLOPs use the model's published `active_params` when it gives
+// one (it counts shared experts and routers as the authors do); otherwise
+// moeActiveParams, with shared experts counted in the dense parameters.
+//
+// KV bytes per token with GQA or MQA are MemoryWall's kvBytesPerToken
+// (kv_heads < heads; MQA is kv_heads = 1), called with the KV cache's own
+// precision; weights use theirs (weightBytesPerDevice) and activations
+// theirs (tensorParallelMessage, CommunicationWall.h). Known answers:
+// test/unit/ServingTest.cpp.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/walls/ServingWall.h"
+#include "passes/walls/Formula.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace mlsc::walls {
+
+using namespace q;
+
+namespace {
+const Tokens OneToken = in<Tokens>(1.0);
+const FlopsPerToken TwoPerToken = in<FlopsPerToken>(2.0);
+} // namespace
+
+Number speculativeTokensPerStep(Number Acceptance, Number DraftTokens) {
+  double Alpha = Acceptance.value(), K = DraftTokens.value();
+  if (Alpha >= 1.0)
+    return in<Number>(K + 1.0);
+  // expm1/log1p keep 1 - alpha^(k+1) accurate as alpha -> 1, where the
+  // direct form loses the digits that the division by 1 - alpha needs.
+  return in<Number>(-std::expm1((K + 1.0) * std::log1p(Alpha - 1.0)) /
+                    (1.0 - Alpha));
+}
+
+Time timePerOutputToken(Time Step, Number TokensPerStep) {
+  return Step / TokensPerStep;
+}
+
+Time speculativeTimePerToken(Time DraftStep, Time TargetStep,
+                             Number DraftTokens, Number Acceptance) {
+  return timePerOutputToken(DraftTokens * DraftStep + TargetStep,
+                            speculativeTokensPerStep(Acceptance, DraftTokens));
+}
+
+Number prefillChunks(Tokens Prompt, Tokens Chunk) {
+  return in<Number>(std::ceil((Prompt / Chunk).value()));
+}
+
+Time hybridIterationTime(Time Prefill, Time DecodeStep, Tokens Prompt,
+                         Tokens Chunk) {
+  Tokens Carried = std::min(Chunk, Prompt);
+  return std::max(Prefill * (Carried / Prompt), DecodeStep);
+}
+
+Time chunkedPrefillTime(Time Prefill, Time DecodeStep, Tokens Prompt,
+                        Tokens Chunk) {
+  if (Prompt <= in<Tokens>(0.0))
+    return in<Time>(0.0);
+  Number FullChunks = prefillChunks(Prompt, Chunk) - 1.0;
+  Tokens Last = Prompt - FullChunks * Chunk;
+  return FullChunks * hybridIterationTime(Prefill, DecodeStep, Prompt, Chunk) +
+         hybridIterationTime(Prefill, DecodeStep, Prompt, Last);
+}
+
+Tokens prefillTokensComputed(Tokens Prompt, Number HitRate) {
+  return Prompt * (1.0 - HitRate);
+}
+
+Time kvTransferTime(Tokens Prompt, BytesPerToken KV, Bandwidth Fabric,
+                    Time Latency) {
+  return Prompt * KV / Fabric + Latency;
+}
+
+Time timeToFirstToken(Time QueueWait, Time Prefill, Time KVTransfer) {
+  return QueueWait + Prefill + KVTransfer;
+}
+
+Time endToEndLatency(Time TTFT, Time TPOT, Tokens Output) {
+  // The first token comes with the prefill; each later one costs a TPOT.
+  Number LaterTokens = Output / OneToken - 1.0;
+  LaterTokens = std::max(LaterTokens, in<Number>(0.0));
+  return TTFT + LaterTokens * TPOT;
+}
+
+TokenRate replicaThroughput(Number Concurrency, Tokens Output, Time Latency) {
+  return Concurrency * Output / Latency;
+}
+
+TokenRate throughputPerDevice(TokenRate Replica, Number DevicesPerReplica) {
+  return Replica / DevicesPerReplica;
+}
+
+Number moeActiveParams(Number DenseParams, Number ExpertParams, Number TopK,
+                       Number Experts) {
+  return DenseParams + TopK / Experts * ExpertParams;
+}
+
+FlopsPerToken forwardFlopsPerToken(Number ActiveParams) {
+  return TwoPerToken * ActiveParams;
+}
+
+const Formula SpeculativeTokensPerStepF =
+    makeFormula<&speculativeTokensPerStep>(
+        "speculative_tokens_per_step", Wall::Serving,
+        "E = (1 - alpha^(k+1)) / (1 - alpha); k + 1 at alpha = 1",
+        "Leviathan, Kalman, Matias, Fast Inference from Transformers via "
+        "Speculative Decoding, ICML 2023");
+const Formula TimePerOutputTokenF = makeFormula<&timePerOutputToken>(
+    "time_per_output_token", Wall::Serving, "TPOT = T_step / E",
+    "Zhong et al., DistServe, OSDI 2024 (TPOT)");
+const Formula SpeculativeTimePerTokenF = makeFormula<&speculativeTimePerToken>(
+    "speculative_time_per_token", Wall::Serving,
+    "T = (k * T_draft + T_target) / E",
+    "Leviathan, Kalman, Matias, ICML 2023 (walltime per step)");
+const Formula PrefillChunksF = makeFormula<&prefillChunks>(
+    "prefill_chunks", Wall::Serving, "n = ceil(S / C)",
+    "Agrawal et al., Sarathi-Serve, OSDI 2024");
+const Formula HybridIterationTimeF = makeFormula<&hybridIterationTime>(
+    "hybrid_iteration_time", Wall::Serving,
+    "T = max(T_prefill * min(C, S) / S, T_decode)",
+    "Agrawal et al., Sarathi-Serve, OSDI 2024 (decode piggybacked on a chunk)");
+const Formula ChunkedPrefillTimeF = makeFormula<&chunkedPrefillTime>(
+    "chunked_prefill_time", Wall::Serving,
+    "T = sum_i max(T_prefill * C_i / S, T_decode), i = 1..ceil(S / C)",
+    "Agrawal et al., Sarathi-Serve, OSDI 2024");
+const Formula PrefillTokensComputedF = makeFormula<&prefillTokensComputed>(
+    "prefill_tokens_computed", Wall::Serving, "S' = S * (1 - hit rate)",
+    "Zheng et al., SGLang RadixAttention, NeurIPS 2024; vLLM automatic "
+    "prefix caching");
+const Formula KVTransferTimeF = makeFormula<&kvTransferTime>(
+    "kv_transfer_time", Wall::Serving, "T = S * kv / BW_fabric + alpha",
+    "Zhong et al., DistServe, OSDI 2024");
+const Formula TimeToFirstTokenF =
+    makeFormula<&timeToFirstToken>("time_to_first_token", Wall::Serving,
+                                   "TTFT = W_queue + T_prefill + T_kv_transfer",
+                                   "Zhong et al., DistServe, OSDI 2024");
+const Formula EndToEndLatencyF = makeFormula<&endToEndLatency>(
+    "end_to_end_latency", Wall::Serving, "L = TTFT + (output - 1) * TPOT",
+    "Zhong et al., DistServe, OSDI 2024");
+const Formula ReplicaThroughputF = makeFormula<&replicaThroughput>(
+    "replica_throughput", Wall::Serving, "X = concurrency * output / L",
+    "Little, Operations Research 1961");
+const Formula ThroughputPerDeviceF = makeFormula<&throughputPerDevice>(
+    "throughput_per_device", Wall::Serving, "X_device = X_replica / devices",
+    "definition");
+const Formula MoEActiveParamsF = makeFormula<&moeActiveParams>(
+    "moe_active_params", Wall::Serving,
+    "N_active = N_dense + top_k / experts * N_experts",
+    "Shazeer et al. 2017; Fedus et al., Switch Transformer, JMLR 2022");
+const Formula ForwardFlopsPerTokenF = makeFormula<&forwardFlopsPerToken>(
+    "forward_flops_per_token", Wall::Serving, "F = 2 * N_active",
+    "Kaplan et al. 2020, Table 1");
+
+} // namespace mlsc::walls

@@ -1,0 +1,59 @@
+//===- WeightStreamingWall.cpp - Wall 6: weight streaming -----------------===//
+//
+// Execution with the weights held off-chip (Cerebras MemoryX/SwarmX) and
+// streamed in a layer at a time while activations stay on the wafer: each
+// layer costs the larger of its injection time and its compute time, and
+// the layers run in sequence. The compute term counts forward FLOPs
+// (2 per parameter per token); training's backward pass and the gradients
+// streamed back out are not modelled. Known answers:
+// test/unit/WeightStreamingTest.cpp.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/walls/WeightStreamingWall.h"
+#include "passes/walls/Formula.h"
+
+#include <algorithm>
+
+namespace mlsc::walls {
+
+using namespace q;
+
+namespace {
+/// Two FLOPs (a multiply and an add) per parameter per token.
+const FlopsPerToken TwoPerToken = in<FlopsPerToken>(2.0);
+} // namespace
+
+Time weightStreamingLayerTime(Number LayerParams, Bytes BytesPerParam,
+                              Bandwidth Inject, Tokens BatchTokens,
+                              FlopRate Peak, Number Efficiency) {
+  Time Stream = LayerParams * BytesPerParam / Inject;
+  Time Compute = TwoPerToken * LayerParams * BatchTokens / (Peak * Efficiency);
+  return std::max(Stream, Compute);
+}
+
+Time weightStreamingModelTime(Number Layers, Time LayerTime) {
+  return Layers * LayerTime;
+}
+
+Tokens weightStreamingCrossoverBatch(Bytes BytesPerParam, Bandwidth Inject,
+                                     FlopRate Peak, Number Efficiency) {
+  return Peak * Efficiency * BytesPerParam / (TwoPerToken * Inject);
+}
+
+const Formula WeightStreamingLayerTimeF =
+    makeFormula<&weightStreamingLayerTime>(
+        "weight_streaming_layer_time", Wall::WeightStreaming,
+        "T_layer = max(W / BW_inject, 2 * P * B / (peak * eta)), W = P * b",
+        "MLSYSIM, arXiv 2607.02558 (Cerebras weight streaming)");
+const Formula WeightStreamingModelTimeF =
+    makeFormula<&weightStreamingModelTime>(
+        "weight_streaming_model_time", Wall::WeightStreaming,
+        "T = layers * T_layer", "MLSYSIM, arXiv 2607.02558");
+const Formula WeightStreamingCrossoverBatchF =
+    makeFormula<&weightStreamingCrossoverBatch>(
+        "weight_streaming_crossover_batch", Wall::WeightStreaming,
+        "B* = peak * eta * b / (2 * BW_inject)",
+        "MLSYSIM, arXiv 2607.02558 (the two terms of T_layer equal)");
+
+} // namespace mlsc::walls

@@ -1,0 +1,142 @@
+//===- BatchingTest.cpp - Known answers for wall 5 (batching) -------------===//
+//
+// Each expected value is a published figure or a hand calculation written
+// out in the test.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/walls/BatchingWall.h"
+#include "passes/walls/ComputeWall.h"
+#include "passes/walls/MemoryWall.h"
+
+#include <gtest/gtest.h>
+
+using namespace mlsc;
+using namespace mlsc::q;
+using namespace mlsc::walls;
+
+namespace {
+
+const Number One = in<Number>(1);
+
+TEST(BatchingWall, PagedBlocksAndLastBlockWasteByHand) {
+  // 1,000 tokens in blocks of 16: 1000 / 16 = 62.5, so 63 blocks holding
+  // 1,008 slots, 8 of them empty. At 100 B/token over TP 2: 50,400 B held,
+  // 400 B wasted per device.
+  Tokens B = in<Tokens>(16);
+  BytesPerToken KV = in<BytesPerToken>(100);
+  Number TP = in<Number>(2);
+  EXPECT_EQ(kvBlocksPerSequence(in<Tokens>(1000), B).value(), 63.0);
+  EXPECT_DOUBLE_EQ(pagedKVBytesPerSequence(in<Tokens>(1000), B, KV, TP).value(),
+                   50400.0);
+  EXPECT_DOUBLE_EQ(
+      kvBytesWastedPerSequence(in<Tokens>(1000), B, KV, TP).value(), 400.0);
+  // 1,024 tokens fill 64 blocks exactly: nothing wasted.
+  EXPECT_EQ(kvBlocksPerSequence(in<Tokens>(1024), B).value(), 64.0);
+  EXPECT_EQ(kvBytesWastedPerSequence(in<Tokens>(1024), B, KV, TP).value(), 0.0);
+  // One token still takes a whole block.
+  EXPECT_EQ(kvBlocksPerSequence(in<Tokens>(1), B).value(), 1.0);
+}
+
+TEST(BatchingWall, Llama70BConcurrentSequencesOnTwoH100s) {
+  // Llama-3-70B at TP 2 on 80 GB H100s: 70.6 GB of bf16 weights per device,
+  // 4 GB of runtime overhead, so 5.4 GB free. Sequences of 3,072 tokens
+  // (192 blocks of 16) at 320 KiB/token / TP 2 = 503,316,480 B each:
+  // 5.4e9 / 503,316,480 = 10.73, so 10 sequences.
+  Bytes HBM = in<Bytes>(80e9), Overhead = in<Bytes>(4e9);
+  Bytes W = weightBytesPerDevice(in<Number>(70.6e9), in<Bytes>(2),
+                                 in<Number>(2), One);
+  Tokens Len = in<Tokens>(3072), Block = in<Tokens>(16);
+  Number L = in<Number>(80), KVHeads = in<Number>(8), HeadDim = in<Number>(128);
+  Bytes Bf16Seq = pagedKVBytesPerSequence(
+      Len, Block, kvBytesPerToken(L, KVHeads, HeadDim, in<Bytes>(2)),
+      in<Number>(2));
+  EXPECT_DOUBLE_EQ(Bf16Seq.value(), 503316480.0);
+  EXPECT_EQ(maxConcurrentSequences(HBM, W, Overhead, Bf16Seq).value(), 10.0);
+  // An fp8 KV cache with the same bf16 weights: 5.4e9 / 251,658,240 = 21.46,
+  // so 21 sequences.
+  Bytes Fp8Seq = pagedKVBytesPerSequence(
+      Len, Block, kvBytesPerToken(L, KVHeads, HeadDim, in<Bytes>(1)),
+      in<Number>(2));
+  EXPECT_EQ(maxConcurrentSequences(HBM, W, Overhead, Fp8Seq).value(), 21.0);
+  // On one device the weights alone (141.2 GB) do not fit: no sequences.
+  EXPECT_EQ(maxConcurrentSequences(HBM, in<Bytes>(141.2e9), Overhead, Bf16Seq)
+                .value(),
+            0.0);
+}
+
+TEST(BatchingWall, ExactQuotientsAreNotRoundedDown) {
+  // 0.3 / 0.1 is 2.9999999999999996 in doubles; three sequences still fit.
+  EXPECT_EQ(maxConcurrentSequences(in<Bytes>(0.3), in<Bytes>(0), in<Bytes>(0),
+                                   in<Bytes>(0.1))
+                .value(),
+            3.0);
+}
+
+TEST(BatchingWall, StaticBatchingWaitsForTheLongestSequence) {
+  // 16 sequences, mean output 200, longest 800, 25 ms per step. Static:
+  // 16 x 200 tokens in 800 x 25 ms = 160 tok/s. Continuous: 16 tokens per
+  // 25 ms step = 640 tok/s, a gain of 800 / 200 = 4.
+  Number B = in<Number>(16);
+  Time Step = in<Time>(0.025);
+  EXPECT_DOUBLE_EQ(
+      staticBatchThroughput(B, in<Tokens>(200), in<Tokens>(800), Step).value(),
+      160.0);
+  EXPECT_DOUBLE_EQ(decodeThroughput(B, Step).value(), 640.0);
+  EXPECT_DOUBLE_EQ(
+      continuousBatchingGain(in<Tokens>(200), in<Tokens>(800)).value(), 4.0);
+}
+
+TEST(BatchingWall, MaxBatchUnderTPOTByRegime) {
+  // Llama-3-70B-like decode at TP 2 on H100 (989 TFLOP/s, 3.35 TB/s):
+  // 70.6 GB of weights and 2,048 x 163,840 B = 335,544,320 B of KV per
+  // sequence per device; TPOT limit 50 ms.
+  FlopRate Peak = in<FlopRate>(989e12);
+  Bandwidth BW = in<Bandwidth>(3.35e12);
+  Bytes W = in<Bytes>(70.6e9), M = in<Bytes>(335544320);
+  Time Limit = in<Time>(0.05);
+  Number NoCap = in<Number>(1000);
+
+  // Memory-bound: 150 GFLOP per sequence allows 0.05 x 989e12 / 1.5e11 =
+  // 329.7 by compute, but (0.05 x 3.35e12 - 70.6e9) / 335,544,320 = 288.8 by
+  // memory: 288.
+  Flops F = in<Flops>(1.5e11);
+  Number B = maxBatchUnderTPOT(Limit, F, W, M, Peak, BW, NoCap);
+  EXPECT_EQ(B.value(), 288.0);
+  EXPECT_LE(batchedDecodeStepTime(B, F, W, M, Peak, BW), Limit);
+  EXPECT_GT(batchedDecodeStepTime(B + 1.0, F, W, M, Peak, BW), Limit);
+  // Throughput B / T(B) at the optimum beats half the batch.
+  Number Half = in<Number>(144);
+  EXPECT_GT(
+      decodeThroughput(B, batchedDecodeStepTime(B, F, W, M, Peak, BW)),
+      decodeThroughput(Half, batchedDecodeStepTime(Half, F, W, M, Peak, BW)));
+
+  // Compute-bound: 200 GFLOP per sequence: 0.05 x 989e12 / 2e11 = 247.25, so
+  // 247, where compute takes 49.95 ms and memory 45.81 ms.
+  Flops F2 = in<Flops>(2e11);
+  Number B2 = maxBatchUnderTPOT(Limit, F2, W, M, Peak, BW, NoCap);
+  EXPECT_EQ(B2.value(), 247.0);
+  EXPECT_NEAR(batchedDecodeStepTime(B2, F2, W, M, Peak, BW).value() * 1e3,
+              247 * 2e11 / 989e12 * 1e3, 1e-9);
+
+  // Capacity-bound: only 10 sequences fit in memory.
+  EXPECT_EQ(maxBatchUnderTPOT(Limit, F, W, M, Peak, BW, in<Number>(10)).value(),
+            10.0);
+  // Infeasible: reading the weights alone takes 70.6e9 / 3.35e12 = 21.1 ms,
+  // more than a 20 ms limit.
+  EXPECT_EQ(maxBatchUnderTPOT(in<Time>(0.02), F, W, M, Peak, BW, NoCap).value(),
+            0.0);
+}
+
+TEST(BatchingWall, FormulasCarryWallAndDimensions) {
+  EXPECT_EQ(MaxConcurrentSequencesF.W, Wall::Batching);
+  EXPECT_EQ(MaxBatchUnderTPOTF.W, Wall::Batching);
+  EXPECT_TRUE(MaxConcurrentSequencesF.Result.isDimensionless());
+  EXPECT_EQ(PagedKVBytesPerSequenceF.Result.str(), "B");
+  EXPECT_EQ(PagedKVBytesPerSequenceF.Params[0].str(), "tok");
+  EXPECT_EQ(StaticBatchThroughputF.Result.str(), "tok/s");
+  ASSERT_EQ(MaxBatchUnderTPOTF.Params.size(), 7u);
+  EXPECT_EQ(MaxBatchUnderTPOTF.Params[4].str(), "FLOP/s");
+}
+
+} // namespace

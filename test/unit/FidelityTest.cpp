@@ -1,0 +1,90 @@
+//===- FidelityTest.cpp - Known answers for wall 13 (fidelity) ------------===//
+//
+// Each expected value is a published figure or a hand calculation written
+// out in the test.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/walls/FidelityWall.h"
+#include "passes/walls/MemoryWall.h"
+
+#include <gtest/gtest.h>
+
+using namespace mlsc;
+using namespace mlsc::q;
+using namespace mlsc::walls;
+
+namespace {
+
+const Number One = in<Number>(1), Zero = in<Number>(0);
+// Dense tensor-core peaks from NVIDIA's datasheets (registries/hardware).
+const FlopRate H100Bf16 = in<FlopRate>(989e12), H100Fp8 = in<FlopRate>(1979e12);
+const FlopRate A100Bf16 = in<FlopRate>(312e12), A100Fp8 = in<FlopRate>(0);
+const Bytes Bf16 = in<Bytes>(2), Fp8 = in<Bytes>(1);
+
+TEST(FidelityWall, WeightBytesAtAPrecision) {
+  Number N = in<Number>(70e9);
+  // bf16: 70e9 x 16 / 8 = 140 GB; fp8 with per-tensor scales: 70 GB.
+  EXPECT_DOUBLE_EQ(quantizedWeightBytes(N, in<Number>(16), One, Zero).value(),
+                   140e9);
+  EXPECT_DOUBLE_EQ(quantizedWeightBytes(N, in<Number>(8), One, Zero).value(),
+                   70e9);
+  // int4 with a 16-bit scale per group of 128: 4 + 16/128 = 4.125 bits,
+  // 70e9 x 4.125 / 8 = 36.09375 GB.
+  EXPECT_DOUBLE_EQ(
+      quantizedWeightBytes(N, in<Number>(4), in<Number>(128), in<Number>(16))
+          .value(),
+      36.09375e9);
+}
+
+TEST(FidelityWall, Fp8OverBf16MemoryBoundIsTheBytesRatio) {
+  // Half the bytes per element: 2x, on H100 and on A100 (weight-only
+  // kernels dequantize on the fly).
+  EXPECT_DOUBLE_EQ(
+      quantizationSpeedup(Bf16, Fp8, H100Bf16, H100Fp8, Zero).value(), 2.0);
+  EXPECT_DOUBLE_EQ(
+      quantizationSpeedup(Bf16, Fp8, A100Bf16, A100Fp8, Zero).value(), 2.0);
+}
+
+TEST(FidelityWall, Fp8OverBf16ComputeBoundIsThePeakRatio) {
+  // H100: 1,979 / 989 = 2.001.
+  EXPECT_NEAR(quantizationSpeedup(Bf16, Fp8, H100Bf16, H100Fp8, One).value(),
+              2.001, 5e-4);
+  // A100 has no fp8 tensor cores: the math stays bf16, no speedup.
+  EXPECT_EQ(quantizationSpeedup(Bf16, Fp8, A100Bf16, A100Fp8, One).value(),
+            1.0);
+}
+
+TEST(FidelityWall, WeightOnlyFp8OnALlama70BDecodeStep) {
+  // Batch 32 at context 2,048 with a bf16 KV cache (320 KiB/token):
+  // KV = 32 x 2,048 x 327,680 B = 21.475 GB. Weights 141.2 GB in bf16,
+  // 70.6 GB in fp8: (141.2 + 21.475) / (70.6 + 21.475) = 1.767, not 2.
+  BytesPerToken KV =
+      kvBytesPerToken(in<Number>(80), in<Number>(8), in<Number>(128), Bf16);
+  Number P = in<Number>(70.6e9), B = in<Number>(32);
+  Tokens Ctx = in<Tokens>(2048);
+  Bytes Base =
+      decodeStepBytes(weightBytesPerDevice(P, Bf16, One, One), KV, B, Ctx, One);
+  Bytes Quant =
+      decodeStepBytes(weightBytesPerDevice(P, Fp8, One, One), KV, B, Ctx, One);
+  double KVBytes = 32 * 2048 * 327680.0;
+  EXPECT_NEAR(quantizationSpeedup(Base, Quant, H100Bf16, H100Fp8, Zero).value(),
+              (141.2e9 + KVBytes) / (70.6e9 + KVBytes), 1e-12);
+  EXPECT_NEAR(quantizationSpeedup(Base, Quant, H100Bf16, H100Fp8, Zero).value(),
+              1.767, 5e-4);
+}
+
+TEST(FidelityWall, AccuracyDeltaIsPassedThrough) {
+  EXPECT_EQ(accuracyDelta(in<Number>(-0.012)).value(), -0.012);
+}
+
+TEST(FidelityWall, FormulasCarryWallAndDimensions) {
+  EXPECT_EQ(QuantizationSpeedupF.W, Wall::Fidelity);
+  EXPECT_EQ(AccuracyDeltaF.W, Wall::Fidelity);
+  EXPECT_EQ(QuantizedWeightBytesF.Result.str(), "B");
+  ASSERT_EQ(QuantizationSpeedupF.Params.size(), 5u);
+  EXPECT_EQ(QuantizationSpeedupF.Params[2].str(), "FLOP/s");
+  EXPECT_TRUE(QuantizationSpeedupF.Result.isDimensionless());
+}
+
+} // namespace

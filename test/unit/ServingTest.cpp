@@ -1,0 +1,162 @@
+//===- ServingTest.cpp - Known answers for wall 4 (serving) ---------------===//
+//
+// Each expected value is a published figure or a hand calculation written
+// out in the test.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/walls/ComputeWall.h"
+#include "passes/walls/MemoryWall.h"
+#include "passes/walls/ServingWall.h"
+
+#include <gtest/gtest.h>
+
+using namespace mlsc;
+using namespace mlsc::q;
+using namespace mlsc::walls;
+
+namespace {
+
+const Number One = in<Number>(1);
+
+TEST(ServingWall, SpeculativeTokensPerStepAlpha08K4) {
+  // (1 - 0.8^5) / (1 - 0.8) = (1 - 0.32768) / 0.2 = 3.3616.
+  Number E = speculativeTokensPerStep(in<Number>(0.8), in<Number>(4));
+  EXPECT_NEAR(E.value(), 3.3616, 1e-12);
+}
+
+TEST(ServingWall, SpeculativeTokensPerStepLimits) {
+  Number K = in<Number>(4);
+  // alpha = 1: every draft token is accepted, plus the target's own: k + 1.
+  EXPECT_EQ(speculativeTokensPerStep(in<Number>(1.0), K).value(), 5.0);
+  // Just below 1 the geometric sum 1 + a + a^2 + a^3 + a^4, summed term by
+  // term, is 5 - 10e-8 to first order; the closed form must not cancel away.
+  double A = 1.0 - 1e-8, Sum = 0, Power = 1;
+  for (int I = 0; I <= 4; ++I, Power *= A)
+    Sum += Power;
+  EXPECT_NEAR(speculativeTokensPerStep(in<Number>(A), K).value(), Sum, 1e-12);
+  EXPECT_NEAR(Sum, 5.0 - 10e-8, 1e-14);
+  // alpha = 0: the draft is always rejected; the target still emits one.
+  EXPECT_EQ(speculativeTokensPerStep(in<Number>(0.0), K).value(), 1.0);
+}
+
+TEST(ServingWall, SpeculativeTimePerToken) {
+  // Draft 5 ms, target 30 ms, k = 4, alpha = 0.8:
+  // (4 x 5 + 30) ms / 3.3616 = 14.874 ms per token, against 30 ms unassisted.
+  Time T = speculativeTimePerToken(in<Time>(5e-3), in<Time>(30e-3),
+                                   in<Number>(4), in<Number>(0.8));
+  EXPECT_NEAR(T.value() * 1e3, 50.0 / 3.3616, 1e-9);
+  EXPECT_NEAR(T.value() * 1e3, 14.874, 5e-4);
+}
+
+TEST(ServingWall, TimePerOutputTokenIsTheDecodeStep) {
+  EXPECT_EQ(timePerOutputToken(in<Time>(0.02), One).value(), 0.02);
+  EXPECT_EQ(timePerOutputToken(in<Time>(0.03), in<Number>(3)).value(), 0.01);
+}
+
+TEST(ServingWall, ChunkedPrefillByHand) {
+  // 4,096 prompt tokens in chunks of 1,536: 1,536 + 1,536 + 1,024, 3 chunks.
+  // An unchunked prefill of 400 ms gives chunk shares of 150, 150, 100 ms.
+  Tokens S = in<Tokens>(4096), C = in<Tokens>(1536);
+  Time Prefill = in<Time>(0.4);
+  EXPECT_EQ(prefillChunks(S, C).value(), 3.0);
+  // Decode step 60 ms: every chunk outlasts it, the prefill takes 400 ms.
+  EXPECT_NEAR(chunkedPrefillTime(Prefill, in<Time>(0.06), S, C).value(), 0.4,
+              1e-12);
+  // Decode step 120 ms: the last chunk waits for it, 150 + 150 + 120 ms.
+  EXPECT_NEAR(chunkedPrefillTime(Prefill, in<Time>(0.12), S, C).value(), 0.42,
+              1e-12);
+  EXPECT_NEAR(hybridIterationTime(Prefill, in<Time>(0.12), S, C).value(), 0.15,
+              1e-12);
+  // A chunk as long as the prompt is one iteration: max(400, 120) ms.
+  EXPECT_EQ(prefillChunks(S, in<Tokens>(8192)).value(), 1.0);
+  EXPECT_NEAR(
+      chunkedPrefillTime(Prefill, in<Time>(0.12), S, in<Tokens>(8192)).value(),
+      0.4, 1e-12);
+}
+
+TEST(ServingWall, PrefixCachingComputesOnlyTheMisses) {
+  // 2,000 prompt tokens, 75% found in the cache: 500 computed.
+  EXPECT_DOUBLE_EQ(
+      prefillTokensComputed(in<Tokens>(2000), in<Number>(0.75)).value(), 500);
+}
+
+TEST(ServingWall, DisaggregatedLlama70BKVTransferTTFTAndLatency) {
+  // Llama-3-70B KV cache: 320 KiB/token in bf16. A 2,048-token prompt is
+  // 2,048 x 327,680 B = 671,088,640 B; over eight 50 GB/s NDR ports in
+  // parallel (400 GB/s) with 1 us latency: 1.6777216 ms + 1 us.
+  BytesPerToken KV = kvBytesPerToken(in<Number>(80), in<Number>(8),
+                                     in<Number>(128), in<Bytes>(2));
+  Time Transfer = kvTransferTime(in<Tokens>(2048), KV, in<Bandwidth>(400e9),
+                                 in<Time>(1e-6));
+  EXPECT_NEAR(Transfer.value(), 671088640.0 / 400e9 + 1e-6, 1e-15);
+  EXPECT_NEAR(Transfer.value() * 1e3, 1.6787216, 1e-9);
+
+  // No queueing, a 250 ms prefill: TTFT 251.6787216 ms. 128 output tokens
+  // at a 20 ms TPOT: 251.6787216 + 127 x 20 = 2,791.6787216 ms.
+  Time TTFT = timeToFirstToken(in<Time>(0), in<Time>(0.25), Transfer);
+  EXPECT_NEAR(TTFT.value() * 1e3, 251.6787216, 1e-9);
+  Time L = endToEndLatency(TTFT, in<Time>(0.02), in<Tokens>(128));
+  EXPECT_NEAR(L.value() * 1e3, 2791.6787216, 1e-9);
+  // A single output token is the first token.
+  EXPECT_EQ(endToEndLatency(TTFT, in<Time>(0.02), in<Tokens>(1)).value(),
+            TTFT.value());
+
+  // 32 requests in flight: 32 x 128 / 2.7916787216 s = 1,467.22 tok/s per
+  // replica, 183.40 per GPU at TP 8.
+  TokenRate X = replicaThroughput(in<Number>(32), in<Tokens>(128), L);
+  EXPECT_NEAR(X.value(), 4096 / 2.7916787216, 1e-9);
+  EXPECT_NEAR(X.value(), 1467.22, 0.005);
+  EXPECT_NEAR(throughputPerDevice(X, in<Number>(8)).value(), 183.40, 0.005);
+}
+
+TEST(ServingWall, MixtralActiveParamsMatchThePublished12Point9B) {
+  // Mixtral 8x7B: 32 layers, d 4,096, 32 heads, 8 KV heads (head dim 128),
+  // FFN 14,336 (SwiGLU, 3 matrices), 8 experts, top 2, vocab 32,000.
+  // Dense: attention 32 x (2 x 4096^2 + 2 x 4096 x 1024) = 1,342,177,280;
+  // embeddings and head 2 x 32,000 x 4,096 = 262,144,000; routers
+  // 32 x 4,096 x 8 = 1,048,576; norms 65 x 4,096 = 266,240.
+  // Routed experts: 32 x 8 x 3 x 4,096 x 14,336 = 45,097,156,608.
+  double Dense = 1342177280.0 + 262144000 + 1048576 + 266240;
+  double Experts = 45097156608.0;
+  // Total 46.70e9 (published: 46.7B).
+  EXPECT_NEAR((Dense + Experts) / 1e9, 46.7, 0.005);
+  Number Active = moeActiveParams(in<Number>(Dense), in<Number>(Experts),
+                                  in<Number>(2), in<Number>(8));
+  EXPECT_DOUBLE_EQ(Active.value(), Dense + Experts / 4);
+  // Published: 12.9B active parameters (Mistral AI, Mixtral of experts).
+  EXPECT_NEAR(Active.value() / 1e9, 12.9, 0.05);
+  EXPECT_DOUBLE_EQ(forwardFlopsPerToken(Active).value(), 2 * Active.value());
+}
+
+TEST(ServingWall, Llama70BKVCacheAtItsOwnPrecision) {
+  // 2 x 80 layers x 8 KV heads x 128 head dim: 320 KiB/token in bf16, and
+  // 160 KiB in fp8 while the weights stay bf16 (70.6e9 x 2 B = 141.2 GB).
+  Number L = in<Number>(80), KVHeads = in<Number>(8), HeadDim = in<Number>(128);
+  Bytes Bf16 = in<Bytes>(2), Fp8 = in<Bytes>(1);
+  EXPECT_DOUBLE_EQ(kvBytesPerToken(L, KVHeads, HeadDim, Bf16).value(),
+                   320 * 1024.0);
+  EXPECT_DOUBLE_EQ(kvBytesPerToken(L, KVHeads, HeadDim, Fp8).value(),
+                   160 * 1024.0);
+  EXPECT_DOUBLE_EQ(
+      weightBytesPerDevice(in<Number>(70.6e9), Bf16, One, One).value(),
+      141.2e9);
+  // Multi-query attention (one KV head) in bf16: 2 x 80 x 128 x 2 = 40 KiB.
+  EXPECT_DOUBLE_EQ(kvBytesPerToken(L, One, HeadDim, Bf16).value(), 40 * 1024.0);
+}
+
+TEST(ServingWall, FormulasCarryWallAndDimensions) {
+  EXPECT_EQ(SpeculativeTokensPerStepF.W, Wall::Serving);
+  EXPECT_TRUE(SpeculativeTokensPerStepF.Result.isDimensionless());
+  EXPECT_EQ(ChunkedPrefillTimeF.Result.str(), "s");
+  EXPECT_EQ(KVTransferTimeF.Params[1].str(), "B/tok");
+  EXPECT_EQ(ReplicaThroughputF.Result.str(), "tok/s");
+  EXPECT_EQ(ForwardFlopsPerTokenF.Result.str(), "FLOP/tok");
+  EXPECT_EQ(EndToEndLatencyF.Arity, 3u);
+  // The graph's double adapter agrees with the typed call.
+  double In[] = {0.8, 4};
+  EXPECT_EQ(SpeculativeTokensPerStepF.Eval(In),
+            speculativeTokensPerStep(in<Number>(0.8), in<Number>(4)).value());
+}
+
+} // namespace

@@ -1,0 +1,304 @@
+//===- TailLatencyTest.cpp - Known answers for wall 7 (tail latency) ------===//
+//
+// Each expected value is a hand calculation written out in the test or an
+// independent computation of Erlang C: the textbook sum over a^k / k! in
+// plain doubles, or the same sum in long double normalised by its largest
+// term, which overflows at no c.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/walls/TailLatencyWall.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+using namespace mlsc;
+using namespace mlsc::q;
+using namespace mlsc::walls;
+
+namespace {
+
+const double Inf = std::numeric_limits<double>::infinity();
+
+/// C(c, a) = (a^c/c! * c/(c-a)) / (sum_{k<c} a^k/k! + a^c/c! * c/(c-a)).
+double directErlangC(int Servers, double Load) {
+  double Term = 1, Sum = 0;
+  for (int K = 0; K < Servers; ++K) {
+    Sum += Term;
+    Term *= Load / (K + 1);
+  }
+  double Queued = Term * Servers / (Servers - Load);
+  return Queued / (Sum + Queued);
+}
+
+/// The same sum in long double with every a^k/k! divided by the largest one,
+/// a^m/m! at m = floor(a), and walked outward from it.
+long double scaledErlangC(int Servers, long double Load) {
+  int Peak = static_cast<int>(std::floor(Load));
+  long double Sum = 0, Term = 1, AtServers = 0;
+  for (int K = Peak; K >= 0; --K) {
+    if (K < Servers)
+      Sum += Term;
+    Term *= K / Load;
+  }
+  Term = 1;
+  for (int K = Peak; K < Servers; ++K) {
+    Term *= Load / (K + 1);
+    if (K + 1 < Servers)
+      Sum += Term;
+  }
+  AtServers = Term;
+  long double Queued = AtServers * Servers / (Servers - Load);
+  return Queued / (Sum + Queued);
+}
+
+Number servers(double C) { return in<Number>(C); }
+RequestRate perSecond(double R) { return in<RequestRate>(R); }
+Time seconds(double S) { return in<Time>(S); }
+
+const Number One = in<Number>(1);
+
+TEST(TailLatency, SingleServerIsMM1) {
+  // M/M/1: P(wait) = rho, W_q = rho / (mu - lambda).
+  // lambda = 0.8 req/s, S = 1 s: rho = 0.8, W_q = 0.8 / 0.2 = 4 s.
+  EXPECT_NEAR(erlangC(One, in<Number>(0.8)).value(), 0.8, 1e-15);
+  EXPECT_NEAR(meanQueueWait(perSecond(0.8), seconds(1), One).value(), 4.0,
+              1e-13);
+  // lambda = 30 req/s, S = 20 ms: rho = 0.6, W_q = 0.6 / (50 - 30) = 30 ms.
+  EXPECT_DOUBLE_EQ(offeredLoad(perSecond(30), seconds(0.02)).value(), 0.6);
+  EXPECT_DOUBLE_EQ(utilisation(perSecond(30), seconds(0.02), One).value(), 0.6);
+  EXPECT_NEAR(meanQueueWait(perSecond(30), seconds(0.02), One).value(), 0.03,
+              1e-15);
+}
+
+TEST(TailLatency, ErlangCTextbookValues) {
+  // a = 1 Erlang. With P0 = 1 / (sum_{k<c} 1/k! + 1/c! * c/(c-1)):
+  // c = 2: P0 = 1 / (1 + 1 + 1) = 1/3, C = 1/2! * 2/1 * P0 = 1/3.
+  // c = 3: C = (1/6 * 3/2) / (1 + 1 + 1/2 + 1/4) = 1/11.
+  // c = 4: C = (1/24 * 4/3) / (8/3 + 1/18) = 1/49.
+  // c = 5: C = (1/120 * 5/4) / (65/24 + 1/96) = 1/261.
+  EXPECT_NEAR(erlangC(servers(2), One).value(), 1.0 / 3, 1e-15);
+  EXPECT_NEAR(erlangC(servers(3), One).value(), 1.0 / 11, 1e-15);
+  EXPECT_NEAR(erlangC(servers(4), One).value(), 1.0 / 49, 1e-15);
+  EXPECT_NEAR(erlangC(servers(5), One).value(), 1.0 / 261, 1e-16);
+  // W_q = C / (c*mu - lambda) = (1/3) / (2 - 1) s at S = 1 s.
+  EXPECT_NEAR(meanQueueWait(perSecond(1), seconds(1), servers(2)).value(),
+              1.0 / 3, 1e-15);
+  // Part of a server serves nobody: 2.5 servers are 2; 3 - 1e-12 is 3.
+  EXPECT_EQ(erlangC(servers(2.5), One).value(),
+            erlangC(servers(2), One).value());
+  EXPECT_EQ(erlangC(servers(3 - 1e-12), One).value(),
+            erlangC(servers(3), One).value());
+}
+
+TEST(TailLatency, MatchesDirectSummationUpTo50Servers) {
+  for (int C = 1; C <= 50; ++C)
+    for (double Rho : {0.05, 0.3, 0.7, 0.9, 0.99}) {
+      double A = Rho * C;
+      double Expected = directErlangC(C, A);
+      double Got = erlangC(servers(C), in<Number>(A)).value();
+      EXPECT_NEAR(Got / Expected, 1.0, 1e-12) << "c = " << C << ", a = " << A;
+    }
+}
+
+TEST(TailLatency, ThousandsOfServersStayFiniteAndExact) {
+  // a^c/c! alone overflows a double from c = 171 on; the log-space
+  // recursion must agree with the scaled long-double sum. c = 5000 also
+  // exercises the recursion's warm start (a > 1600).
+  for (int C : {1000, 5000}) {
+    for (double Rho : {0.95, 0.999}) {
+      double A = Rho * C;
+      double Got = erlangC(servers(C), in<Number>(A)).value();
+      ASSERT_TRUE(std::isfinite(Got));
+      EXPECT_GE(Got, 0.0);
+      EXPECT_LE(Got, 1.0);
+      long double Expected = scaledErlangC(C, A);
+      EXPECT_NEAR(Got / static_cast<double>(Expected), 1.0, 1e-12)
+          << "c = " << C << ", a = " << A;
+    }
+  }
+  // The scaled reference itself, checked where the plain sum still works.
+  EXPECT_NEAR(static_cast<double>(scaledErlangC(40, 36)) /
+                  directErlangC(40, 36),
+              1.0, 1e-13);
+  // Far more servers than load: P(wait) is below the smallest double.
+  EXPECT_EQ(erlangC(servers(1e12), in<Number>(10)).value(), 0.0);
+}
+
+TEST(TailLatency, UnstableQueueHasInfiniteWaits) {
+  // rho = 1.2 on 2 servers (a = 2.4) and rho = 1 exactly on 3 (a = 3).
+  for (auto [C, Lambda] : {std::pair{2.0, 2.4}, std::pair{3.0, 3.0}}) {
+    Time S = seconds(1);
+    EXPECT_EQ(queueIsStable(perSecond(Lambda), S, servers(C)).value(), 0.0);
+    EXPECT_DOUBLE_EQ(utilisation(perSecond(Lambda), S, servers(C)).value(),
+                     Lambda / C);
+    EXPECT_EQ(erlangC(servers(C), in<Number>(Lambda)).value(), 1.0);
+    EXPECT_EQ(meanQueueWait(perSecond(Lambda), S, servers(C)).value(), Inf);
+    EXPECT_EQ(
+        waitExceedance(perSecond(Lambda), S, servers(C), seconds(100)).value(),
+        1.0);
+    EXPECT_EQ(
+        waitQuantile(perSecond(Lambda), S, servers(C), in<Number>(0.5)).value(),
+        Inf);
+    EXPECT_EQ(latencyP99(perSecond(Lambda), S, servers(C), One).value(), Inf);
+    EXPECT_EQ(
+        ttftP50(perSecond(Lambda), S, servers(C), One, seconds(0.1)).value(),
+        Inf);
+    EXPECT_EQ(
+        allenCunneenWait(perSecond(Lambda), S, servers(C), One, in<Number>(0))
+            .value(),
+        Inf);
+  }
+  EXPECT_EQ(kingmanWait(perSecond(1), seconds(1), One, One).value(), Inf);
+  // No whole server at all.
+  EXPECT_EQ(utilisation(perSecond(1), seconds(1), servers(0.5)).value(), Inf);
+  // Just below saturation the queue is stable and its wait finite:
+  // c = 1, rho = 0.999: W_q = 0.999 / 0.001 s = 999 s.
+  EXPECT_EQ(queueIsStable(perSecond(0.999), seconds(1), One).value(), 1.0);
+  EXPECT_NEAR(meanQueueWait(perSecond(0.999), seconds(1), One).value(), 999,
+              1e-9);
+}
+
+TEST(TailLatency, WaitQuantileClosedForm) {
+  // c = 2, a = 1, S = 1 s: C = 1/3, c*mu - lambda = 1/s, so
+  // P(W_q > t) = exp(-t) / 3 and t_p = ln((1/3) / (1 - p)).
+  RequestRate L = perSecond(1);
+  Time S = seconds(1);
+  Number C = servers(2);
+  EXPECT_NEAR(waitExceedance(L, S, C, seconds(0)).value(), 1.0 / 3, 1e-15);
+  EXPECT_NEAR(waitExceedance(L, S, C, seconds(2)).value(), std::exp(-2.0) / 3,
+              1e-15);
+  // p = 0.5: P(wait) = 1/3 <= 1 - p, so the median wait is 0.
+  EXPECT_EQ(waitQuantile(L, S, C, in<Number>(0.5)).value(), 0.0);
+  // p = 0.9: ln(10/3) = 1.2040 s; p = 0.99: ln(100/3) = 3.5066 s.
+  EXPECT_NEAR(waitQuantile(L, S, C, in<Number>(0.9)).value(),
+              std::log(10.0 / 3), 1e-14);
+  Time T99 = waitQuantile(L, S, C, in<Number>(0.99));
+  EXPECT_NEAR(T99.value(), std::log(100.0 / 3), 1e-14);
+  EXPECT_NEAR(T99.value(), 3.5066, 5e-5);
+  // The quantile inverts the tail.
+  EXPECT_NEAR(waitExceedance(L, S, C, T99).value(), 0.01, 1e-15);
+  // Time scales with S: S = 50 ms, lambda = 20 req/s is the same queue.
+  EXPECT_NEAR(
+      waitQuantile(perSecond(20), seconds(0.05), C, in<Number>(0.99)).value(),
+      0.05 * std::log(100.0 / 3), 1e-15);
+}
+
+TEST(TailLatency, KingmanAndAllenCunneenWithUnitCVsAreMarkovian) {
+  // ca = cs = 1: Kingman is exact for M/M/1, W_q = rho S / (1 - rho);
+  // rho = 0.75, S = 2 s: 0.75 * 2 / 0.25 = 6 s.
+  RequestRate L = perSecond(0.375);
+  Time S = seconds(2);
+  EXPECT_NEAR(kingmanWait(L, S, One, One).value(), 6.0, 1e-13);
+  EXPECT_NEAR(meanQueueWait(L, S, One).value(), 6.0, 1e-13);
+  // cs = 0 (M/D/1) halves it: Pollaczek-Khinchine, rho S / (2 (1 - rho)).
+  EXPECT_NEAR(kingmanWait(L, S, One, in<Number>(0)).value(), 3.0, 1e-13);
+  // On one server Allen-Cunneen is Kingman.
+  EXPECT_NEAR(allenCunneenWait(L, S, One, One, in<Number>(0.5)).value(),
+              kingmanWait(L, S, One, in<Number>(0.5)).value(), 1e-13);
+  // c = 2, a = 1, S = 1 s: W_q(M/M/2) = 1/3 s; cs = 1 leaves it, cs = 2
+  // multiplies it by (1 + 4) / 2, cs = 0 by 1/2.
+  RequestRate L2 = perSecond(1);
+  Time S2 = seconds(1);
+  EXPECT_NEAR(allenCunneenWait(L2, S2, servers(2), One, One).value(), 1.0 / 3,
+              1e-15);
+  EXPECT_NEAR(allenCunneenWait(L2, S2, servers(2), One, in<Number>(2)).value(),
+              2.5 / 3, 1e-15);
+  EXPECT_NEAR(allenCunneenWait(L2, S2, servers(2), One, in<Number>(0)).value(),
+              0.5 / 3, 1e-15);
+}
+
+TEST(TailLatency, LatencyAndTTFTPercentilesByHand) {
+  // lambda = 10 req/s, S = 100 ms, c = 2: a = 1, C = 1/3,
+  // c*mu - lambda = 10/s. t_p = 0.1 s * ln((1/3) / (1 - p)) when positive.
+  RequestRate L = perSecond(10);
+  Time S = seconds(0.1), Prefill = seconds(0.02);
+  Number C = servers(2);
+  EXPECT_NEAR(latencyP50(L, S, C, One).value(), 0.1, 1e-15);
+  EXPECT_NEAR(latencyP90(L, S, C, One).value(), 0.1 * std::log(10.0 / 3) + 0.1,
+              1e-14);
+  EXPECT_NEAR(latencyP99(L, S, C, One).value(), 0.1 * std::log(100.0 / 3) + 0.1,
+              1e-14);
+  EXPECT_NEAR(latencyP999(L, S, C, One).value(),
+              0.1 * std::log(1000.0 / 3) + 0.1, 1e-14);
+  EXPECT_NEAR(latencyQuantile(L, S, C, One, in<Number>(0.95)).value(),
+              0.1 * std::log(20.0 / 3) + 0.1, 1e-14);
+  EXPECT_NEAR(ttftP50(L, S, C, One, Prefill).value(), 0.02, 1e-15);
+  EXPECT_NEAR(ttftP90(L, S, C, One, Prefill).value(),
+              0.1 * std::log(10.0 / 3) + 0.02, 1e-14);
+  EXPECT_NEAR(ttftP99(L, S, C, One, Prefill).value(),
+              0.1 * std::log(100.0 / 3) + 0.02, 1e-14);
+  EXPECT_NEAR(ttftP999(L, S, C, One, Prefill).value(),
+              0.1 * std::log(1000.0 / 3) + 0.02, 1e-14);
+  // cs = 0 halves the wait: Allen-Cunneen factor (1 + 0) / 2.
+  EXPECT_NEAR(latencyP99(L, S, C, in<Number>(0)).value(),
+              0.05 * std::log(100.0 / 3) + 0.1, 1e-14);
+  // No load: no wait, latency is the service time.
+  EXPECT_EQ(latencyP999(perSecond(0), S, C, One).value(), 0.1);
+}
+
+TEST(TailLatency, ServersForP99ByHand) {
+  // lambda = 1 req/s, S = 1 s (a = 1), cs = 1. P99 latency = 1 s + t_0.99:
+  //   c = 2: C = 1/3,   1 + ln(100/3)      = 4.5066 s
+  //   c = 3: C = 1/11,  1 + ln(100/11) / 2 = 2.1036 s
+  //   c = 4: C = 1/49,  1 + ln(100/49) / 3 = 1.2378 s
+  //   c = 5: C = 1/261 < 0.01,               1 s
+  RequestRate L = perSecond(1);
+  Time S = seconds(1);
+  auto Needed = [&](double Target) {
+    return serversForP99Latency(L, S, One, seconds(Target)).value();
+  };
+  EXPECT_EQ(Needed(5.0), 2.0);
+  EXPECT_EQ(Needed(4.51), 2.0);
+  EXPECT_EQ(Needed(4.5), 3.0);
+  EXPECT_EQ(Needed(2.11), 3.0);
+  EXPECT_EQ(Needed(2.1), 4.0);
+  EXPECT_EQ(Needed(1.24), 4.0);
+  EXPECT_EQ(Needed(1.23), 5.0);
+  EXPECT_EQ(Needed(1.0), 5.0);
+  // Below the service time no number of servers helps.
+  EXPECT_EQ(Needed(0.99), Inf);
+  // The hand values themselves, through latencyP99.
+  EXPECT_NEAR(latencyP99(L, S, servers(3), One).value(),
+              1 + std::log(100.0 / 11) / 2, 1e-14);
+  EXPECT_NEAR(latencyP99(L, S, servers(4), One).value(),
+              1 + std::log(100.0 / 49) / 3, 1e-14);
+  EXPECT_EQ(latencyP99(L, S, servers(5), One).value(), 1.0);
+}
+
+TEST(TailLatency, ServersForP99AreMinimalAndMonotoneInTarget) {
+  // 95 req/s of 10 s requests (a = 950), cs = 1.5; targets from 10 s up.
+  RequestRate L = perSecond(95);
+  Time S = seconds(10);
+  Number CS = in<Number>(1.5);
+  double Previous = Inf;
+  for (double Target = 10; Target < 100; Target *= 1.05) {
+    double C = serversForP99Latency(L, S, CS, seconds(Target)).value();
+    ASSERT_TRUE(std::isfinite(C)) << Target;
+    EXPECT_LE(C, Previous) << Target;
+    EXPECT_GT(C, 950.0);
+    EXPECT_LE(latencyP99(L, S, servers(C), CS).value(), Target);
+    if (C > 951) {
+      EXPECT_GT(latencyP99(L, S, servers(C - 1), CS).value(), Target);
+    }
+    Previous = C;
+  }
+  EXPECT_LT(Previous, 1000.0);
+}
+
+TEST(TailLatency, FormulasCarryWallAndDimensions) {
+  EXPECT_EQ(ErlangCF.W, Wall::TailLatency);
+  EXPECT_EQ(ServersForP99LatencyF.W, Wall::TailLatency);
+  EXPECT_EQ(OfferedLoadF.Params[0].str(), "req/s");
+  EXPECT_TRUE(OfferedLoadF.Result.isDimensionless());
+  EXPECT_EQ(LatencyP99F.Result.str(), "s");
+  ASSERT_EQ(TtftP999F.Params.size(), 5u);
+  EXPECT_EQ(TtftP999F.Params[4].str(), "s");
+  // Through the evaluator's double adapter: C(2, 1) = 1/3.
+  double In[] = {2, 1};
+  EXPECT_NEAR(ErlangCF.Eval(In), 1.0 / 3, 1e-15);
+}
+
+} // namespace
