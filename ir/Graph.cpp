@@ -9,12 +9,26 @@
 namespace mlsc {
 
 static const WallInfo WallTable[] = {
-#define WALL(Number, Id, Name, Domain, Equation, Citation, Pass, Implemented)  \
-  {Number, Wall::Id, Name, Domain, Equation, Citation, Pass, Implemented},
+#define WALL(Number, Id, Name, Domain, Equation, Citation, Pass, Status)       \
+  {Number, Wall::Id, Name, Domain, Equation, Citation, Pass, WallStatus::Status},
 #include "passes/walls/Walls.def"
 };
 
 llvm::ArrayRef<WallInfo> allWalls() { return WallTable; }
+
+const char *wallStatusName(WallStatus S) {
+  switch (S) {
+  case WallStatus::Implemented:
+    return "implemented";
+  case WallStatus::Partial:
+    return "partial";
+  case WallStatus::Library:
+    return "library";
+  case WallStatus::Planned:
+    return "planned";
+  }
+  return "planned";
+}
 
 const WallInfo *wallInfo(Wall W) {
   for (const WallInfo &I : WallTable)

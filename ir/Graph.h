@@ -24,10 +24,13 @@ namespace mlsc {
 
 enum class Wall : uint8_t {
   None = 0,
-#define WALL(Number, Id, Name, Domain, Equation, Citation, Pass, Implemented)  \
+#define WALL(Number, Id, Name, Domain, Equation, Citation, Pass, Status)       \
   Id = Number,
 #include "passes/walls/Walls.def"
 };
+
+enum class WallStatus : uint8_t { Implemented, Partial, Library, Planned };
+const char *wallStatusName(WallStatus S);
 
 struct WallInfo {
   unsigned Number;
@@ -37,7 +40,7 @@ struct WallInfo {
   const char *Equation;
   const char *Citation;
   const char *Pass;
-  bool Implemented;
+  WallStatus Status;
 };
 llvm::ArrayRef<WallInfo> allWalls();
 const WallInfo *wallInfo(Wall W);

@@ -15,6 +15,8 @@
 #include "ir/Units.h"
 #include "passes/walls/ComputeWall.h"
 #include "passes/walls/MemoryWall.h"
+#include "passes/walls/ServingWall.h"
+#include "passes/walls/TailLatencyWall.h"
 
 #include "llvm/ADT/StringExtras.h"
 
@@ -490,6 +492,58 @@ private:
             "decode.weight_read_time");
     B.apply(walls::RidgePointF, {Peak, BW}, "ridge_point");
     B.apply(walls::DecodeThroughputF, {Batch, Step}, "throughput");
+
+    // Wall 4: one request's service. Its prefill runs alone; each later
+    // token takes a decode step of the full batch.
+    uint32_t OneSequence = B.constant(1, "one sequence");
+    uint32_t RequestPrefill = phase(
+        "request.prefill", "request.prefill_time", Machine,
+        B.apply(walls::PrefillFlopsF,
+                {ComputeParams, Layers, AttnDim, OneSequence, Prompt, TP},
+                "request.prefill.flops"),
+        B.apply(walls::PrefillBytesF, {Weights, KV, OneSequence, Prompt, TP},
+                "request.prefill.bytes"));
+    for (const char *Alias : {"tpot.p50", "tpot.p99", "itl.p50", "itl.p99"})
+      B.name(Step, Alias);
+    uint32_t Service = B.apply(walls::EndToEndLatencyF,
+                               {RequestPrefill, Step, Output},
+                               "request.service_time");
+    // Every replica (tp x pp devices) serves `batch` requests at once: the
+    // queue has replicas x batch servers.
+    uint32_t Replicas = B.op(
+        Op::Floor, {B.op(Op::Div, {*Devices, B.op(Op::Mul, {TP, PP}, One)},
+                         One)},
+        One);
+    B.name(Replicas, "replicas");
+    uint32_t Servers = B.op(Op::Mul, {Replicas, Batch}, One);
+    B.name(Servers, "servers");
+    std::optional<uint32_t> Arrival = field(W, "arrival");
+    if (!Arrival)
+      return; // no load given: the percentiles stay unavailable
+
+    // Wall 7: the M/G/c queue in front of the servers.
+    uint32_t CV = orDefault(W, "service_cv", 1, One,
+                            "default: exponential service times (M/M/c)",
+                            /*Calibrated=*/true);
+    B.apply(walls::UtilisationF, {*Arrival, Service, Servers}, "utilisation");
+    graph::Node &Stable = G.Nodes[B.apply(walls::QueueIsStableF,
+                                          {*Arrival, Service, Servers},
+                                          "queue_stable")];
+    Stable.IsBool = true;
+    const std::pair<const Formula *, const char *> TTFT[] = {
+        {&walls::TtftP50F, "ttft.p50"},
+        {&walls::TtftP90F, "ttft.p90"},
+        {&walls::TtftP99F, "ttft.p99"},
+        {&walls::TtftP999F, "ttft.p999"}};
+    for (const auto &[F, Name] : TTFT)
+      B.apply(*F, {*Arrival, Service, Servers, CV, RequestPrefill}, Name);
+    const std::pair<const Formula *, const char *> Latency[] = {
+        {&walls::LatencyP50F, "latency.p50"},
+        {&walls::LatencyP90F, "latency.p90"},
+        {&walls::LatencyP99F, "latency.p99"},
+        {&walls::LatencyP999F, "latency.p999"}};
+    for (const auto &[F, Name] : Latency)
+      B.apply(*F, {*Arrival, Service, Servers, CV}, Name);
   }
 
   /// The machine side of the roofline.
