@@ -14,6 +14,7 @@
 #include "passes/Pipeline.h"
 #include "ir/Units.h"
 #include "passes/walls/ComputeWall.h"
+#include "passes/walls/EnergyWall.h"
 #include "passes/walls/MemoryWall.h"
 #include "passes/walls/ServingWall.h"
 #include "passes/walls/TailLatencyWall.h"
@@ -372,21 +373,31 @@ private:
       return;
     // The system: an accelerator, a node of them, or a cluster of nodes.
     const ir::Entity *Accel = nullptr;
-    std::optional<uint32_t> Devices;
+    std::optional<uint32_t> Devices, Nodes, Overhead;
+    const Dimension Watt = unit("W");
     if (System.Kind == "accelerator") {
       Accel = &System;
       Devices = B.constant(1, "a bare accelerator is one device");
+      Nodes = B.constant(0, "a bare accelerator has no node around it");
+      Overhead = B.constant(0, "no node");
+      G.Nodes[*Overhead].Dim = Watt;
     } else if (System.Kind == "node") {
       Accel = entity(System, "accelerator");
       Devices = required(System, "count", "accelerators per node");
+      Nodes = B.constant(1, "one node");
+      Overhead = orDefault(System, "overhead", 0, Watt,
+                           "default: no power beyond the accelerators");
     } else if (System.Kind == "cluster") {
       const ir::Entity *Node = entity(System, "node");
       if (Node) {
         Accel = entity(*Node, "accelerator");
+        Nodes = required(System, "nodes", "node count");
         Devices = B.op(Op::Mul,
                        {required(*Node, "count", "accelerators per node"),
-                        required(System, "nodes", "node count")},
+                        *Nodes},
                        Dimension());
+        Overhead = orDefault(*Node, "overhead", 0, Watt,
+                             "default: no power beyond the accelerators");
       }
     }
     if (!Accel || !Devices)
@@ -420,6 +431,7 @@ private:
                              Precision->Name, Precision->Name));
     uint32_t BW = required(*Accel, "hbm.bandwidth", "memory bandwidth");
     uint32_t Capacity = required(*Accel, "hbm.capacity", "memory capacity");
+    uint32_t TDP = required(*Accel, "tdp", "power draw (wall 18)");
 
     uint32_t Batch = orDefault(W, "batch", 1, One, "default: one sequence");
     uint32_t Prompt = required(W, "prompt", "the prefill length");
@@ -517,6 +529,17 @@ private:
     B.name(Replicas, "replicas");
     uint32_t Servers = B.op(Op::Mul, {Replicas, Batch}, One);
     B.name(Servers, "servers");
+
+    // Wall 18 (part): nameplate power and energy per token at the decode
+    // throughput of every replica.
+    uint32_t Power = B.apply(walls::SystemPowerF,
+                             {*Devices, TDP, *Nodes, *Overhead}, "power");
+    uint32_t SystemThroughput =
+        B.op(Op::Mul, {Replicas, G.Named.lookup("throughput")},
+             unit("tok/s"));
+    B.name(SystemThroughput, "system_throughput");
+    B.apply(walls::EnergyPerTokenF, {Power, SystemThroughput},
+            "energy_per_token");
     std::optional<uint32_t> Arrival = field(W, "arrival");
     if (!Arrival)
       return; // no load given: the percentiles stay unavailable

@@ -203,8 +203,17 @@ void printScorecard(const Evaluator &E, llvm::SourceMgr &SM,
                       formatNumber(D.Margin),
                       D.Compute ? "memory" : "compute"));
     }
-    OS << "\nMacro        not modelled yet: energy, cost and carbon come with "
-          "walls 17-18\n";
+    if (Feasible && V.has("power")) {
+      OS << "\nMacro        (energy at nameplate power; cost and carbon come "
+            "with walls 17-18)\n";
+      row(OS, "power", V.show("power"),
+          "devices x TDP + node overhead: an upper bound [wall 18]");
+      row(OS, "energy per token", V.show("energy_per_token"),
+          "at " + V.show("system_throughput") + " over all replicas");
+    } else {
+      OS << "\nMacro        not evaluated: cost and carbon come with walls "
+            "17-18\n";
+    }
   }
   if (!G.Conditions.empty()) {
     OS << "\nConditions\n";

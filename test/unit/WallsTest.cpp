@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "passes/walls/ComputeWall.h"
+#include "passes/walls/EnergyWall.h"
 #include "passes/walls/MemoryWall.h"
 
 #include <gtest/gtest.h>
@@ -104,6 +105,22 @@ TEST(Formulas, SignaturesGiveDimensions) {
   EXPECT_EQ(DecodeThroughputF.Result.str(), "tok/s");
   EXPECT_EQ(ComputeTimeF.W, Wall::Compute);
   EXPECT_EQ(MemoryTimeF.W, Wall::Memory);
+}
+
+} // namespace
+
+namespace {
+
+TEST(Energy, NameplatePowerAndEnergyPerToken) {
+  // A DGX H100-like node: 8 x 700 W + 2.2 kW overhead = 7.8 kW; at
+  // 5,229 tok/s that is 7,800 / 5,229 = 1.4917 J per token.
+  using namespace mlsc::q;
+  Power P = systemPower(in<Number>(8), in<Power>(700), in<Number>(1),
+                        in<Power>(2200));
+  EXPECT_DOUBLE_EQ(P.value(), 7800);
+  EXPECT_NEAR(energyPerToken(P, in<TokenRate>(5229)).value(), 1.4917, 1e-4);
+  EXPECT_EQ(EnergyPerTokenF.Result.str(), "J/tok");
+  EXPECT_EQ(SystemPowerF.W, Wall::Sustainability);
 }
 
 } // namespace
