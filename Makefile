@@ -50,6 +50,7 @@ fuzz: deps
 	mkdir -p $(FUZZ_BUILD)/corpus
 	MLSC_DATA_DIR=$(CURDIR) ./$(FUZZ_BUILD)/fuzz/mlsc_fuzz_frontend \
 	  -max_total_time=$(FUZZ_SECONDS) -max_len=4096 -timeout=10 \
+	  -artifact_prefix=$(FUZZ_BUILD)/ \
 	  -dict=fuzz/mls.dict $(FUZZ_BUILD)/corpus fuzz/corpus
 
 clean:

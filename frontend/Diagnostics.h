@@ -15,7 +15,9 @@
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cstdint>
 #include <deque>
+#include <map>
 #include <set>
 #include <string>
 #include <tuple>
@@ -85,6 +87,18 @@ private:
   Diagnostic &add(DiagKind Kind, llvm::SMRange Range, llvm::StringRef File,
                   std::string Message);
 
+  /// Where a buffer's lines break, so that locating a diagnostic costs a
+  /// binary search rather than a scan of its line.
+  struct LineIndex {
+    std::vector<uint32_t> Newlines; ///< offsets of `\n`
+    std::vector<uint32_t> Breaks;   ///< offsets of `\n` and `\r`
+  };
+  const LineIndex &lineIndex(unsigned BufferId) const;
+  /// Renders \p D without echoing its source line when that line is longer
+  /// than MaxEchoedLine; returns false (printing nothing) otherwise.
+  bool renderWithoutLine(const Diagnostic &D, const std::string &Text,
+                         llvm::raw_ostream &OS) const;
+
   llvm::SourceMgr &SM;
   std::deque<Diagnostic> Diags;
   /// (kind, range, file, message) of every recorded diagnostic.
@@ -95,6 +109,8 @@ private:
   Diagnostic Dropped;
   size_t Printed = 0;
   unsigned ErrorCount = 0;
+  /// Built on demand by render(), by buffer id.
+  mutable std::map<unsigned, LineIndex> LineIndexes;
 };
 
 } // namespace mlsc

@@ -16,6 +16,8 @@
 
 #include <fmt/format.h>
 
+#include <cassert>
+
 using namespace mlsc_antlr;
 
 namespace mlsc {
@@ -258,6 +260,55 @@ std::string describeToken(const antlr4::Token *T) {
     Text = Text.substr(0, 37) + "...";
   return "`" + Text + "`";
 }
+
+/// Prediction that takes a `+` or `-` after an operand as part of the sum.
+/// A block item may begin with a sign, so after `x = a` the `- b` could also
+/// start the next item; even SLL prediction settles that by scanning ahead to
+/// the end of the chain at every operator, which is quadratic (a sum of
+/// 100,000 terms took six minutes). Continuing the sum is the alternative
+/// SLL picks whenever both readings parse, so only inputs that needed the
+/// split change: they get a syntax error, and `;` separates such items.
+class GreedySumPrediction : public antlr4::atn::ParserATNSimulator {
+public:
+  GreedySumPrediction(antlr4::Parser *P,
+                      antlr4::atn::ParserATNSimulator &Default)
+      : ParserATNSimulator(P, P->getATN(), Default.decisionToDFA,
+                           Default.getSharedContextCache()) {
+    for (size_t D = 0; D < atn.getNumberOfDecisions(); ++D) {
+      antlr4::atn::DecisionState *S = atn.getDecisionState(D);
+      if (S->ruleIndex == MlsParser::RuleAddExpr &&
+          S->getStateType() == antlr4::atn::ATNState::STAR_LOOP_ENTRY)
+        SumLoop = D;
+    }
+    assert(SumLoop != NoDecision && "addExpr has no `(addOp mulExpr)*` loop");
+  }
+
+  size_t adaptivePredict(antlr4::TokenStream *Input, size_t Decision,
+                         antlr4::ParserRuleContext *Outer) override {
+    if (Decision == SumLoop) {
+      size_t Next = Input->LA(1);
+      if (Next == MlsParser::PLUS || Next == MlsParser::MINUS)
+        return 1; // the loop body, `addOp mulExpr`
+    }
+    return ParserATNSimulator::adaptivePredict(Input, Decision, Outer);
+  }
+
+private:
+  static constexpr size_t NoDecision = static_cast<size_t>(-1);
+  size_t SumLoop = NoDecision;
+};
+
+/// The generated parser with GreedySumPrediction in place of its default
+/// simulator (both share the generated parser's DFA cache).
+class MlsGreedyParser : public MlsParser {
+public:
+  explicit MlsGreedyParser(antlr4::TokenStream *Tokens) : MlsParser(Tokens) {
+    auto *Default =
+        static_cast<antlr4::atn::ParserATNSimulator *>(_interpreter);
+    _interpreter = new GreedySumPrediction(this, *Default);
+    delete Default; // MlsParser's destructor deletes _interpreter
+  }
+};
 
 /// Turns ANTLR's syntax errors into our diagnostics, with the expected set
 /// when it is short enough to read.
@@ -774,7 +825,7 @@ std::unique_ptr<ast::Module> parseModule(unsigned BufferId,
   Lexed L = lex(Src.buffer());
   if (!checkTokens(L, Src, Diags, Limits))
     return M;
-  MlsParser Parser(L.Tokens.get());
+  MlsGreedyParser Parser(L.Tokens.get());
   // SLL prediction: the grammar needs no full-context lookahead, and in SLL
   // an ambiguity resolves to the lowest alternative, which keeps operator
   // loops greedy. Full LL would rescan a long `a + b + ...` chain inside a
