@@ -379,8 +379,10 @@ private:
       Accel = &System;
       Devices = B.constant(1, "a bare accelerator is one device");
       Nodes = B.constant(0, "a bare accelerator has no node around it");
-      Overhead = B.constant(0, "no node");
-      G.Nodes[*Overhead].Dim = Watt;
+      LeafOrigin NoNode;
+      NoNode.Spelling = "0 W";
+      NoNode.Notes.push_back("no node around a bare accelerator");
+      Overhead = B.leaf(0, Watt, std::move(NoNode));
     } else if (System.Kind == "node") {
       Accel = entity(System, "accelerator");
       Devices = required(System, "count", "accelerators per node");
