@@ -464,8 +464,12 @@ private:
     uint32_t Weights =
         B.apply(walls::WeightBytesF, {Params, Bytes, TP, PP},
                 "weights_per_device");
+    // The KV cache may be stored in its own precision (fp8 KV, bf16 weights).
+    uint32_t KVBytes = Bytes;
+    if (const ir::Entity *KVPrecision = entity(W, "kv_precision"))
+      KVBytes = required(*KVPrecision, "bytes", "bytes per KV-cache element");
     uint32_t KV = B.apply(walls::KVBytesPerTokenF,
-                          {Layers, *KVHeads, *HeadDim, Bytes},
+                          {Layers, *KVHeads, *HeadDim, KVBytes},
                           "kv_bytes_per_token");
     uint32_t Sequence = B.op(Op::Add, {Prompt, Output}, Tok);
     B.name(Sequence, "sequence_length");
@@ -509,13 +513,21 @@ private:
 
     // Wall 4: one request's service. Its prefill runs alone; each later
     // token takes a decode step of the full batch.
+    // With a prefix cache only the missed part of the prompt is prefilled.
     uint32_t OneSequence = B.constant(1, "one sequence");
+    uint32_t Computed = Prompt;
+    if (std::optional<uint32_t> Hit = field(W, "prefix_hit_rate")) {
+      checkFraction(W, "prefix_hit_rate");
+      Computed = B.apply(walls::PrefillTokensComputedF, {Prompt, *Hit},
+                         "request.prefill_tokens");
+    }
     uint32_t RequestPrefill = phase(
         "request.prefill", "request.prefill_time", Machine,
         B.apply(walls::PrefillFlopsF,
-                {ComputeParams, Layers, AttnDim, OneSequence, Prompt, TP},
+                {ComputeParams, Layers, AttnDim, OneSequence, Computed, TP},
                 "request.prefill.flops"),
-        B.apply(walls::PrefillBytesF, {Weights, KV, OneSequence, Prompt, TP},
+        B.apply(walls::PrefillBytesF,
+                {Weights, KV, OneSequence, Computed, TP},
                 "request.prefill.bytes"));
     for (const char *Alias : {"tpot.p50", "tpot.p99", "itl.p50", "itl.p99"})
       B.name(Step, Alias);
@@ -569,6 +581,21 @@ private:
         {&walls::LatencyP999F, "latency.p999"}};
     for (const auto &[F, Name] : Latency)
       B.apply(*F, {*Arrival, Service, Servers, CV}, Name);
+  }
+
+  /// A fraction must lie in [0, 1]; the check uses the folded value, so a
+  /// later change of the leaf (a sweep) is the caller's to bound.
+  void checkFraction(const ir::Entity &E, llvm::StringRef Path) {
+    const ir::Field *F = E.field(Path);
+    if (!F || !F->Folded)
+      return;
+    double V = F->Folded->Number;
+    if (V >= 0 && V <= 1)
+      return;
+    C.Diags.report(DiagKind::DomainError, F->Value->Range,
+                   fmt::format("`{}` is a fraction between 0 and 1, got {}",
+                               Path.str(), V));
+    Failed = true;
   }
 
   /// The machine side of the roofline.
