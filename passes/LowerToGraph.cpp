@@ -458,6 +458,7 @@ private:
       return;
     B.name(TP, "tp");
     B.name(PP, "pp");
+    B.name(Batch, "batch");
     B.name(Capacity, "device_memory");
 
     // Wall 2: capacity.
@@ -508,6 +509,10 @@ private:
                 "decode.bytes"));
     B.apply(walls::MemoryTimeF, {Weights, BW, EtaMem},
             "decode.weight_read_time");
+    B.apply(walls::DecodeCrossoverBatchF,
+            {ComputeParams, Layers, AttnDim, Context, TP, Weights, KV, Peak,
+             Eta, BW, EtaMem},
+            "decode.crossover_batch");
     B.apply(walls::RidgePointF, {Peak, BW}, "ridge_point");
     B.apply(walls::DecodeThroughputF, {Batch, Step}, "throughput");
 

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <set>
 
 namespace mlsc {
@@ -197,11 +198,22 @@ void printScorecard(const Evaluator &E, llvm::SourceMgr &SM,
         }
       }
       Bound D = bound(V, "decode");
+      std::string Crossover;
+      if (!D.Compute && V.has("decode.crossover_batch")) {
+        double BStar = V["decode.crossover_batch"];
+        double Batch = V["batch"];
+        Crossover =
+            std::isfinite(BStar)
+                ? fmt::format("; compute would bind at {}x the batch "
+                              "(batch {})",
+                              formatNumber(BStar / Batch), formatNumber(BStar))
+                : "; compute never binds: KV reads grow faster than FLOPs";
+      }
       row(OS, "binding wall",
-          fmt::format("{} (decode step), {}x ahead of {}",
+          fmt::format("{} (decode step), {}x ahead of {}{}",
                       D.Compute ? "wall 1: compute" : "wall 2: memory",
                       formatNumber(D.Margin),
-                      D.Compute ? "memory" : "compute"));
+                      D.Compute ? "memory" : "compute", Crossover));
     }
     if (Feasible && V.has("power")) {
       OS << "\nMacro        (energy at nameplate power; cost and carbon come "
@@ -275,6 +287,10 @@ json scorecardJSON(const Evaluator &E, llvm::SourceMgr &SM) {
     W["number"] = D.Compute ? 1 : 2;
     W["phase"] = "decode";
     W["margin"] = D.Margin;
+    if (!D.Compute && V.has("decode.crossover_batch")) {
+      double BStar = V["decode.crossover_batch"];
+      W["crossover_batch"] = std::isfinite(BStar) ? json(BStar) : json(nullptr);
+    }
     P["binding_wall"] = W;
   } else {
     P["status"] = "NOT_EVALUATED";

@@ -11,6 +11,7 @@
 #include "passes/walls/Formula.h"
 
 #include <algorithm>
+#include <limits>
 
 namespace mlsc::walls {
 
@@ -56,6 +57,26 @@ Intensity ridgePoint(FlopRate Peak, Bandwidth BW) { return Peak / BW; }
 TokenRate decodeThroughput(Number Batch, Time Step) {
   return Batch * OneToken / Step;
 }
+
+Number decodeCrossoverBatch(Number Params, Number Layers, Number AttnDim,
+                            Tokens Context, Number TP, Bytes Weights,
+                            BytesPerToken KV, FlopRate Peak, Number Efficiency,
+                            Bandwidth BW, Number MemoryEfficiency) {
+  Flops PerSequence = decodeStepFlops(Params, Layers, AttnDim,
+                                      in<Number>(1), Context, TP);
+  Bytes KVPerSequence = Context * KV / TP;
+  Bytes Denominator = PerSequence * (BW * MemoryEfficiency) /
+                          (Peak * Efficiency) -
+                      KVPerSequence;
+  if (Denominator.value() <= 0)
+    return in<Number>(std::numeric_limits<double>::infinity());
+  return Weights / Denominator;
+}
+
+const Formula DecodeCrossoverBatchF = makeFormula<&decodeCrossoverBatch>(
+    "decode_crossover_batch", Wall::Compute,
+    "B* = W / (f * BW*eta_mem / (peak*eta) - m)",
+    "the roofline (Williams et al., CACM 2009) solved for the batch");
 
 const Formula DecodeStepFlopsF = makeFormula<&decodeStepFlops>(
     "decode_step_flops", Wall::Compute,

@@ -34,6 +34,20 @@ q::Intensity ridgePoint(q::FlopRate Peak, q::Bandwidth BW);
 /// Decode throughput of one replica: B tokens per step.
 q::TokenRate decodeThroughput(q::Number Batch, q::Time Step);
 
+/// The batch at which a memory-bound decode step turns compute-bound: with
+/// per-sequence FLOPs f = (2N + 2*L*ctx*d_attn)/tp and KV bytes
+/// m = ctx*kv/tp, B* = W / (f * BW*eta_mem / (peak*eta) - m); +infinity when
+/// the KV reads grow faster than the FLOPs (compute never binds). Solves the
+/// roofline of Williams et al. 2009 for B.
+q::Number decodeCrossoverBatch(q::Number Params, q::Number Layers,
+                               q::Number AttnDim, q::Tokens Context,
+                               q::Number TP, q::Bytes Weights,
+                               q::BytesPerToken KV, q::FlopRate Peak,
+                               q::Number Efficiency, q::Bandwidth BW,
+                               q::Number MemoryEfficiency);
+
+extern const Formula DecodeCrossoverBatchF;
+
 extern const Formula DecodeStepFlopsF, PrefillFlopsF, ComputeTimeF,
     RooflineTimeF, IntensityF, RidgePointF, DecodeThroughputF;
 

@@ -11,6 +11,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 using namespace mlsc;
 using namespace mlsc::q;
 using namespace mlsc::walls;
@@ -121,6 +123,29 @@ TEST(Energy, NameplatePowerAndEnergyPerToken) {
   EXPECT_NEAR(energyPerToken(P, in<TokenRate>(5229)).value(), 1.4917, 1e-4);
   EXPECT_EQ(EnergyPerTokenF.Result.str(), "J/tok");
   EXPECT_EQ(SystemPowerF.W, Wall::Sustainability);
+}
+
+} // namespace
+
+namespace {
+
+TEST(ComputeWall, DecodeCrossoverBatchByHand) {
+  // f = (2 x 1e9 + 2 x 1 x 10 x 4) / 1 = 2,000,000,080 FLOP per sequence;
+  // m = 10 tok x 100 B/tok = 1,000 B. With peak 1e15 and BW 1e12 the FLOPs
+  // cost f/1000 bytes-equivalent: B* = 2e9 / (2,000,000.08 - 1,000) = 1000.5.
+  using namespace mlsc::q;
+  Number One = in<Number>(1);
+  Number B = decodeCrossoverBatch(in<Number>(1e9), One, in<Number>(4),
+                                  in<Tokens>(10), One, in<Bytes>(2e9),
+                                  in<BytesPerToken>(100), in<FlopRate>(1e15),
+                                  One, in<Bandwidth>(1e12), One);
+  EXPECT_NEAR(B.value(), 2e9 / (2000000.08 - 1000), 1e-9);
+  // KV reads that outgrow the FLOPs: compute never binds.
+  Number Never = decodeCrossoverBatch(
+      in<Number>(1), One, One, in<Tokens>(10), One, in<Bytes>(1),
+      in<BytesPerToken>(1e6), in<FlopRate>(1e15), One, in<Bandwidth>(1e12),
+      One);
+  EXPECT_TRUE(std::isinf(Never.value()));
 }
 
 } // namespace
