@@ -215,7 +215,9 @@ private:
       O.Source = F->Source;
       O.Notes = F->Notes;
       O.Spelling = F->Value->Spelling;
-      O.Calibrated = F->Path == "efficiency";
+      O.Calibrated =
+          F->Path == "efficiency" || F->Path == "memory_efficiency" ||
+          F->Path == "service_cv";
       Id = B.leaf(F->Value->Number, F->Value->Ty.Dim, std::move(O));
     } else {
       std::string Ignored;
@@ -447,13 +449,9 @@ private:
         "default: the ideal roofline (eta = 1) until the software-efficiency "
         "wall (3) supplies kernel-class efficiencies",
         /*Calibrated=*/true);
-    LeafOrigin EtaMemOrigin;
-    EtaMemOrigin.Field = "memory_efficiency";
-    EtaMemOrigin.Spelling = "1";
-    EtaMemOrigin.Notes.push_back("default: the full HBM bandwidth");
-    EtaMemOrigin.Assumed = true;
-    EtaMemOrigin.Calibrated = true;
-    uint32_t EtaMem = B.leaf(1, One, EtaMemOrigin, "memory_efficiency");
+    uint32_t EtaMem = orDefault(W, "memory_efficiency", 1, One,
+                                "default: the full HBM bandwidth",
+                                /*Calibrated=*/true);
     if (Failed)
       return;
     B.name(TP, "tp");
