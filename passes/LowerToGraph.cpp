@@ -13,6 +13,7 @@
 
 #include "passes/Pipeline.h"
 #include "ir/Units.h"
+#include "passes/walls/CommunicationWall.h"
 #include "passes/walls/ComputeWall.h"
 #include "passes/walls/EnergyWall.h"
 #include "passes/walls/MemoryWall.h"
@@ -376,6 +377,7 @@ private:
     // The system: an accelerator, a node of them, or a cluster of nodes.
     const ir::Entity *Accel = nullptr;
     std::optional<uint32_t> Devices, Nodes, Overhead;
+    const ir::Entity *NodeEntity = nullptr; // owns the intra-node fabric
     const Dimension Watt = unit("W");
     if (System.Kind == "accelerator") {
       Accel = &System;
@@ -386,6 +388,7 @@ private:
       NoNode.Notes.push_back("no node around a bare accelerator");
       Overhead = B.leaf(0, Watt, std::move(NoNode));
     } else if (System.Kind == "node") {
+      NodeEntity = &System;
       Accel = entity(System, "accelerator");
       Devices = required(System, "count", "accelerators per node");
       Nodes = B.constant(1, "one node");
@@ -393,6 +396,7 @@ private:
                            "default: no power beyond the accelerators");
     } else if (System.Kind == "cluster") {
       const ir::Entity *Node = entity(System, "node");
+      NodeEntity = Node;
       if (Node) {
         Accel = entity(*Node, "accelerator");
         Nodes = required(System, "nodes", "node count");
@@ -452,6 +456,23 @@ private:
     uint32_t EtaMem = orDefault(W, "memory_efficiency", 1, One,
                                 "default: the full HBM bandwidth",
                                 /*Calibrated=*/true);
+    // Wall 14: tensor-parallel all-reduces over the node's intra fabric.
+    Roofline Machine{Peak, Eta, BW, EtaMem, std::nullopt, std::nullopt, 0,
+                     Layers, 0, Bytes, TP};
+    const ir::Entity *Fabric =
+        NodeEntity ? entity(*NodeEntity, "intra") : nullptr;
+    if (Fabric) {
+      Machine.FabricBW = required(*Fabric, "bandwidth", "the TP fabric");
+      Machine.FabricLatency = required(*Fabric, "latency", "the TP fabric");
+    } else if (NodeEntity && foldedNumber(W, "parallel.tp") > 1) {
+      missing(*NodeEntity, "intra",
+              "a fabric for the tensor-parallel all-reduces (wall 14)");
+    }
+    Machine.EtaComm =
+        orDefault(W, "comm_efficiency", 1, One,
+                  "default: the fabric's full bandwidth", /*Calibrated=*/true);
+    std::optional<uint32_t> Hidden = field(*Model, "hidden");
+    Machine.Hidden = Hidden ? *Hidden : AttnDim;
     if (Failed)
       return;
     B.name(TP, "tp");
@@ -486,8 +507,11 @@ private:
     // Walls 1 and 2 for each phase; decode at the mean context of the
     // generated sequence.
     uint32_t ComputeParams = Active ? *Active : Params;
-    Roofline Machine{Peak, Eta, BW, EtaMem};
-    phase("prefill", "prefill_time", Machine,
+    LeafOrigin PerStep;
+    PerStep.Spelling = "1 tok";
+    PerStep.Notes.push_back("one new token per sequence per decode step");
+    uint32_t OneToken = B.leaf(1, Tok, std::move(PerStep));
+    phase("prefill", "prefill_time", Machine, Batch, Prompt,
           B.apply(walls::PrefillFlopsF,
                   {ComputeParams, Layers, AttnDim, Batch, Prompt, TP},
                   "prefill.flops"),
@@ -499,7 +523,7 @@ private:
     uint32_t Context = B.op(Op::Add, {Prompt, HalfOutput}, Tok);
     B.name(Context, "decode.context");
     uint32_t Step = phase(
-        "decode", "decode_step_time", Machine,
+        "decode", "decode_step_time", Machine, Batch, OneToken,
         B.apply(walls::DecodeStepFlopsF,
                 {ComputeParams, Layers, AttnDim, Batch, Context, TP},
                 "decode.flops"),
@@ -525,7 +549,8 @@ private:
                          "request.prefill_tokens");
     }
     uint32_t RequestPrefill = phase(
-        "request.prefill", "request.prefill_time", Machine,
+        "request.prefill", "request.prefill_time", Machine, OneSequence,
+        Computed,
         B.apply(walls::PrefillFlopsF,
                 {ComputeParams, Layers, AttnDim, OneSequence, Computed, TP},
                 "request.prefill.flops"),
@@ -601,21 +626,54 @@ private:
     Failed = true;
   }
 
-  /// The machine side of the roofline.
+  /// The machine a phase runs on: the roofline, and the fabric of its
+  /// tensor-parallel all-reduces (none for a bare accelerator).
   struct Roofline {
     uint32_t Peak, Eta, BW, EtaMem;
+    std::optional<uint32_t> FabricBW, FabricLatency;
+    uint32_t EtaComm, Layers, Hidden, ActivationBytes, TP;
   };
 
-  /// A phase on the roofline: `<Phase>.compute_time`, `.memory_time`,
-  /// `.intensity`, and the binding time named \p TimeName.
+  /// A phase: `<Phase>.compute_time`, `.memory_time`, `.intensity`,
+  /// `.roofline_time`, `.comm_time` (two all-reduces of the hidden state of
+  /// \p Sequences x \p Tokens per layer), and the step time \p TimeName.
   uint32_t phase(const std::string &Phase, const std::string &TimeName,
-                 const Roofline &M, uint32_t Flops, uint32_t Bytes) {
+                 const Roofline &M, uint32_t Sequences, uint32_t Tokens,
+                 uint32_t Flops, uint32_t Bytes) {
     uint32_t Compute = B.apply(walls::ComputeTimeF, {Flops, M.Peak, M.Eta},
                                Phase + ".compute_time");
     uint32_t Memory = B.apply(walls::MemoryTimeF, {Bytes, M.BW, M.EtaMem},
                               Phase + ".memory_time");
     B.apply(walls::IntensityF, {Flops, Bytes}, Phase + ".intensity");
-    return B.apply(walls::RooflineTimeF, {Compute, Memory}, TimeName);
+    uint32_t Roof = B.apply(walls::RooflineTimeF, {Compute, Memory},
+                            Phase + ".roofline_time");
+    const Dimension Second = unit("s");
+    uint32_t Comm;
+    if (M.FabricBW) {
+      uint32_t Message = B.apply(
+          walls::TensorParallelMessageF,
+          {Sequences, Tokens, M.Hidden, M.ActivationBytes},
+          Phase + ".tp_message");
+      uint32_t Layer = B.apply(
+          walls::TensorParallelLayerTimeF,
+          {Message, M.TP, *M.FabricBW, M.EtaComm, *M.FabricLatency},
+          Phase + ".tp_layer_time");
+      Comm = B.op(Op::Mul, {M.Layers, Layer}, Second);
+    } else {
+      LeafOrigin None;
+      None.Spelling = "0 s";
+      None.Notes.push_back("no intra-node fabric: no tensor-parallel "
+                           "communication is modelled");
+      Comm = B.leaf(0, Second, std::move(None));
+    }
+    B.name(Comm, Phase + ".comm_time");
+    return B.apply(walls::StepTimeF, {Roof, Comm}, TimeName);
+  }
+
+  /// A field's folded number, or 1 when it is not a constant.
+  double foldedNumber(const ir::Entity &E, llvm::StringRef Path) {
+    const ir::Field *F = E.field(Path);
+    return F && F->Folded ? F->Folded->Number : 1;
   }
 
   void finishMetrics() {

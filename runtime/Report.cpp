@@ -74,26 +74,49 @@ struct View {
   }
 };
 
-/// Which side of the roofline binds a phase, and by how much.
+/// Which wall binds a phase, and by how much: the largest of its compute,
+/// memory and tensor-parallel communication times.
 struct Bound {
-  bool Compute;
-  double Margin; ///< binding time / the other time
+  bool Compute;       ///< compute (wall 1) rather than memory (wall 2)
+  bool Communication; ///< communication (wall 14) beats both
+  double Margin;      ///< binding time / the runner-up
+  const char *Wall;
+  const char *RunnerUp;
 };
 
 Bound bound(const View &V, const std::string &Phase) {
   double C = V[Phase + ".compute_time"], M = V[Phase + ".memory_time"];
-  bool IsCompute = C >= M;
-  double Lo = IsCompute ? M : C;
-  return {IsCompute, Lo > 0 ? (IsCompute ? C : M) / Lo : 0};
+  double X = V.has(Phase + ".comm_time") ? V[Phase + ".comm_time"] : 0;
+  struct Entry {
+    double T;
+    const char *Name, *Short;
+  } E[] = {{C, "wall 1: compute", "compute"},
+           {M, "wall 2: memory", "memory"},
+           {X, "wall 14: communication", "communication"}};
+  std::stable_sort(std::begin(E), std::end(E),
+                   [](const Entry &A, const Entry &B) { return A.T > B.T; });
+  Bound R;
+  R.Compute = C >= M;
+  R.Communication = X > C && X > M;
+  R.Margin = E[1].T > 0 ? E[0].T / E[1].T : 0;
+  R.Wall = E[0].Name;
+  R.RunnerUp = E[1].Short;
+  return R;
 }
 
 std::string boundText(const View &V, const std::string &Phase) {
-  Bound B = bound(V, Phase);
-  return fmt::format(
-      "{}-bound: intensity {} {} the ridge {}; {} time is {}x {}",
-      B.Compute ? "compute" : "memory", V.show(Phase + ".intensity"),
-      B.Compute ? "above" : "below", V.show("ridge_point"),
-      B.Compute ? "memory" : "compute", formatNumber(B.Margin), "smaller");
+  double C = V[Phase + ".compute_time"], M = V[Phase + ".memory_time"];
+  bool IsCompute = C >= M;
+  double Lo = std::min(C, M);
+  std::string S = fmt::format(
+      "{}-bound: intensity {} {} the ridge {}; {} time is {}x smaller",
+      IsCompute ? "compute" : "memory", V.show(Phase + ".intensity"),
+      IsCompute ? "above" : "below", V.show("ridge_point"),
+      IsCompute ? "memory" : "compute",
+      formatNumber(Lo > 0 ? std::max(C, M) / Lo : 0));
+  if (V.has(Phase + ".comm_time") && V[Phase + ".comm_time"] > 0)
+    S += "; TP all-reduces add " + V.show(Phase + ".comm_time");
+  return S;
 }
 
 /// The comparison's operands, for `(6.211 ms vs 40.00 ms)`.
@@ -199,7 +222,8 @@ void printScorecard(const Evaluator &E, llvm::SourceMgr &SM,
       }
       Bound D = bound(V, "decode");
       std::string Crossover;
-      if (!D.Compute && V.has("decode.crossover_batch")) {
+      if (!D.Compute && !D.Communication &&
+          V.has("decode.crossover_batch")) {
         double BStar = V["decode.crossover_batch"];
         double Batch = V["batch"];
         Crossover =
@@ -210,10 +234,8 @@ void printScorecard(const Evaluator &E, llvm::SourceMgr &SM,
                 : "; compute never binds: KV reads grow faster than FLOPs";
       }
       row(OS, "binding wall",
-          fmt::format("{} (decode step), {}x ahead of {}{}",
-                      D.Compute ? "wall 1: compute" : "wall 2: memory",
-                      formatNumber(D.Margin),
-                      D.Compute ? "memory" : "compute", Crossover));
+          fmt::format("{} (decode step), {}x ahead of {}{}", D.Wall,
+                      formatNumber(D.Margin), D.RunnerUp, Crossover));
     }
     if (Feasible && V.has("power")) {
       OS << "\nMacro        (energy at nameplate power; cost and carbon come "
@@ -283,11 +305,13 @@ json scorecardJSON(const Evaluator &E, llvm::SourceMgr &SM) {
     P["metrics"] = Metrics;
     Bound D = bound(V, "decode");
     json W;
-    W["wall"] = D.Compute ? "compute" : "memory";
-    W["number"] = D.Compute ? 1 : 2;
+    W["wall"] = D.Communication ? "communication"
+                : D.Compute     ? "compute"
+                                : "memory";
+    W["number"] = D.Communication ? 14 : D.Compute ? 1 : 2;
     W["phase"] = "decode";
     W["margin"] = D.Margin;
-    if (!D.Compute && V.has("decode.crossover_batch")) {
+    if (!D.Compute && !D.Communication && V.has("decode.crossover_batch")) {
       double BStar = V["decode.crossover_batch"];
       W["crossover_batch"] = std::isfinite(BStar) ? json(BStar) : json(nullptr);
     }

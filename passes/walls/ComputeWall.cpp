@@ -50,6 +50,10 @@ Time rooflineTime(Time Compute, Time Memory) {
   return std::max(Compute, Memory);
 }
 
+Time stepTime(Time Roofline, Time Communication) {
+  return Roofline + Communication;
+}
+
 Intensity arithmeticIntensity(Flops Work, Bytes Moved) { return Work / Moved; }
 
 Intensity ridgePoint(FlopRate Peak, Bandwidth BW) { return Peak / BW; }
@@ -77,6 +81,11 @@ const Formula DecodeCrossoverBatchF = makeFormula<&decodeCrossoverBatch>(
     "decode_crossover_batch", Wall::Compute,
     "B* = W / (f * BW*eta_mem / (peak*eta) - m)",
     "the roofline (Williams et al., CACM 2009) solved for the batch");
+
+const Formula StepTimeF = makeFormula<&stepTime>(
+    "step_time", Wall::Compute, "T = max(T_compute, T_memory) + T_comm",
+    "roofline plus tensor-parallel communication, not overlapped "
+    "(Megatron-LM inference)");
 
 const Formula DecodeStepFlopsF = makeFormula<&decodeStepFlops>(
     "decode_step_flops", Wall::Compute,

@@ -25,6 +25,10 @@ q::Time computeTime(q::Flops Work, q::FlopRate Peak, q::Number Efficiency);
 /// Roofline: T = max(T_compute, T_memory). Williams et al. 2009.
 q::Time rooflineTime(q::Time Compute, q::Time Memory);
 
+/// A step's time when its tensor-parallel communication is not overlapped
+/// with compute: T = max(T_compute, T_memory) + T_comm.
+q::Time stepTime(q::Time Roofline, q::Time Communication);
+
 /// Arithmetic intensity I = FLOPs / bytes moved.
 q::Intensity arithmeticIntensity(q::Flops Work, q::Bytes Moved);
 
@@ -46,7 +50,7 @@ q::Number decodeCrossoverBatch(q::Number Params, q::Number Layers,
                                q::Number Efficiency, q::Bandwidth BW,
                                q::Number MemoryEfficiency);
 
-extern const Formula DecodeCrossoverBatchF;
+extern const Formula DecodeCrossoverBatchF, StepTimeF;
 
 extern const Formula DecodeStepFlopsF, PrefillFlopsF, ComputeTimeF,
     RooflineTimeF, IntensityF, RidgePointF, DecodeThroughputF;
