@@ -13,6 +13,7 @@
 
 #include "passes/Pipeline.h"
 #include "ir/Units.h"
+#include "passes/walls/BatchingWall.h"
 #include "passes/walls/CommunicationWall.h"
 #include "passes/walls/ComputeWall.h"
 #include "passes/walls/EnergyWall.h"
@@ -501,7 +502,34 @@ private:
     uint32_t TPFits = B.op(Op::Le, {B.op(Op::Mul, {TP, PP}, One), *Devices},
                            One, true);
     B.name(TPFits, "parallelism_fits");
-    uint32_t Feasible = B.op(Op::And, {Fits, TPFits}, One, true);
+    // Wall 5: the batch must fit a paged KV cache in the memory the serving
+    // runtime leaves free (vLLM's defaults: 16-token blocks, 90% usable).
+    uint32_t Block = orDefault(W, "kv_block", 16, Tok,
+                               "default: vLLM's 16-token KV blocks");
+    if (W.field("memory_utilization"))
+      checkFraction(W, "memory_utilization");
+    uint32_t Usable = orDefault(
+        W, "memory_utilization", 0.9, One,
+        "default: vLLM's gpu_memory_utilization; the rest is runtime reserve",
+        /*Calibrated=*/true);
+    uint32_t Reserve = B.op(
+        Op::Mul,
+        {Capacity,
+         B.op(Op::Sub, {B.constant(1, "all of the memory"), Usable}, One)},
+        G.Nodes[Capacity].Dim);
+    B.name(Reserve, "runtime_reserve");
+    uint32_t PerSequence = B.apply(walls::PagedKVBytesPerSequenceF,
+                                   {Sequence, Block, KV, TP},
+                                   "kv_bytes_per_sequence");
+    uint32_t MaxSequences =
+        B.apply(walls::MaxConcurrentSequencesF,
+                {Capacity, Weights, Reserve, PerSequence},
+                "max_concurrent_sequences");
+    uint32_t BatchFits = B.op(Op::Le, {Batch, MaxSequences}, One, true);
+    B.name(BatchFits, "batch_fits");
+    uint32_t Feasible = B.op(
+        Op::And, {B.op(Op::And, {Fits, TPFits}, One, true), BatchFits}, One,
+        true);
     B.name(Feasible, "feasible");
 
     // Walls 1 and 2 for each phase; decode at the mean context of the

@@ -170,6 +170,13 @@ void printScorecard(const Evaluator &E, llvm::SourceMgr &SM,
                           formatQuantity(Mem - Cap,
                                          Dimension::base(BaseDim::Data)));
     row(OS, "memory per device", MemText, "[wall 2: memory capacity]");
+    if (V.has("max_concurrent_sequences"))
+      row(OS, "concurrent seqs",
+          fmt::format("up to {} per replica in a paged KV cache; batch {}{}",
+                      formatNumber(V["max_concurrent_sequences"]),
+                      formatNumber(V["batch"]),
+                      V["batch_fits"] != 0 ? "" : " does not fit"),
+          "[wall 5: batching]");
     row(OS, "parallelism",
         fmt::format("tp {} x pp {} on {} device{}", formatNumber(V["tp"]),
                     formatNumber(V["pp"]), formatNumber(V["devices"]),
@@ -285,6 +292,10 @@ json scorecardJSON(const Evaluator &E, llvm::SourceMgr &SM) {
                                       G.Nodes[G.find("device_memory")].Dim);
     F["memory_fits"] = V["memory_fits"] != 0;
     F["parallelism_fits"] = V["parallelism_fits"] != 0;
+    if (V.has("batch_fits")) {
+      F["max_concurrent_sequences"] = V["max_concurrent_sequences"];
+      F["batch_fits"] = V["batch_fits"] != 0;
+    }
     J["feasibility"] = F;
   }
   json P;
