@@ -76,6 +76,7 @@ using Money = Q<MoneyBase::dimension_type>;
 using Mass = Q<MassBase::dimension_type>;
 using Tokens = Q<TokenBase::dimension_type>;
 using Requests = Q<RequestBase::dimension_type>;
+using Samples = Q<SampleBase::dimension_type>;
 
 /// The quantity type of A / B.
 template <class A, class B>
@@ -88,6 +89,7 @@ using Intensity = Per<Flops, Bytes>;
 using BytesPerToken = Per<Bytes, Tokens>;
 using TokenRate = Per<Tokens, Time>;
 using RequestRate = Per<Requests, Time>;
+using SampleRate = Per<Samples, Time>;
 using FlopsPerToken = Per<Flops, Tokens>;
 
 /// A quantity of type Q holding \p SI (in base units).

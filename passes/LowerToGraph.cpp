@@ -412,6 +412,13 @@ private:
     if (!Accel || !Devices)
       return;
     B.name(*Devices, "devices");
+    const ir::Field *Family = Model->field("family");
+    if (Family && Family->Folded &&
+        (Family->Folded->Text == "cnn" || Family->Folded->Text == "encoder")) {
+      perSample(W, *Model, *Precision, *Accel, *Devices, *Nodes, *Overhead,
+                Family->Folded->Text == "cnn");
+      return;
+    }
 
     const Dimension One;
     const Dimension Tok = unit("tok");
@@ -639,6 +646,77 @@ private:
       B.apply(*F, {*Arrival, Service, Servers, CV}, Name);
   }
 
+  /// CNN and encoder inference: each device runs whole batches of samples
+  /// (data parallel); a batch reads the weights once and does B samples'
+  /// FLOPs. Activation traffic is not counted yet.
+  void perSample(const ir::Entity &W, const ir::Entity &Model,
+                 const ir::Entity &Precision, const ir::Entity &Accel,
+                 uint32_t Devices, uint32_t Nodes, uint32_t Overhead,
+                 bool Convolutional) {
+    const Dimension One;
+    uint32_t Params = required(Model, "params", "weight bytes (wall 2)");
+    uint32_t Bytes = required(Precision, "bytes", "bytes per parameter");
+    uint32_t Peak = required(
+        Accel, "peak." + Precision.Name,
+        fmt::format("its dense {} peak; the workload runs in {}",
+                    Precision.Name, Precision.Name));
+    uint32_t BW = required(Accel, "hbm.bandwidth", "memory bandwidth");
+    uint32_t Capacity = required(Accel, "hbm.capacity", "memory capacity");
+    uint32_t TDP = required(Accel, "tdp", "power draw (wall 18)");
+    uint32_t Batch = orDefault(W, "batch", 1, One, "default: one sample");
+    uint32_t Eta = orDefault(W, "efficiency", 1, One,
+                             "default: the ideal roofline (eta = 1)",
+                             /*Calibrated=*/true);
+    uint32_t EtaMem = orDefault(W, "memory_efficiency", 1, One,
+                                "default: the full HBM bandwidth",
+                                /*Calibrated=*/true);
+    std::optional<uint32_t> PerSample;
+    if (Convolutional) {
+      PerSample = required(Model, "flops_per_sample",
+                           "the forward FLOPs of one sample");
+    } else {
+      const char *Why = "the encoder's attention FLOPs";
+      uint32_t Layers = required(Model, "layers", Why);
+      uint32_t Heads = required(Model, "heads", Why);
+      uint32_t HeadDim = required(Model, "head_dim", Why);
+      uint32_t Seq = required(W, "seq", "tokens per encoder sample");
+      if (!Failed)
+        PerSample = B.apply(walls::EncoderFlopsPerSampleF,
+                            {Params, Layers,
+                             B.op(Op::Mul, {Heads, HeadDim}, One), Seq},
+                            "flops_per_sample");
+    }
+    if (Failed || !PerSample)
+      return;
+    B.name(Batch, "batch");
+    uint32_t Unit = B.constant(1, "one device per replica");
+    uint32_t Weights = B.apply(walls::WeightBytesF,
+                               {Params, Bytes, Unit, Unit},
+                               "weights_per_device");
+    B.name(Weights, "memory_per_device");
+    B.name(Capacity, "device_memory");
+    uint32_t Fits = B.op(Op::Le, {Weights, Capacity}, One, true);
+    B.name(Fits, "memory_fits");
+    B.name(Fits, "feasible");
+    uint32_t Flops = B.op(Op::Mul, {*PerSample, Batch},
+                          G.Nodes[*PerSample].Dim);
+    B.name(Flops, "batch.flops");
+    uint32_t Compute = B.apply(walls::ComputeTimeF, {Flops, Peak, Eta},
+                               "batch.compute_time");
+    uint32_t Memory = B.apply(walls::MemoryTimeF, {Weights, BW, EtaMem},
+                              "batch.memory_time");
+    B.apply(walls::IntensityF, {Flops, Weights}, "batch.intensity");
+    B.apply(walls::RidgePointF, {Peak, BW}, "ridge_point");
+    uint32_t Step = B.apply(walls::RooflineTimeF, {Compute, Memory},
+                            "batch_time");
+    uint32_t PerDevice = B.apply(walls::SampleThroughputF, {Batch, Step},
+                                 "sample_throughput");
+    uint32_t System = B.op(Op::Mul, {PerDevice, Devices},
+                           G.Nodes[PerDevice].Dim);
+    B.name(System, "system_sample_throughput");
+    B.apply(walls::SystemPowerF, {Devices, TDP, Nodes, Overhead}, "power");
+  }
+
   /// A fraction must lie in [0, 1]; the check uses the folded value, so a
   /// later change of the leaf (a sweep) is the caller's to bound.
   void checkFraction(const ir::Entity &E, llvm::StringRef Path) {
@@ -704,11 +782,29 @@ private:
     return F && F->Folded ? F->Folded->Number : 1;
   }
 
+  /// Metrics that no implemented wall computes for this kind of workload
+  /// are listed as unavailable; those that do not apply to it (per-sample
+  /// throughput for an LLM, token latencies for a CNN) are left out.
   void finishMetrics() {
+    static const char *const PerSampleOnly[] = {"batch_time",
+                                                "sample_throughput"};
+    static const char *const TokenOnly[] = {
+        "ttft.", "tpot.", "itl.", "latency.", "utilisation", "prefill_time",
+        "decode_step_time", "throughput", "max_concurrent_sequences",
+        "energy_per_token", "cost_per_mtok"};
+    bool PerSample = G.find("sample_throughput") >= 0;
     for (const MetricSchema &M : S.Schema->Metrics) {
+      llvm::StringRef Path(M.Path);
+      auto inList = [&](llvm::ArrayRef<const char *> List) {
+        return llvm::any_of(List, [&](const char *P) {
+          return llvm::StringRef(P).endswith(".") ? Path.startswith(P)
+                                                  : Path == P;
+        });
+      };
       if (G.find(M.Path) >= 0)
         G.Metrics.push_back(M.Path);
-      else
+      else if (!inList(PerSample ? llvm::makeArrayRef(TokenOnly)
+                                 : llvm::makeArrayRef(PerSampleOnly)))
         G.Unavailable.push_back(M.Path);
     }
   }

@@ -147,6 +147,48 @@ void row(llvm::raw_ostream &OS, llvm::StringRef Label, llvm::StringRef Value,
 
 } // namespace
 
+namespace {
+
+/// The levels of a CNN or encoder scenario: batches of samples per device.
+bool printSampleLevels(const View &V, const Evaluator &E,
+                       llvm::raw_ostream &OS) {
+  bool Feasible = V["feasible"] != 0;
+  OS << "\nFeasibility  " << (Feasible ? "PASS" : "FAIL") << "\n";
+  row(OS, "memory per device",
+      fmt::format("{} of weights {} {}", V.show("memory_per_device"),
+                  Feasible ? "in" : "exceed", V.show("device_memory")),
+      "[wall 2: memory capacity]");
+  OS << "\n";
+  if (!Feasible) {
+    OS << "Performance  not evaluated: the scenario does not fit "
+          "(feasibility failed)\n";
+    return false;
+  }
+  bool AnyFail = false, AnyUnknown = false;
+  for (const graph::Condition &C : E.graph().Conditions)
+    if (!C.IsAssert) {
+      AnyFail |= verdict(C, E) == Verdict::Fail;
+      AnyUnknown |= verdict(C, E) == Verdict::Unknown;
+    }
+  OS << "Performance  " << (AnyFail ? "FAIL" : AnyUnknown ? "WARN" : "PASS")
+     << "\n";
+  row(OS, "batch time", V.show("batch_time"), boundText(V, "batch"));
+  row(OS, "throughput", V.show("sample_throughput"),
+      "per device; " + V.show("system_sample_throughput") + " in all");
+  Bound D = bound(V, "batch");
+  row(OS, "binding wall",
+      fmt::format("{} (batch of {}), {}x ahead of {}", D.Wall,
+                  formatNumber(V["batch"]), formatNumber(D.Margin),
+                  D.RunnerUp));
+  OS << "\nMacro        (power at nameplate; cost and carbon come with walls "
+        "17-18)\n";
+  row(OS, "power", V.show("power"),
+      "devices x TDP + node overhead: an upper bound [wall 18]");
+  return true;
+}
+
+} // namespace
+
 void printScorecard(const Evaluator &E, llvm::SourceMgr &SM,
                     llvm::raw_ostream &OS) {
   View V(E);
@@ -156,6 +198,8 @@ void printScorecard(const Evaluator &E, llvm::SourceMgr &SM,
   if (G.Training) {
     OS << "  training workloads are not evaluated yet: the training walls "
           "(communication, checkpointing) come in later work\n";
+  } else if (V.has("sample_throughput")) {
+    Feasible = printSampleLevels(V, E, OS);
   } else if (V.has("feasible")) {
     Feasible = V["feasible"] != 0;
     OS << "\nFeasibility  " << (Feasible ? "PASS" : "FAIL") << "\n";
@@ -291,7 +335,8 @@ json scorecardJSON(const Evaluator &E, llvm::SourceMgr &SM) {
     F["device_memory"] = quantityJSON(V["device_memory"],
                                       G.Nodes[G.find("device_memory")].Dim);
     F["memory_fits"] = V["memory_fits"] != 0;
-    F["parallelism_fits"] = V["parallelism_fits"] != 0;
+    if (V.has("parallelism_fits"))
+      F["parallelism_fits"] = V["parallelism_fits"] != 0;
     if (V.has("batch_fits")) {
       F["max_concurrent_sequences"] = V["max_concurrent_sequences"];
       F["batch_fits"] = V["batch_fits"] != 0;
@@ -305,7 +350,8 @@ json scorecardJSON(const Evaluator &E, llvm::SourceMgr &SM) {
       const graph::Node &N = G.Nodes[G.find(M)];
       Metrics[M] = quantityJSON(V[M], N.Dim, N.IsBool);
     }
-  if (V.has("decode_step_time") && Feasible) {
+  std::string Phase = V.has("decode_step_time") ? "decode" : "batch";
+  if (V.has(Phase + ".compute_time") && Feasible) {
     bool AnyFail = false, AnyUnknown = false;
     for (const graph::Condition &C : G.Conditions)
       if (!C.IsAssert) {
@@ -314,13 +360,13 @@ json scorecardJSON(const Evaluator &E, llvm::SourceMgr &SM) {
       }
     P["status"] = AnyFail ? "FAIL" : AnyUnknown ? "WARN" : "PASS";
     P["metrics"] = Metrics;
-    Bound D = bound(V, "decode");
+    Bound D = bound(V, Phase);
     json W;
     W["wall"] = D.Communication ? "communication"
                 : D.Compute     ? "compute"
                                 : "memory";
     W["number"] = D.Communication ? 14 : D.Compute ? 1 : 2;
-    W["phase"] = "decode";
+    W["phase"] = Phase;
     W["margin"] = D.Margin;
     if (!D.Compute && !D.Communication && V.has("decode.crossover_batch")) {
       double BStar = V["decode.crossover_batch"];

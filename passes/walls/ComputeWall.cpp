@@ -42,6 +42,17 @@ Flops prefillFlops(Number Params, Number Layers, Number AttnDim, Number Batch,
   return (Weights + Attention) / TP;
 }
 
+Flops encoderFlopsPerSample(Number Params, Number Layers, Number AttnDim,
+                            Tokens Sequence) {
+  Number S = Sequence / OneToken;
+  return TwoPerToken * Params * Sequence +
+         TwoPerToken * OneToken * Layers * S * S * AttnDim;
+}
+
+SampleRate sampleThroughput(Number Batch, Time Step) {
+  return Batch * in<Samples>(1) / Step;
+}
+
 Time computeTime(Flops Work, FlopRate Peak, Number Efficiency) {
   return Work / (Peak * Efficiency);
 }
@@ -81,6 +92,13 @@ const Formula DecodeCrossoverBatchF = makeFormula<&decodeCrossoverBatch>(
     "decode_crossover_batch", Wall::Compute,
     "B* = W / (f * BW*eta_mem / (peak*eta) - m)",
     "the roofline (Williams et al., CACM 2009) solved for the batch");
+
+const Formula EncoderFlopsPerSampleF = makeFormula<&encoderFlopsPerSample>(
+    "encoder_flops_per_sample", Wall::Compute, "F = 2*N*S + 2*L*S^2*d_attn",
+    "Kaplan et al. 2020, Table 1 (every token attends to all S)");
+const Formula SampleThroughputF = makeFormula<&sampleThroughput>(
+    "sample_throughput", Wall::Compute, "X = B samples / T_step",
+    "definition");
 
 const Formula StepTimeF = makeFormula<&stepTime>(
     "step_time", Wall::Compute, "T = max(T_compute, T_memory) + T_comm",

@@ -19,6 +19,15 @@ q::Flops decodeStepFlops(q::Number Params, q::Number Layers, q::Number AttnDim,
 q::Flops prefillFlops(q::Number Params, q::Number Layers, q::Number AttnDim,
                       q::Number Batch, q::Tokens Prompt, q::Number TP);
 
+/// Forward FLOPs of one encoder sample of S tokens (bidirectional
+/// attention over the whole sequence): F = 2*N*S + 2*L*S^2*d_attn. Kaplan
+/// et al. 2020, Table 1, with n_ctx = S for every token.
+q::Flops encoderFlopsPerSample(q::Number Params, q::Number Layers,
+                               q::Number AttnDim, q::Tokens Sequence);
+
+/// Samples per second of a batch step: X = B samples / T_step.
+q::SampleRate sampleThroughput(q::Number Batch, q::Time Step);
+
 /// Roofline compute time: T = OPs / (peak * eta). Williams et al. 2009.
 q::Time computeTime(q::Flops Work, q::FlopRate Peak, q::Number Efficiency);
 
@@ -50,7 +59,8 @@ q::Number decodeCrossoverBatch(q::Number Params, q::Number Layers,
                                q::Number Efficiency, q::Bandwidth BW,
                                q::Number MemoryEfficiency);
 
-extern const Formula DecodeCrossoverBatchF, StepTimeF;
+extern const Formula DecodeCrossoverBatchF, StepTimeF, EncoderFlopsPerSampleF,
+    SampleThroughputF;
 
 extern const Formula DecodeStepFlopsF, PrefillFlopsF, ComputeTimeF,
     RooflineTimeF, IntensityF, RidgePointF, DecodeThroughputF;
