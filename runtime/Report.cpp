@@ -65,11 +65,18 @@ struct View {
   explicit View(const Evaluator &E) : E(E), G(E.graph()) {}
 
   bool has(llvm::StringRef Name) const { return G.find(Name) >= 0; }
+  /// The value of a named node; NaN when the graph has no such node, so a
+  /// report that asks for a value its workload lacks prints `nan`, never
+  /// reads out of bounds.
   double operator[](llvm::StringRef Name) const {
-    return E.value(static_cast<uint32_t>(G.find(Name)));
+    int Id = G.find(Name);
+    return Id < 0 ? std::nan("") : E.value(static_cast<uint32_t>(Id));
   }
   std::string show(llvm::StringRef Name) const {
-    const graph::Node &N = G.Nodes[G.find(Name)];
+    int Id = G.find(Name);
+    if (Id < 0)
+      return "n/a";
+    const graph::Node &N = G.Nodes[Id];
     return formatQuantity((*this)[Name], N.Dim, N.IsBool);
   }
 };
