@@ -519,11 +519,11 @@ private:
         W, "memory_utilization", 0.9, One,
         "default: vLLM's gpu_memory_utilization; the rest is runtime reserve",
         /*Calibrated=*/true);
-    uint32_t Reserve = B.op(
-        Op::Mul,
-        {Capacity,
-         B.op(Op::Sub, {B.constant(1, "all of the memory"), Usable}, One)},
-        G.Nodes[Capacity].Dim);
+    // (The dimension is read before B.op can grow G.Nodes.)
+    const Dimension Data = G.Nodes[Capacity].Dim;
+    uint32_t Unused =
+        B.op(Op::Sub, {B.constant(1, "all of the memory"), Usable}, One);
+    uint32_t Reserve = B.op(Op::Mul, {Capacity, Unused}, Data);
     B.name(Reserve, "runtime_reserve");
     uint32_t PerSequence = B.apply(walls::PagedKVBytesPerSequenceF,
                                    {Sequence, Block, KV, TP},
@@ -626,10 +626,9 @@ private:
                             "default: exponential service times (M/M/c)",
                             /*Calibrated=*/true);
     B.apply(walls::UtilisationF, {*Arrival, Service, Servers}, "utilisation");
-    graph::Node &Stable = G.Nodes[B.apply(walls::QueueIsStableF,
-                                          {*Arrival, Service, Servers},
-                                          "queue_stable")];
-    Stable.IsBool = true;
+    uint32_t Stable = B.apply(walls::QueueIsStableF,
+                              {*Arrival, Service, Servers}, "queue_stable");
+    G.Nodes[Stable].IsBool = true;
     const std::pair<const Formula *, const char *> TTFT[] = {
         {&walls::TtftP50F, "ttft.p50"},
         {&walls::TtftP90F, "ttft.p90"},
