@@ -501,9 +501,28 @@ private:
                           "kv_bytes_per_token");
     uint32_t Sequence = B.op(Op::Add, {Prompt, Output}, Tok);
     B.name(Sequence, "sequence_length");
-    uint32_t Memory = B.apply(walls::MemoryPerDeviceF,
-                              {Weights, KV, Batch, Sequence, TP},
-                              "memory_per_device");
+
+    // Wall 4: a draft model for speculative decoding shares the devices,
+    // batch, precision and tensor parallelism; its weights and KV cache
+    // count against memory.
+    std::optional<DraftModel> Draft = draftModel(W, TP, PP, Bytes, KVBytes);
+    uint32_t Memory;
+    if (Draft) {
+      uint32_t TargetMemory = B.apply(walls::MemoryPerDeviceF,
+                                      {Weights, KV, Batch, Sequence, TP},
+                                      "target.memory_per_device");
+      uint32_t DraftMemory =
+          B.apply(walls::MemoryPerDeviceF,
+                  {Draft->Weights, Draft->KV, Batch, Sequence, TP},
+                  "draft.memory_per_device");
+      Memory = B.op(Op::Add, {TargetMemory, DraftMemory},
+                    G.Nodes[TargetMemory].Dim);
+      B.name(Memory, "memory_per_device");
+    } else {
+      Memory = B.apply(walls::MemoryPerDeviceF,
+                       {Weights, KV, Batch, Sequence, TP},
+                       "memory_per_device");
+    }
     uint32_t Fits = B.op(Op::Le, {Memory, Capacity}, One, true);
     B.name(Fits, "memory_fits");
     uint32_t TPFits = B.op(Op::Le, {B.op(Op::Mul, {TP, PP}, One), *Devices},
@@ -528,9 +547,18 @@ private:
     uint32_t PerSequence = B.apply(walls::PagedKVBytesPerSequenceF,
                                    {Sequence, Block, KV, TP},
                                    "kv_bytes_per_sequence");
+    uint32_t AllWeights = Weights;
+    if (Draft) {
+      const Dimension Data = G.Nodes[Weights].Dim;
+      uint32_t DraftPerSequence = B.apply(
+          walls::PagedKVBytesPerSequenceF, {Sequence, Block, Draft->KV, TP},
+          "draft.kv_bytes_per_sequence");
+      PerSequence = B.op(Op::Add, {PerSequence, DraftPerSequence}, Data);
+      AllWeights = B.op(Op::Add, {Weights, Draft->Weights}, Data);
+    }
     uint32_t MaxSequences =
         B.apply(walls::MaxConcurrentSequencesF,
-                {Capacity, Weights, Reserve, PerSequence},
+                {Capacity, AllWeights, Reserve, PerSequence},
                 "max_concurrent_sequences");
     uint32_t BatchFits = B.op(Op::Le, {Batch, MaxSequences}, One, true);
     B.name(BatchFits, "batch_fits");
@@ -571,7 +599,33 @@ private:
              Eta, BW, EtaMem},
             "decode.crossover_batch");
     B.apply(walls::RidgePointF, {Peak, BW}, "ridge_point");
-    B.apply(walls::DecodeThroughputF, {Batch, Step}, "throughput");
+    // With speculative decoding a target step verifies k draft tokens and
+    // emits E = (1 - a^(k+1)) / (1 - a) of them on average; verifying k + 1
+    // tokens is taken to cost one decode step (true while decode is
+    // memory-bound).
+    uint32_t TPOT = Step;
+    if (Draft) {
+      Roofline DraftMachine = Machine;
+      DraftMachine.Layers = Draft->Layers;
+      DraftMachine.Hidden = Draft->Hidden;
+      uint32_t DraftStep = phase(
+          "draft.decode", "draft.decode_step_time", DraftMachine, Batch,
+          OneToken,
+          B.apply(walls::DecodeStepFlopsF,
+                  {Draft->Params, Draft->Layers, Draft->AttnDim, Batch,
+                   Context, TP},
+                  "draft.decode.flops"),
+          B.apply(walls::DecodeStepBytesF,
+                  {Draft->Weights, Draft->KV, Batch, Context, TP},
+                  "draft.decode.bytes"));
+      B.apply(walls::SpeculativeTokensPerStepF,
+              {Draft->Acceptance, Draft->Tokens},
+              "speculative.tokens_per_step");
+      TPOT = B.apply(walls::SpeculativeTimePerTokenF,
+                     {DraftStep, Step, Draft->Tokens, Draft->Acceptance},
+                     "speculative.time_per_token");
+    }
+    B.apply(walls::DecodeThroughputF, {Batch, TPOT}, "throughput");
 
     // Wall 4: one request's service. Its prefill runs alone; each later
     // token takes a decode step of the full batch.
@@ -593,9 +647,9 @@ private:
                 {Weights, KV, OneSequence, Computed, TP},
                 "request.prefill.bytes"));
     for (const char *Alias : {"tpot.p50", "tpot.p99", "itl.p50", "itl.p99"})
-      B.name(Step, Alias);
+      B.name(TPOT, Alias);
     uint32_t Service = B.apply(walls::EndToEndLatencyF,
-                               {RequestPrefill, Step, Output},
+                               {RequestPrefill, TPOT, Output},
                                "request.service_time");
     // Every replica (tp x pp devices) serves `batch` requests at once: the
     // queue has replicas x batch servers.
@@ -714,6 +768,47 @@ private:
                            G.Nodes[PerDevice].Dim);
     B.name(System, "system_sample_throughput");
     B.apply(walls::SystemPowerF, {Devices, TDP, Nodes, Overhead}, "power");
+  }
+
+  struct DraftModel {
+    uint32_t Params, Layers, AttnDim, Hidden, Weights, KV, Tokens, Acceptance;
+  };
+
+  /// The draft model of `speculative { draft = ...; tokens = k;
+  /// acceptance = a }`, or nullopt when the workload has none.
+  std::optional<DraftModel> draftModel(const ir::Entity &W, uint32_t TP,
+                                       uint32_t PP, uint32_t Bytes,
+                                       uint32_t KVBytes) {
+    const ir::Entity *M = entity(W, "speculative.draft");
+    if (!M)
+      return std::nullopt;
+    const Dimension One;
+    const char *Why = "the draft model's decode step (speculative decoding)";
+    DraftModel D;
+    D.Params = required(*M, "params", Why);
+    D.Layers = required(*M, "layers", Why);
+    uint32_t Heads = required(*M, "heads", Why);
+    std::optional<uint32_t> HeadDim = field(*M, "head_dim");
+    std::optional<uint32_t> Hidden = field(*M, "hidden");
+    if (!HeadDim) {
+      uint32_t H = Hidden ? *Hidden : required(*M, "hidden", Why);
+      HeadDim = B.op(Op::Div, {H, Heads}, One);
+    }
+    std::optional<uint32_t> KVHeads = field(*M, "kv_heads");
+    D.AttnDim = B.op(Op::Mul, {Heads, *HeadDim}, One);
+    D.Hidden = Hidden ? *Hidden : D.AttnDim;
+    D.Tokens = required(W, "speculative.tokens", "draft tokens per step (k)");
+    D.Acceptance = required(W, "speculative.acceptance",
+                            "the draft tokens' acceptance rate");
+    checkFraction(W, "speculative.acceptance");
+    if (Failed)
+      return std::nullopt;
+    D.Weights = B.apply(walls::WeightBytesF, {D.Params, Bytes, TP, PP},
+                        "draft.weights_per_device");
+    D.KV = B.apply(walls::KVBytesPerTokenF,
+                   {D.Layers, KVHeads ? *KVHeads : Heads, *HeadDim, KVBytes},
+                   "draft.kv_bytes_per_token");
+    return D;
   }
 
   /// A fraction must lie in [0, 1]; the check uses the folded value, so a

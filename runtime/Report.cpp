@@ -252,6 +252,13 @@ void printScorecard(const Evaluator &E, llvm::SourceMgr &SM,
           boundText(V, "prefill"));
       row(OS, "decode step time", V.show("decode_step_time"),
           boundText(V, "decode"));
+      if (V.has("speculative.time_per_token"))
+        row(OS, "TPOT",
+            V.show("speculative.time_per_token"),
+            fmt::format("speculative decoding: {} tokens per target step, "
+                        "draft step {}",
+                        formatNumber(V["speculative.tokens_per_step"]),
+                        V.show("draft.decode_step_time")));
       row(OS, "throughput", V.show("throughput"), "per replica");
       if (!V.has("utilisation")) {
         row(OS, "queueing", "not modelled: the workload has no `arrival` rate",
