@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "passes/GraphBuilder.h"
 #include "passes/Pipeline.h"
 #include "ir/Units.h"
 #include "passes/walls/BatchingWall.h"
@@ -35,81 +36,6 @@ namespace {
 using graph::Graph;
 using graph::LeafOrigin;
 using graph::Op;
-
-/// Appends nodes to a graph, memoising the leaves and lowered fields.
-class GraphBuilder {
-public:
-  explicit GraphBuilder(Graph &G) : G(G) {}
-
-  uint32_t leaf(double Value, Dimension D, LeafOrigin O,
-                const std::string &Name = "", bool IsBool = false) {
-    graph::Node N;
-    N.Kind = Op::Leaf;
-    N.Dim = D;
-    N.IsBool = IsBool;
-    N.Name = Name;
-    N.Origin = static_cast<uint32_t>(G.Origins.size());
-    G.Origins.push_back(std::move(O));
-    return push(std::move(N), Value, {});
-  }
-
-  uint32_t op(Op Kind, std::vector<uint32_t> In, Dimension D,
-              bool IsBool = false) {
-    graph::Node N;
-    N.Kind = Kind;
-    N.Dim = D;
-    N.IsBool = IsBool;
-    return push(std::move(N), 0, In);
-  }
-
-  uint32_t apply(const Formula &F, std::vector<uint32_t> In,
-                 const std::string &Name) {
-    if (In.size() != F.Arity)
-      llvm::report_fatal_error(llvm::Twine("formula ") + F.Name +
-                               ": wrong number of inputs");
-    for (size_t I = 0; I < In.size(); ++I)
-      if (G.Nodes[In[I]].Dim != F.Params[I])
-        llvm::report_fatal_error(
-            llvm::Twine("formula ") + F.Name + ": input " + llvm::Twine(I) +
-            " is [" + G.Nodes[In[I]].Dim.str() + "], expected [" +
-            F.Params[I].str() + "]");
-    graph::Node N;
-    N.Kind = Op::Apply;
-    N.F = &F;
-    N.Dim = F.Result;
-    uint32_t Id = push(std::move(N), 0, In);
-    name(Id, Name);
-    return Id;
-  }
-
-  void name(uint32_t Id, const std::string &Name) {
-    if (Name.empty())
-      return;
-    if (G.Nodes[Id].Name.empty())
-      G.Nodes[Id].Name = Name;
-    G.Named[Name] = Id;
-  }
-
-  uint32_t constant(double V, const char *Why) {
-    LeafOrigin O;
-    O.Spelling = fmt::format("{}", V);
-    O.Notes.push_back(Why);
-    return leaf(V, Dimension(), O);
-  }
-
-  Graph &G;
-
-private:
-  uint32_t push(graph::Node N, double Value, const std::vector<uint32_t> &In) {
-    N.FirstInput = static_cast<uint32_t>(G.Inputs.size());
-    N.NumInputs = static_cast<uint32_t>(In.size());
-    for (uint32_t I : In)
-      G.Inputs.push_back(I);
-    G.Nodes.push_back(std::move(N));
-    G.LeafValues.push_back(Value);
-    return static_cast<uint32_t>(G.Nodes.size() - 1);
-  }
-};
 
 /// Lowers one scenario.
 class ScenarioLowering {
