@@ -525,6 +525,29 @@ private:
              Eta, BW, EtaMem},
             "decode.crossover_batch");
     B.apply(walls::RidgePointF, {Peak, BW}, "ridge_point");
+
+    // Wall 5: the throughput-optimal batch under a TPOT limit. Decode
+    // throughput B / T(B) never falls as B grows, so it is the largest batch
+    // whose roofline step meets the limit (communication not counted).
+    if (std::optional<uint32_t> Limit = field(W, "tpot_limit")) {
+      const Dimension Data = G.Nodes[Weights].Dim;
+      const Dimension PeakDim = G.Nodes[Peak].Dim;
+      const Dimension BWDim = G.Nodes[BW].Dim;
+      uint32_t PerSequenceFlops =
+          B.apply(walls::DecodeStepFlopsF,
+                  {ComputeParams, Layers, AttnDim,
+                   B.constant(1, "one sequence"), Context, TP},
+                  "decode.flops_per_sequence");
+      uint32_t PerSequenceBytes = B.op(
+          Op::Div, {B.op(Op::Mul, {Context, KV}, Data), TP}, Data);
+      B.name(PerSequenceBytes, "decode.kv_bytes_per_sequence");
+      B.apply(walls::MaxBatchUnderTPOTF,
+              {*Limit, PerSequenceFlops, Weights, PerSequenceBytes,
+               B.op(Op::Mul, {Peak, Eta}, PeakDim),
+               B.op(Op::Mul, {BW, EtaMem}, BWDim), MaxSequences},
+              "max_batch_under_tpot");
+    }
+
     // With speculative decoding a target step verifies k draft tokens and
     // emits E = (1 - a^(k+1)) / (1 - a) of them on average; verifying k + 1
     // tokens is taken to cost one decode step (true while decode is

@@ -260,6 +260,12 @@ void printScorecard(const Evaluator &E, llvm::SourceMgr &SM,
                         formatNumber(V["speculative.tokens_per_step"]),
                         V.show("draft.decode_step_time")));
       row(OS, "throughput", V.show("throughput"), "per replica");
+      if (V.has("max_batch_under_tpot"))
+        row(OS, "best batch",
+            fmt::format("{} (the largest whose decode step meets the TPOT "
+                        "limit; communication not counted)",
+                        formatNumber(V["max_batch_under_tpot"])),
+            "[wall 5: batching]");
       if (!V.has("utilisation")) {
         row(OS, "queueing", "not modelled: the workload has no `arrival` rate",
             "[wall 7: tail latency]");
