@@ -19,6 +19,14 @@
 
 namespace mlsc::ast {
 
+/// The source text a range covers (`ttft.p99 < 500 ms`), or "" when the
+/// range is invalid.
+inline std::string sourceText(llvm::SMRange R) {
+  if (!R.isValid())
+    return "";
+  return std::string(R.Start.getPointer(), R.End.getPointer());
+}
+
 /// A dotted name (`H100_SXM.hbm.bandwidth`), with the range of each part.
 struct Path {
   std::vector<std::string> Parts;

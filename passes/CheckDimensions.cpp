@@ -53,9 +53,7 @@ private:
   std::map<const ir::Let *, int> LetState; ///< 1 visiting, 2 done
 
   static std::string text(llvm::SMRange R) {
-    if (!R.isValid())
-      return "";
-    std::string S(R.Start.getPointer(), R.End.getPointer());
+    std::string S = ast::sourceText(R);
     if (S.size() > 40)
       S = S.substr(0, 37) + "...";
     return S;

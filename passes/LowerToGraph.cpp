@@ -66,8 +66,7 @@ public:
                  const std::string &Message) {
     graph::Condition Cond;
     Cond.Range = R;
-    Cond.Text = std::string(E.Range.Start.getPointer(),
-                            E.Range.End.getPointer());
+    Cond.Text = ast::sourceText(E.Range);
     Cond.IsAssert = IsAssert;
     Cond.Message = Message;
     std::string Missing;

@@ -81,6 +81,20 @@ struct View {
   }
 };
 
+/// The Performance level: FAIL when an SLA condition fails or the queue in
+/// front of the replicas is unstable, WARN when a condition cannot be
+/// evaluated yet, else PASS. Text and JSON scorecards share it.
+const char *performanceStatus(const View &V) {
+  bool AnyFail = V.has("queue_stable") && V["queue_stable"] == 0;
+  bool AnyUnknown = false;
+  for (const graph::Condition &C : V.G.Conditions)
+    if (!C.IsAssert) {
+      AnyFail |= verdict(C, V.E) == Verdict::Fail;
+      AnyUnknown |= verdict(C, V.E) == Verdict::Unknown;
+    }
+  return AnyFail ? "FAIL" : AnyUnknown ? "WARN" : "PASS";
+}
+
 /// Which wall binds a phase, and by how much: the largest of its compute,
 /// memory and tensor-parallel communication times.
 struct Bound {
@@ -157,8 +171,7 @@ void row(llvm::raw_ostream &OS, llvm::StringRef Label, llvm::StringRef Value,
 namespace {
 
 /// The levels of a CNN or encoder scenario: batches of samples per device.
-bool printSampleLevels(const View &V, const Evaluator &E,
-                       llvm::raw_ostream &OS) {
+bool printSampleLevels(const View &V, llvm::raw_ostream &OS) {
   bool Feasible = V["feasible"] != 0;
   OS << "\nFeasibility  " << (Feasible ? "PASS" : "FAIL") << "\n";
   row(OS, "memory per device",
@@ -171,14 +184,7 @@ bool printSampleLevels(const View &V, const Evaluator &E,
           "(feasibility failed)\n";
     return false;
   }
-  bool AnyFail = false, AnyUnknown = false;
-  for (const graph::Condition &C : E.graph().Conditions)
-    if (!C.IsAssert) {
-      AnyFail |= verdict(C, E) == Verdict::Fail;
-      AnyUnknown |= verdict(C, E) == Verdict::Unknown;
-    }
-  OS << "Performance  " << (AnyFail ? "FAIL" : AnyUnknown ? "WARN" : "PASS")
-     << "\n";
+  OS << "Performance  " << performanceStatus(V) << "\n";
   row(OS, "batch time", V.show("batch_time"), boundText(V, "batch"));
   row(OS, "throughput", V.show("sample_throughput"),
       "per device; " + V.show("system_sample_throughput") + " in all");
@@ -206,7 +212,7 @@ void printScorecard(const Evaluator &E, llvm::SourceMgr &SM,
     OS << "  training workloads are not evaluated yet: the training walls "
           "(communication, checkpointing) come in later work\n";
   } else if (V.has("sample_throughput")) {
-    Feasible = printSampleLevels(V, E, OS);
+    Feasible = printSampleLevels(V, OS);
   } else if (V.has("feasible")) {
     Feasible = V["feasible"] != 0;
     OS << "\nFeasibility  " << (Feasible ? "PASS" : "FAIL") << "\n";
@@ -238,16 +244,8 @@ void printScorecard(const Evaluator &E, llvm::SourceMgr &SM,
       OS << "Performance  not evaluated: the scenario does not fit "
             "(feasibility failed)\n";
     } else {
-      bool AnyFail = false, AnyUnknown = false;
-      for (const graph::Condition &C : G.Conditions)
-        if (!C.IsAssert) {
-          AnyFail |= verdict(C, E) == Verdict::Fail;
-          AnyUnknown |= verdict(C, E) == Verdict::Unknown;
-        }
       bool Unstable = V.has("queue_stable") && V["queue_stable"] == 0;
-      OS << "Performance  "
-         << (AnyFail || Unstable ? "FAIL" : AnyUnknown ? "WARN" : "PASS")
-         << "\n";
+      OS << "Performance  " << performanceStatus(V) << "\n";
       row(OS, "prefill time", V.show("prefill_time"),
           boundText(V, "prefill"));
       row(OS, "decode step time", V.show("decode_step_time"),
@@ -372,13 +370,7 @@ json scorecardJSON(const Evaluator &E, llvm::SourceMgr &SM) {
     }
   std::string Phase = V.has("decode_step_time") ? "decode" : "batch";
   if (V.has(Phase + ".compute_time") && Feasible) {
-    bool AnyFail = false, AnyUnknown = false;
-    for (const graph::Condition &C : G.Conditions)
-      if (!C.IsAssert) {
-        AnyFail |= verdict(C, E) == Verdict::Fail;
-        AnyUnknown |= verdict(C, E) == Verdict::Unknown;
-      }
-    P["status"] = AnyFail ? "FAIL" : AnyUnknown ? "WARN" : "PASS";
+    P["status"] = performanceStatus(V);
     P["metrics"] = Metrics;
     Bound D = bound(V, Phase);
     json W;

@@ -307,8 +307,7 @@ int eval(const DriverOptions &O, std::unique_ptr<llvm::MemoryBuffer> Buf) {
   for (const ir::Assert &A : C->Program.Asserts) {
     if (!A.Folded)
       continue;
-    std::string Text(A.Condition->Range.Start.getPointer(),
-                     A.Condition->Range.End.getPointer());
+    std::string Text = ast::sourceText(A.Condition->Range);
     bool Holds = A.Folded->Number != 0;
     std::string Where = location(C->SM, A.Range);
     if (O.Json) {
@@ -345,8 +344,7 @@ int check(const DriverOptions &O, std::unique_ptr<llvm::MemoryBuffer> Buf) {
     bool Holds = A.Folded->Number != 0;
     (Holds ? Pass : Fail)++;
     std::string Where = location(C->SM, A.Range);
-    std::string Text(A.Condition->Range.Start.getPointer(),
-                     A.Condition->Range.End.getPointer());
+    std::string Text = ast::sourceText(A.Condition->Range);
     if (O.Json) {
       nlohmann::ordered_json J{{"scenario", nullptr},
                                {"kind", "assert"},
