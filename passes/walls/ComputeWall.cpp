@@ -49,6 +49,8 @@ Flops encoderFlopsPerSample(Number Params, Number Layers, Number AttnDim,
          TwoPerToken * OneToken * Layers * S * S * AttnDim;
 }
 
+Flops trainingFlopsPerSample(Flops Forward) { return 3.0 * Forward; }
+
 SampleRate sampleThroughput(Number Batch, Time Step) {
   return Batch * in<Samples>(1) / Step;
 }
@@ -96,6 +98,9 @@ const Formula DecodeCrossoverBatchF = makeFormula<&decodeCrossoverBatch>(
 const Formula EncoderFlopsPerSampleF = makeFormula<&encoderFlopsPerSample>(
     "encoder_flops_per_sample", Wall::Compute, "F = 2*N*S + 2*L*S^2*d_attn",
     "Kaplan et al. 2020, Table 1 (every token attends to all S)");
+const Formula TrainingFlopsPerSampleF = makeFormula<&trainingFlopsPerSample>(
+    "training_flops_per_sample", Wall::Compute, "F_train = 3 * F_forward",
+    "Kaplan et al. 2020, section 2.1 (backward = 2 x forward)");
 const Formula SampleThroughputF = makeFormula<&sampleThroughput>(
     "sample_throughput", Wall::Compute, "X = B samples / T_step",
     "definition");

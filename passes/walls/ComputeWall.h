@@ -25,6 +25,11 @@ q::Flops prefillFlops(q::Number Params, q::Number Layers, q::Number AttnDim,
 q::Flops encoderFlopsPerSample(q::Number Params, q::Number Layers,
                                q::Number AttnDim, q::Tokens Sequence);
 
+/// Training FLOPs of one sample: forward plus a backward pass of twice
+/// the forward (gradients with respect to activations and to weights):
+/// F_train = 3 * F_forward. Kaplan et al. 2020, section 2.1.
+q::Flops trainingFlopsPerSample(q::Flops Forward);
+
 /// Samples per second of a batch step: X = B samples / T_step.
 q::SampleRate sampleThroughput(q::Number Batch, q::Time Step);
 
@@ -59,7 +64,7 @@ q::Number decodeCrossoverBatch(q::Number Params, q::Number Layers,
                                q::Number Efficiency, q::Bandwidth BW,
                                q::Number MemoryEfficiency);
 
-extern const Formula DecodeCrossoverBatchF, StepTimeF, EncoderFlopsPerSampleF,
+extern const Formula TrainingFlopsPerSampleF, DecodeCrossoverBatchF, StepTimeF, EncoderFlopsPerSampleF,
     SampleThroughputF;
 
 extern const Formula DecodeStepFlopsF, PrefillFlopsF, ComputeTimeF,

@@ -1,0 +1,207 @@
+//===- LowerServing.cpp - A decoder LLM's requests and queue --------------===//
+//
+// Part of lower-to-graph (ScenarioLowering.h), after LowerDecoder.cpp has
+// built the prefill and decode steps:
+//  - one request's service (wall 4): its prefill (a prefix cache skips the
+//    hit part; chunked prefill rides the chunks on decode iterations,
+//    Sarathi-Serve; static batching prefills the whole batch), the KV
+//    transfer of prefill/decode disaggregation (DistServe), then
+//    output x TPOT;
+//  - throughput, replicas and nameplate power (walls 5, 18);
+//  - the M/G/c queue in front of the replicas' slots (wall 7);
+//  - the fidelity of a quantized workload (wall 13).
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/ScenarioLowering.h"
+#include "passes/walls/ComputeWall.h"
+#include "passes/walls/EfficiencyWall.h"
+#include "passes/walls/EnergyWall.h"
+#include "passes/walls/FidelityWall.h"
+#include "passes/walls/MemoryWall.h"
+#include "passes/walls/ServingWall.h"
+#include "passes/walls/TailLatencyWall.h"
+
+#include <fmt/format.h>
+
+namespace mlsc {
+
+using graph::Op;
+
+void ScenarioLowering::serving(Decoder &D) {
+  const ir::Entity &W = *D.W;
+  const Dimension One;
+  const Dimension Second = unit("s");
+  const Dimension Tok = unit("tok");
+
+  // The prompt tokens a request computes: a prefix cache skips the hits.
+  uint32_t OneSequence = B.constant(1, "one sequence");
+  uint32_t Computed = D.Prompt;
+  if (std::optional<uint32_t> Hit = field(W, "prefix_hit_rate")) {
+    checkFraction(W, "prefix_hit_rate");
+    Computed = B.apply(walls::PrefillTokensComputedF, {D.Prompt, *Hit},
+                       "request.prefill_tokens");
+  }
+
+  // Continuous batching prefills each request alone; static batching
+  // prefills the whole batch at once and holds every slot until the batch
+  // ends (Orca, OSDI 2022). `max_output` is the batch's longest output.
+  uint32_t RequestPrefill;
+  if (D.Static) {
+    RequestPrefill = D.PrefillTime;
+  } else {
+    uint32_t PrefillWeights = weightsRead(D, Computed, "request.prefill.weight_bytes");
+    RequestPrefill = phase(
+        "request.prefill", "request.prefill_time", D.Machine, OneSequence,
+        Computed,
+        B.apply(walls::PrefillFlopsF,
+                {D.ComputeParams, D.Layers, D.AttnDim, OneSequence, Computed,
+                 D.TP},
+                "request.prefill.flops"),
+        B.apply(walls::PrefillAttentionFlopsF,
+                {D.Layers, D.AttnDim, OneSequence, Computed, D.TP},
+                "request.prefill.attention_flops"),
+        B.apply(walls::PrefillBytesF,
+                {PrefillWeights, D.KV, OneSequence, Computed, D.TP},
+                "request.prefill.bytes"));
+  }
+
+  // Chunked prefill (Sarathi-Serve): chunks of C prompt tokens ride on
+  // decode iterations, so the prefill takes ceil(S/C) iterations of
+  // max(T_prefill*C/S, T_decode), and a decode iteration that carries a
+  // chunk is the slow one: the p99 inter-token latency.
+  uint32_t ITLTail = D.TPOT;
+  if (D.Chunk && !D.Static) {
+    RequestPrefill = B.apply(
+        walls::ChunkedPrefillTimeF,
+        {RequestPrefill, D.DecodeStep, Computed, *D.Chunk},
+        "request.chunked_prefill_time");
+    B.apply(walls::PrefillChunksF, {Computed, *D.Chunk}, "prefill_chunks");
+    uint32_t Hybrid = B.apply(
+        walls::HybridIterationTimeF,
+        {G.Named.lookup("request.prefill_time"), D.DecodeStep, Computed,
+         *D.Chunk},
+        "hybrid_iteration_time");
+    ITLTail = B.op(Op::Max, {D.TPOT, Hybrid}, Second);
+    B.name(ITLTail, "itl.tail_step");
+  }
+
+  // Prefill/decode disaggregation (DistServe): the prompt's KV cache moves
+  // from the prefill to the decode replica over a fabric, each TP shard its
+  // share in parallel.
+  uint32_t FirstToken = RequestPrefill;
+  if (const ir::Entity *Fabric = entity(W, "disaggregation.fabric")) {
+    const Dimension BWDim = unit("B/s");
+    uint32_t BW = required(*Fabric, "bandwidth", "the KV-cache transfer");
+    uint32_t Latency = required(*Fabric, "latency", "the KV-cache transfer");
+    if (Failed)
+      return;
+    uint32_t Shard = B.op(Op::Div, {D.KV, D.TP}, G.Nodes[D.KV].Dim);
+    uint32_t Transfer = B.apply(
+        walls::KVTransferTimeF,
+        {D.Prompt, Shard, B.op(Op::Mul, {BW, D.Machine.EtaComm}, BWDim),
+         Latency},
+        "request.kv_transfer_time");
+    FirstToken = B.apply(walls::TimeToFirstTokenF,
+                         {none(Second, "0 s",
+                               "the queue's wait is added by wall 7"),
+                          RequestPrefill, Transfer},
+                         "request.first_token_time");
+  }
+
+  B.name(D.TPOT, "tpot.p50");
+  B.name(D.TPOT, "itl.p50");
+  B.name(ITLTail, "tpot.p99");
+  B.name(ITLTail, "itl.p99");
+  uint32_t Service;
+  if (D.Static) {
+    uint32_t Longest = field(W, "max_output") ? *field(W, "max_output")
+                                              : D.Output;
+    Service = B.apply(walls::EndToEndLatencyF,
+                      {FirstToken, D.TPOT, Longest}, "request.service_time");
+    // The batch's tokens over the batch's time.
+    uint32_t Tokens = B.op(Op::Mul, {D.Batch, D.Output}, Tok);
+    uint32_t X = B.op(Op::Div, {Tokens, Service}, unit("tok/s"));
+    B.name(X, "throughput");
+  } else {
+    Service = B.apply(walls::EndToEndLatencyF, {FirstToken, D.TPOT, D.Output},
+                      "request.service_time");
+    B.apply(walls::DecodeThroughputF, {D.Batch, D.TPOT}, "throughput");
+  }
+  (void)Tok;
+  // Every replica (tp x pp devices) serves `batch` requests at once: the
+  // queue has replicas x batch servers.
+  uint32_t Replicas = B.op(
+      Op::Floor,
+      {B.op(Op::Div, {D.Sys.Devices, B.op(Op::Mul, {D.TP, D.PP}, One)}, One)},
+      One);
+  B.name(Replicas, "replicas");
+  uint32_t Servers = B.op(Op::Mul, {Replicas, D.Batch}, One);
+  B.name(Servers, "servers");
+
+  // Wall 18 (part): nameplate power and energy per token at the throughput
+  // of every replica.
+  uint32_t Power =
+      B.apply(walls::SystemPowerF,
+              {D.Sys.Devices, D.TDP, D.Sys.Nodes, D.Sys.Overhead}, "power");
+  uint32_t SystemThroughput = B.op(
+      Op::Mul, {Replicas, G.Named.lookup("throughput")}, unit("tok/s"));
+  B.name(SystemThroughput, "system_throughput");
+  B.apply(walls::EnergyPerTokenF, {Power, SystemThroughput},
+          "energy_per_token");
+  std::optional<uint32_t> Arrival = field(W, "arrival");
+  if (!Arrival)
+    return; // no load given: the percentiles stay unavailable
+
+  // Wall 7: the M/G/c queue in front of the servers.
+  uint32_t CV = orDefault(W, "service_cv", 1, One,
+                          "default: exponential service times (M/M/c)",
+                          /*Calibrated=*/true);
+  B.apply(walls::UtilisationF, {*Arrival, Service, Servers}, "utilisation");
+  uint32_t Stable = B.apply(walls::QueueIsStableF,
+                            {*Arrival, Service, Servers}, "queue_stable");
+  G.Nodes[Stable].IsBool = true;
+  const std::pair<const Formula *, const char *> TTFT[] = {
+      {&walls::TtftP50F, "ttft.p50"},
+      {&walls::TtftP90F, "ttft.p90"},
+      {&walls::TtftP99F, "ttft.p99"},
+      {&walls::TtftP999F, "ttft.p999"}};
+  for (const auto &[F, Name] : TTFT)
+    B.apply(*F, {*Arrival, Service, Servers, CV, FirstToken}, Name);
+  const std::pair<const Formula *, const char *> Latency[] = {
+      {&walls::LatencyP50F, "latency.p50"},
+      {&walls::LatencyP90F, "latency.p90"},
+      {&walls::LatencyP99F, "latency.p99"},
+      {&walls::LatencyP999F, "latency.p999"}};
+  for (const auto &[F, Name] : Latency)
+    B.apply(*F, {*Arrival, Service, Servers, CV}, Name);
+}
+
+void ScenarioLowering::fidelity(Decoder &D) {
+  const ir::Entity &W = *D.W;
+  // Wall 13: the accuracy cost of the precision is a sourced leaf.
+  if (std::optional<uint32_t> Delta = field(W, "accuracy_delta"))
+    B.apply(walls::AccuracyDeltaF, {*Delta}, "accuracy_delta");
+  // Weight-only quantization: the decode step against the same step with
+  // weights at the math precision. Compute-bound steps gain nothing (the
+  // math precision, so the peak, is unchanged).
+  if (!entity(W, "weight_precision") || D.Machine.InjectBW)
+    return;
+  const Dimension One;
+  uint32_t Baseline = B.apply(walls::WeightBytesF,
+                              {D.Params, D.Bytes, D.TP, D.PP},
+                              "fidelity.baseline_weights_per_device");
+  uint32_t BaselineBytes = B.apply(
+      walls::DecodeStepBytesF, {Baseline, D.KV, D.Batch, D.Context, D.TP},
+      "fidelity.baseline_decode_bytes");
+  uint32_t ComputeBound =
+      B.op(Op::Ge, {G.Named.lookup("decode.compute_time"),
+                    G.Named.lookup("decode.memory_time")},
+           One, true);
+  B.apply(walls::QuantizationSpeedupF,
+          {BaselineBytes, G.Named.lookup("decode.bytes"), D.Peak, D.Peak,
+           ComputeBound},
+          "fidelity.decode_speedup");
+}
+
+} // namespace mlsc

@@ -1,0 +1,108 @@
+//===- EfficiencyWall.cpp - Wall 3: software efficiency -------------------===//
+//
+// A roofline with one eta for everything hides which kernels are slow. This
+// wall splits a step's FLOPs by kernel class - the GEMMs of the linear
+// layers, attention (fused, as FlashAttention, or unfused, with the score
+// matrix written to memory), convolution - and gives each class its own
+// achieved fraction of dense peak. The classes run one after another, so
+// the step's compute time is the sum of F_class / (peak * eta_class); the
+// lowering folds that into one blended eta per phase so the roofline of
+// wall 1 is unchanged.
+//
+// The defaults and ranges below are leaves the user can override per
+// workload (`kernels { gemm = 0.8 }`); sensitivity analysis explores the
+// ranges. Their evidence is in docs/walls.md (wall 3) and each Source.
+// Known answers: test/unit/EfficiencyTest.cpp.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/walls/EfficiencyWall.h"
+#include "passes/walls/Formula.h"
+
+#include "llvm/Support/ErrorHandling.h"
+
+namespace mlsc::walls {
+
+using namespace q;
+
+namespace {
+const FlopsPerToken TwoPerToken = in<FlopsPerToken>(2.0);
+const Tokens OneToken = in<Tokens>(1.0);
+
+const KernelClass Classes[] = {
+    {"kernels.gemm", "GEMM (linear layers)", 0.80, 0.60, 0.90,
+     "best-shape BF16 matmuls reach 87% of dense peak on A100 and 80% on "
+     "H100 (Bekman, ML Engineering, MAMF table, 2024-25); FlashAttention-2 "
+     "and -3 put optimised GEMM at 80-90% (arXiv 2307.08691, 2407.08608); "
+     "real model shapes and FP8 (71% on H100) do worse"},
+    {"kernels.attention", "attention, fused (FlashAttention)", 0.55, 0.35,
+     0.75,
+     "FlashAttention-2 reaches 50-73% of A100 peak (Dao, arXiv 2307.08691); "
+     "FlashAttention-3 up to 75% of H100 BF16 peak, about 60% in FP8 (Shah "
+     "et al., arXiv 2407.08608); FlashAttention-1 25-40%"},
+    {"kernels.attention_unfused", "attention, unfused (scores in memory)",
+     0.10, 0.03, 0.25,
+     "standard PyTorch attention reaches 5-14% of H100 peak, 2-3.5% causal "
+     "(Shah et al., arXiv 2407.08608, Fig. 5); FlashAttention-2 is 3-10x "
+     "faster than it on A100 (arXiv 2307.08691)"},
+    {"kernels.conv", "convolution networks (cuDNN, whole model)", 0.25, 0.15,
+     0.45,
+     "ResNet-50 v1.5 mixed-precision training on one A100 reaches 16-29% of "
+     "dense peak (NVIDIA DeepLearningExamples PyTorch, PaddlePaddle and "
+     "MXNet tables, 8.2 GFLOP per image forward); TensorRT FP16 inference at "
+     "batch 64-256 39-45%; includes batch-norm and element-wise time"},
+};
+} // namespace
+
+llvm::ArrayRef<KernelClass> kernelClasses() { return Classes; }
+
+const KernelClass &kernelClass(llvm::StringRef Field) {
+  for (const KernelClass &K : Classes)
+    if (Field == K.Field)
+      return K;
+  llvm::report_fatal_error("unknown kernel class");
+}
+
+Flops decodeAttentionFlops(Number Layers, Number AttnDim, Number Batch,
+                           Tokens Context, Number TP) {
+  return TwoPerToken * Layers * (Context / OneToken) * AttnDim * Batch *
+         OneToken / TP;
+}
+
+Flops prefillAttentionFlops(Number Layers, Number AttnDim, Number Batch,
+                            Tokens Prompt, Number TP) {
+  Number S = Prompt / OneToken;
+  return TwoPerToken * OneToken * Layers * Batch * S * (S + 1.0) * AttnDim /
+         2.0 / TP;
+}
+
+Flops encoderAttentionFlops(Number Layers, Number AttnDim, Tokens Sequence) {
+  Number S = Sequence / OneToken;
+  return TwoPerToken * OneToken * Layers * S * S * AttnDim;
+}
+
+Number blendedEfficiency(Flops Total, Flops Attention, Number GemmEfficiency,
+                         Number AttentionEfficiency) {
+  if (Total.value() <= 0)
+    return GemmEfficiency;
+  return Total / ((Total - Attention) / GemmEfficiency +
+                  Attention / AttentionEfficiency);
+}
+
+const Formula DecodeAttentionFlopsF = makeFormula<&decodeAttentionFlops>(
+    "decode_attention_flops", Wall::SoftwareEfficiency,
+    "F_attn = 2*L*B*ctx*d_attn / tp", "Kaplan et al. 2020, Table 1");
+const Formula PrefillAttentionFlopsF = makeFormula<&prefillAttentionFlops>(
+    "prefill_attention_flops", Wall::SoftwareEfficiency,
+    "F_attn = L*B*S*(S+1)*d_attn / tp",
+    "Kaplan et al. 2020, Table 1, summed over causal positions");
+const Formula EncoderAttentionFlopsF = makeFormula<&encoderAttentionFlops>(
+    "encoder_attention_flops", Wall::SoftwareEfficiency,
+    "F_attn = 2*L*S^2*d_attn", "Kaplan et al. 2020, Table 1");
+const Formula BlendedEfficiencyF = makeFormula<&blendedEfficiency>(
+    "blended_efficiency", Wall::SoftwareEfficiency,
+    "eta = F / ((F - F_attn) / eta_gemm + F_attn / eta_attn)",
+    "kernel classes run in sequence: the sum of their roofline compute "
+    "times (Williams et al., CACM 2009)");
+
+} // namespace mlsc::walls
