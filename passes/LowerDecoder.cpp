@@ -100,6 +100,8 @@ bool ScenarioLowering::decoderInputs(Decoder &D, const ir::Entity &Model,
                    "default: no pipeline parallelism");
   D.Static = enumValue(W, "batching") == "static";
   D.Chunk = field(W, "prefill_chunk");
+  checkPositive(W, "prefill_chunk");
+  checkPositive(W, "max_output");
 
   // Wall 3 and the memory side of the roofline.
   Roofline &M = D.Machine;
@@ -137,6 +139,7 @@ bool ScenarioLowering::decoderInputs(Decoder &D, const ir::Entity &Model,
 
   // Wall 6: weights that live off the device stream in layer by layer.
   M.InjectBW = field(W, "weight_streaming.bandwidth");
+  checkPositive(W, "weight_streaming.bandwidth");
 
   // The KV cache: multi-head latent attention caches a compressed latent.
   std::optional<uint32_t> KVRank = field(Model, "mla.kv_rank");

@@ -76,6 +76,7 @@ void ScenarioLowering::perSample(const ir::Entity &W, const ir::Entity &Model,
                     "batch.efficiency");
     }
   }
+  checkPositive(W, "batch");
   std::optional<uint32_t> Optimizer;
   if (Training)
     Optimizer = orDefault(

@@ -295,7 +295,16 @@ void ScenarioLowering::checkFraction(const ir::Entity &E, llvm::StringRef Path) 
   Failed = true;
 }
 
-
+void ScenarioLowering::checkPositive(const ir::Entity &E,
+                                     llvm::StringRef Path) {
+  const ir::Field *F = E.field(Path);
+  if (!F || !F->Folded || F->Folded->Number > 0)
+    return;
+  C.Diags.report(DiagKind::DomainError, F->Value->Range,
+                 fmt::format("`{}` must be positive, got `{}`", Path.str(),
+                             ast::sourceText(F->Value->Range)));
+  Failed = true;
+}
 /// A field's folded number, or 1 when it is not a constant.
 double ScenarioLowering::foldedNumber(const ir::Entity &E, llvm::StringRef Path) {
   const ir::Field *F = E.field(Path);
@@ -395,8 +404,10 @@ uint32_t ScenarioLowering::kernelEfficiency(const ir::Entity &W,
     return *All; // one calibrated eta for every kernel class
   const walls::KernelClass &K = walls::kernelClass(Class);
   // An unfused workload's attention reads `kernels.attention_unfused`.
-  if (W.field(K.Field))
+  if (W.field(K.Field)) {
     checkFraction(W, K.Field);
+    checkPositive(W, K.Field);
+  }
   return orDefault(W, K.Field, K.Default, Dimension(),
                    fmt::format("default (wall 3): {} at {} of dense peak, "
                                "plausible {} to {}; {}",

@@ -60,6 +60,8 @@ private:
   std::optional<uint32_t> expr(const ir::Expr &E, std::string &Missing);
   std::optional<uint32_t> fieldRef(const ir::Expr &E);
   void checkFraction(const ir::Entity &E, llvm::StringRef Path);
+  /// A count, size or rate that must be above zero (a chunk, a bandwidth).
+  void checkPositive(const ir::Entity &E, llvm::StringRef Path);
   double foldedNumber(const ir::Entity &E, llvm::StringRef Path);
   std::string enumValue(const ir::Entity &E, llvm::StringRef Path);
   void finishMetrics();

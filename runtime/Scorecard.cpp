@@ -136,7 +136,14 @@ std::string boundText(const View &V, const std::string &Phase) {
   double C = V[Phase + ".compute_time"], M = V[Phase + ".memory_time"];
   bool IsCompute = C >= M;
   double Lo = std::min(C, M);
-  std::string S = fmt::format(
+  std::string S;
+  if (V.has(Phase + ".streaming_time") &&
+      V[Phase + ".streaming_time"] > std::max(C, M))
+    S = fmt::format("weight-streaming-bound: each layer waits {} for its "
+                    "weights; the on-device roofline needs {}; ",
+                    V.show(Phase + ".streaming_layer_time"),
+                    V.show(Phase + ".roofline_time"));
+  S += fmt::format(
       "{}-bound: intensity {} {} the ridge {}; {} time is {}x smaller",
       IsCompute ? "compute" : "memory", V.show(Phase + ".intensity"),
       IsCompute ? "above" : "below", V.show("ridge_point"),

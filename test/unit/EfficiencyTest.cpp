@@ -1,0 +1,158 @@
+//===- EfficiencyTest.cpp - Known answers: wall 3, MoE, MLA, training ------===//
+//
+// Kernel-class efficiencies (wall 3), and the memory formulas that came with
+// them: multi-head latent attention's KV cache, the expert weights an MoE
+// step reads, inference and training activations, training state. Each
+// expected value is a hand calculation written out here.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/walls/ComputeWall.h"
+#include "passes/walls/EfficiencyWall.h"
+#include "passes/walls/MemoryWall.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+using namespace mlsc;
+using namespace mlsc::q;
+using namespace mlsc::walls;
+
+namespace {
+
+const Number One = in<Number>(1);
+const Bytes Bf16 = in<Bytes>(2);
+
+TEST(EfficiencyWall, DefaultsLieInTheirPlausibleRanges) {
+  ASSERT_EQ(kernelClasses().size(), 4u);
+  for (const KernelClass &K : kernelClasses()) {
+    EXPECT_GT(K.Low, 0) << K.Field;
+    EXPECT_LE(K.Low, K.Default) << K.Field;
+    EXPECT_LE(K.Default, K.High) << K.Field;
+    EXPECT_LE(K.High, 1) << K.Field;
+    EXPECT_NE(std::string(K.Source), "") << K.Field;
+  }
+  // Fused attention must beat unfused, or the option would be pointless.
+  EXPECT_GT(kernelClass("kernels.attention").Default,
+            kernelClass("kernels.attention_unfused").Default);
+}
+
+TEST(EfficiencyWall, BlendedEfficiencySumsTheClassesTimes) {
+  // 9 TFLOP of GEMMs at 0.9 take 10 T-equivalents; 1 TFLOP of attention at
+  // 0.5 takes 2: eta = 10 / 12 = 0.8333...
+  Flops Total = in<Flops>(10e12), Attention = in<Flops>(1e12);
+  EXPECT_DOUBLE_EQ(
+      blendedEfficiency(Total, Attention, in<Number>(0.9), in<Number>(0.5))
+          .value(),
+      10.0 / 12.0);
+  // Equal classes give that class's efficiency; no attention gives eta_gemm.
+  EXPECT_NEAR(blendedEfficiency(Total, Attention, in<Number>(0.7),
+                                in<Number>(0.7))
+                  .value(),
+              0.7, 1e-15);
+  EXPECT_DOUBLE_EQ(blendedEfficiency(Total, in<Flops>(0), in<Number>(0.8),
+                                     in<Number>(0.1))
+                       .value(),
+                   0.8);
+  // A step with no FLOPs does not divide by zero.
+  EXPECT_DOUBLE_EQ(blendedEfficiency(in<Flops>(0), in<Flops>(0),
+                                     in<Number>(0.8), in<Number>(0.1))
+                       .value(),
+                   0.8);
+}
+
+TEST(EfficiencyWall, AttentionFlopsAreTheAttentionTermsOfWall1) {
+  // Decode: 2 x 80 layers x 1,000 tokens of context x 8,192 x 4 sequences
+  // / tp 2 = 2.62144 GFLOP; the whole step minus the weights' 2*N*B/tp.
+  Number L = in<Number>(80), D = in<Number>(8192), B = in<Number>(4);
+  Number TP = in<Number>(2), N = in<Number>(70e9);
+  Tokens Ctx = in<Tokens>(1000);
+  EXPECT_DOUBLE_EQ(decodeAttentionFlops(L, D, B, Ctx, TP).value(),
+                   2.0 * 80 * 1000 * 8192 * 4 / 2);
+  EXPECT_NEAR(decodeStepFlops(N, L, D, B, Ctx, TP).value() -
+                  decodeAttentionFlops(L, D, B, Ctx, TP).value(),
+              2.0 * 70e9 * 4 / 2, 1e3);
+  // Prefill of 2,048 tokens: 80 x 4 x 2,048 x 2,049 x 8,192 / 2.
+  Tokens S = in<Tokens>(2048);
+  EXPECT_DOUBLE_EQ(prefillAttentionFlops(L, D, B, S, TP).value(),
+                   80.0 * 4 * 2048 * 2049 * 8192 / 2);
+  // BERT-base at 128 tokens: 2 x 12 x 128^2 x 768 = 0.302 GFLOP.
+  EXPECT_DOUBLE_EQ(encoderAttentionFlops(in<Number>(12), in<Number>(768),
+                                         in<Tokens>(128))
+                       .value(),
+                   2.0 * 12 * 128 * 128 * 768);
+}
+
+TEST(MemoryWall, MlaKVCacheOfDeepSeekV3) {
+  // DeepSeek-V3: 61 layers cache a 512-wide latent and a 64-wide rotary key
+  // per token: 61 x 576 x 2 B = 70,272 B/token in bf16 (about 70 KB, against
+  // 61 x 2 x 128 x 128 x 2 B = 4 MB for the same heads under plain MHA).
+  EXPECT_DOUBLE_EQ(mlaKVBytesPerToken(in<Number>(61), in<Number>(512),
+                                      in<Number>(64), Bf16)
+                       .value(),
+                   70272);
+}
+
+TEST(MemoryWall, MoeWeightsReadGrowWithTheTokensRouted) {
+  // Mixtral 8x7B: 46.7e9 parameters, 12.9e9 active, 8 experts, top-2. One
+  // expert over all layers is (46.7 - 12.9)e9 / 6 = 5.6333e9; the rest,
+  // 46.7e9 - 8 x 5.6333e9 = 1.6333e9, is always read.
+  Number N = in<Number>(46.7e9), A = in<Number>(12.9e9);
+  Number E = in<Number>(8), K = in<Number>(2);
+  // One token reads exactly the active parameters: 12.9e9 x 2 B.
+  EXPECT_NEAR(moeWeightBytesRead(N, A, E, K, in<Tokens>(1), Bf16, One).value(),
+              25.8e9, 1e3);
+  // Four tokens touch 8 x (1 - 0.75^4) = 5.46875 experts on average.
+  double PerExpert = 33.8e9 / 6, Always = 46.7e9 - 8 * PerExpert;
+  EXPECT_NEAR(moeWeightBytesRead(N, A, E, K, in<Tokens>(4), Bf16, One).value(),
+              (Always + 5.46875 * PerExpert) * 2, 1e3);
+  // A prefill of thousands of tokens reads every expert: all 93.4 GB; TP 2
+  // halves it.
+  EXPECT_NEAR(
+      moeWeightBytesRead(N, A, E, K, in<Tokens>(4096), Bf16, in<Number>(2))
+          .value(),
+      46.7e9, 1e3);
+}
+
+TEST(MemoryWall, InferenceActivationsAndUnfusedScores) {
+  // 2,048 tokens of Llama-3-70B at TP 8: 2,048 x (2 x 8,192 + 2 x 28,672 /
+  // 8) x 2 B = 96,468,992 B.
+  EXPECT_DOUBLE_EQ(inferenceActivationBytes(in<Tokens>(2048),
+                                            in<Number>(8192),
+                                            in<Number>(28672), in<Number>(8),
+                                            Bf16)
+                       .value(),
+                   2048.0 * (2 * 8192 + 2 * 28672 / 8) * 2);
+  // Unfused attention of one 4,096-token sequence, 64 heads over TP 8:
+  // 8 x 4,096^2 x 2 B = 268,435,456 B.
+  EXPECT_DOUBLE_EQ(attentionScoreBytes(One, in<Number>(64), in<Tokens>(4096),
+                                       in<Number>(8), Bf16)
+                       .value(),
+                   268435456.0);
+}
+
+TEST(MemoryWall, TrainingStateAndActivations) {
+  // Mixed-precision Adam: 2 + 2 + 12 = 16 B per parameter (ZeRO, 3.1):
+  // 7.5e9 parameters need 120 GB before any sharding.
+  EXPECT_DOUBLE_EQ(
+      trainingStateBytes(in<Number>(7.5e9), Bf16, in<Bytes>(12)).value(),
+      120e9);
+  // Traffic per step: 7.5e9 x (4 x 2 + 2 x 12) B = 240 GB.
+  EXPECT_DOUBLE_EQ(
+      trainingStepBytes(in<Number>(7.5e9), Bf16, in<Bytes>(12)).value(),
+      240e9);
+  // Korthikanti et al., eq. 1, GPT-3 175B layer shapes (h 12,288, 96 heads,
+  // s 2,048, micro-batch 1): 2,048 x 12,288 x (34 + 5 x 96 x 2,048 /
+  // 12,288) = 2,048 x 12,288 x 114 B = 2.869 GB per layer.
+  EXPECT_DOUBLE_EQ(transformerActivationBytes(One, in<Tokens>(2048), One,
+                                              in<Number>(12288),
+                                              in<Number>(96))
+                       .value(),
+                   2048.0 * 12288 * 114);
+  // Training does three forward passes' worth of FLOPs.
+  EXPECT_DOUBLE_EQ(trainingFlopsPerSample(in<Flops>(8.22e9)).value(),
+                   24.66e9);
+}
+
+} // namespace
