@@ -188,9 +188,15 @@ void ScenarioLowering::fidelity(Decoder &D) {
   if (!entity(W, "weight_precision") || D.Machine.InjectBW)
     return;
   const Dimension One;
-  uint32_t Baseline = B.apply(walls::WeightBytesF,
-                              {D.Params, D.Bytes, D.TP, D.PP},
-                              "fidelity.baseline_weights_per_device");
+  // The weights the step reads (all of them, or an MoE step's experts),
+  // scaled to the math precision.
+  const Dimension Data = G.Nodes[D.Weights].Dim;
+  uint32_t Read = G.Named.lookup("decode.weight_bytes");
+  if (!G.Named.count("decode.weight_bytes"))
+    Read = D.Weights;
+  uint32_t Baseline = B.op(
+      Op::Mul, {Read, B.op(Op::Div, {D.Bytes, D.WeightBytes}, One)}, Data);
+  B.name(Baseline, "fidelity.baseline_weight_bytes");
   uint32_t BaselineBytes = B.apply(
       walls::DecodeStepBytesF, {Baseline, D.KV, D.Batch, D.Context, D.TP},
       "fidelity.baseline_decode_bytes");
