@@ -165,8 +165,13 @@ void ScenarioLowering::perSample(const ir::Entity &W, const ir::Entity &Model,
   uint32_t Total =
       B.op(Op::Mul, {PerDevice, Sys.Devices}, G.Nodes[PerDevice].Dim);
   B.name(Total, "system_sample_throughput");
-  B.apply(walls::SystemPowerF, {Sys.Devices, TDP, Sys.Nodes, Sys.Overhead},
-          "power");
+  uint32_t Power = B.apply(walls::SystemPowerF,
+                           {Sys.Devices, TDP, Sys.Nodes, Sys.Overhead},
+                           "power");
+  // Wall 18 (part): energy per sample at nameplate power.
+  uint32_t Energy =
+      B.op(Op::Div, {Power, Total}, unit("J/sample"));
+  B.name(Energy, "energy_per_sample");
 }
 
 } // namespace mlsc

@@ -129,6 +129,10 @@ void ScenarioLowering::serving(Decoder &D) {
     B.apply(walls::DecodeThroughputF, {D.Batch, D.TPOT}, "throughput");
   }
   (void)Tok;
+  uint32_t ReplicaDevices = B.op(Op::Mul, {D.TP, D.PP}, One);
+  B.apply(walls::ThroughputPerDeviceF,
+          {G.Named.lookup("throughput"), ReplicaDevices},
+          "throughput_per_device");
   // Every replica (tp x pp devices) serves `batch` requests at once: the
   // queue has replicas x batch servers.
   uint32_t Replicas = B.op(
@@ -175,6 +179,16 @@ void ScenarioLowering::serving(Decoder &D) {
       {&walls::LatencyP999F, "latency.p999"}};
   for (const auto &[F, Name] : Latency)
     B.apply(*F, {*Arrival, Service, Servers, CV}, Name);
+  // Sizing: the fewest replicas of `batch` slots whose P99 meets a target.
+  if (std::optional<uint32_t> Target = field(W, "latency_target")) {
+    checkPositive(W, "latency_target");
+    uint32_t Slots = B.apply(walls::ServersForP99LatencyF,
+                             {*Arrival, Service, CV, *Target},
+                             "servers_needed");
+    uint32_t Needed =
+        B.op(Op::Ceil, {B.op(Op::Div, {Slots, D.Batch}, One)}, One);
+    B.name(Needed, "replicas_needed");
+  }
 }
 
 void ScenarioLowering::fidelity(Decoder &D) {

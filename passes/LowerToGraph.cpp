@@ -319,16 +319,16 @@ void ScenarioLowering::finishMetrics() {
   // throughput for an LLM, token latencies for a CNN, training figures for
   // inference; and those that only echo or answer an optional input
   // (accuracy_delta, max_batch_under_tpot) when the input is not given.
-  static const char *const PerSampleOnly[] = {"batch_time",
-                                              "sample_throughput"};
+  static const char *const PerSampleOnly[] = {
+      "batch_time", "sample_throughput", "energy_per_sample"};
   static const char *const TokenOnly[] = {
       "ttft.", "tpot.", "itl.", "latency.", "utilisation", "prefill_time",
       "decode_step_time", "throughput", "max_concurrent_sequences",
       "energy_per_token", "cost_per_mtok", "max_batch_under_tpot",
-      "accuracy_delta"};
+      "accuracy_delta", "throughput_per_device", "replicas_needed"};
   static const char *const TrainingOnly[] = {"step_time", "mfu"};
-  static const char *const OnInput[] = {"accuracy_delta",
-                                        "max_batch_under_tpot"};
+  static const char *const OnInput[] = {
+      "accuracy_delta", "max_batch_under_tpot", "replicas_needed"};
   bool PerSample = G.find("sample_throughput") >= 0;
   bool Training = G.Training || G.find("step_time") >= 0;
   for (const MetricSchema &M : S.Schema->Metrics) {

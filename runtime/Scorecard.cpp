@@ -234,6 +234,8 @@ bool printSampleLevels(const View &V, llvm::raw_ostream &OS) {
         "17-18)\n";
   row(OS, "power", V.show("power"),
       "devices x TDP + node overhead: an upper bound [wall 18]");
+  row(OS, "energy per sample", V.show("energy_per_sample"),
+      "at " + V.show("system_sample_throughput") + " over all devices");
   return true;
 }
 
@@ -333,10 +335,13 @@ void printDecoderPerformance(const View &V, llvm::raw_ostream &OS) {
       boundText(V, "decode"));
   printServingOptions(V, OS);
   bool Static = V.has("request.service_time") && !V.has("request.prefill_time");
+  std::string PerDevice = "; " + V.show("throughput_per_device") +
+                          " per device";
   row(OS, "throughput", V.show("throughput"),
-      Static ? "per replica, static batching: the batch's tokens over its "
-               "prefill and longest decode"
-             : "per replica");
+      (Static ? "per replica, static batching: the batch's tokens over its "
+                "prefill and longest decode"
+              : "per replica") +
+          PerDevice);
   if (V.has("max_batch_under_tpot"))
     row(OS, "best batch",
         fmt::format("{} (the largest whose decode step meets the TPOT "
@@ -366,6 +371,14 @@ void printDecoderPerformance(const View &V, llvm::raw_ostream &OS) {
           V.show("latency.p50") + " / " + V.show("latency.p99"),
           "p99.9 " + V.show("latency.p999"));
     }
+    if (V.has("replicas_needed"))
+      row(OS, "replicas needed",
+          std::isfinite(V["replicas_needed"])
+              ? fmt::format("{} of batch {} for latency p99 <= the target",
+                            formatNumber(V["replicas_needed"]),
+                            formatNumber(V["batch"]))
+              : "none: the target is below the service time itself",
+          "[wall 7: tail latency]");
   }
   Bound D = bound(V, "decode");
   std::string Crossover;
