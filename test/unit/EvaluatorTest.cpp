@@ -98,3 +98,36 @@ TEST(Evaluator, InheritedDerivedFieldsFollowOverrides) {
 }
 
 } // namespace
+
+namespace {
+
+TEST(Evaluator, PlanRecomputesOnlyDependentsBitIdentically) {
+  auto C = build();
+  const graph::Graph &G = C->Graphs[0];
+  uint32_t BW = node(G, "gpu.hbm.bandwidth"), TDP = node(G, "gpu.tdp");
+  Evaluator Full(G), Planned(G);
+  Full.run();
+  Planned.run();
+  EvalPlan P = Planned.plan({BW});
+  // The bandwidth reaches the memory times and what follows from them, but
+  // not the FLOP counts or the power.
+  EXPECT_LT(P.Instrs.size(), Planned.size());
+  EvalPlan PowerOnly = Planned.plan({TDP});
+  EXPECT_LT(PowerOnly.Instrs.size(), P.Instrs.size());
+  double Before = Planned.value(node(G, "power"));
+  for (double V : {0.5e12, 3.35e12, 8e12, 1e15}) {
+    Full.setLeaf(BW, V);
+    Full.run();
+    Planned.setLeaf(BW, V);
+    Planned.run(P);
+    for (uint32_t I = 0; I < G.Nodes.size(); ++I) {
+      double A = Full.value(I), B = Planned.value(I);
+      EXPECT_TRUE(A == B || (std::isnan(A) && std::isnan(B)))
+          << G.Nodes[I].Name << ": " << A << " vs " << B;
+    }
+  }
+  // The power did not depend on the bandwidth, so it was never recomputed.
+  EXPECT_EQ(Planned.value(node(G, "power")), Before);
+}
+
+} // namespace
