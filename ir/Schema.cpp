@@ -127,6 +127,8 @@ std::string describeFieldType(const FieldSchema &F) {
     return "true or false";
   case FieldType::Constraints:
     return "a block of conditions";
+  case FieldType::Terms:
+    return "a block of expressions";
   }
   return "";
 }

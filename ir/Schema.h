@@ -17,7 +17,21 @@
 
 namespace mlsc {
 
-enum class FieldType { Quantity, Entity, Enum, String, Date, Bool, Constraints };
+enum class FieldType {
+  Quantity,
+  Entity,
+  Enum,
+  String,
+  Date,
+  Bool,
+  Constraints, ///< a block of conditions: `sla { ttft.p99 < 500 ms }`
+  Terms,       ///< a block of expressions: `report { throughput; ttft.p99 }`
+};
+
+/// Fields written as a block of items rather than `name = value`.
+inline bool isBlockField(FieldType T) {
+  return T == FieldType::Constraints || T == FieldType::Terms;
+}
 
 struct FieldSchema {
   std::string Path; ///< "hbm.bandwidth"

@@ -230,14 +230,14 @@ private:
         continue;
       }
       bool IsBlock = I.K == ast::Item::Kind::Block;
-      if (IsBlock != (F->Type == FieldType::Constraints)) {
+      if (IsBlock != isBlockField(F->Type)) {
         Diags.report(DiagKind::TypeMismatch, I.Target.Range,
                      IsBlock ? fmt::format("`{}` is {}, not a block; write "
                                            "`{} = ...`",
                                            Path, describeFieldType(*F), Path)
-                             : fmt::format("`{}` is a block of conditions; "
-                                           "write `{} {{ ... }}`",
-                                           Path, Path));
+                             : fmt::format("`{}` is {}; write `{} {{ ... }}`",
+                                           Path, describeFieldType(*F),
+                                           Path));
         continue;
       }
       auto [It, Inserted] = Own.try_emplace(Path, I.Range);
@@ -290,6 +290,21 @@ private:
 
   // ----------------------------------------------------------- lowering
 
+  /// The scenario a solve or sweep names, or null (then its conditions
+  /// resolve as globals and bare metric names are unknown).
+  Entity *queryScenario(const std::vector<Assignment> &Assigns) {
+    auto A = llvm::find_if(Assigns, [](const Assignment &X) {
+      return X.Path == "scenario";
+    });
+    if (A == Assigns.end() || !A->Item || !A->Item->Value)
+      return nullptr;
+    auto *Ref = llvm::dyn_cast<ast::RefExpr>(A->Item->Value.get());
+    if (!Ref || Ref->Name.Parts.size() != 1)
+      return nullptr;
+    Entity *S = P.entity(Ref->Name.Parts[0]);
+    return S && S->Kind == "scenario" ? S : nullptr;
+  }
+
   void lowerFields(Entity &E) {
     const std::vector<Assignment> &Assigns = Flat[&E];
     // Fields in schema order, so dumps are stable and readable.
@@ -307,16 +322,27 @@ private:
       F.Schema = &FS;
       F.Range = A->Item->Range;
       F.InheritedFrom = A->WrittenIn == &E ? nullptr : A->WrittenIn;
-      if (FS.Type == FieldType::Constraints) {
+      if (isBlockField(FS.Type)) {
+        // A query's conditions read its scenario's metrics by their bare
+        // names, as a scenario's own `sla` does.
+        Entity *Self = &E;
+        if (E.Kind == "solve" || E.Kind == "sweep")
+          Self = queryScenario(Assigns);
         for (const ast::Item &Cond : A->Item->Children) {
           if (Cond.K != ast::Item::Kind::Constraint) {
             Diags.report(DiagKind::TypeMismatch, Cond.Range,
-                         fmt::format("`{}` holds conditions such as "
-                                     "`ttft.p99 < 500 ms`, not fields",
-                                     FS.Path));
+                         fmt::format("`{}` holds {} such as `{}`, not "
+                                     "fields",
+                                     FS.Path,
+                                     FS.Type == FieldType::Terms
+                                         ? "expressions"
+                                         : "conditions",
+                                     FS.Type == FieldType::Terms
+                                         ? "throughput"
+                                         : "ttft.p99 < 500 ms"));
             continue;
           }
-          F.Conditions.push_back(lower(Cond.Value.get(), &E));
+          F.Conditions.push_back(lower(Cond.Value.get(), Self));
         }
       } else {
         F.Syntax = A->Item->Value.get();

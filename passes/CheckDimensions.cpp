@@ -144,10 +144,10 @@ private:
         case FieldType::Bool:
           return Type::boolean();
         case FieldType::Constraints:
+        case FieldType::Terms:
           Diags.report(DiagKind::TypeMismatch, R,
-                       fmt::format("`{}` is a block of conditions and has no "
-                                   "value",
-                                   F->Path));
+                       fmt::format("`{}` is {} and has no value", F->Path,
+                                   describeFieldType(*F)));
           return Type::error();
         }
       }
@@ -460,7 +460,8 @@ private:
   void checkField(ir::Field &F) {
     for (ir::ExprPtr &C : F.Conditions) {
       infer(*C);
-      requireBool(*C, fmt::format("`{}`", F.Path).c_str());
+      if (F.Schema->Type == FieldType::Constraints)
+        requireBool(*C, fmt::format("`{}`", F.Path).c_str());
     }
     if (!F.Value)
       return;
@@ -492,6 +493,7 @@ private:
     case FieldType::Entity:
     case FieldType::Enum:
     case FieldType::Constraints:
+    case FieldType::Terms:
       return; // checked when built
     }
     Diags.report(DiagKind::TypeMismatch, F.Value->Range,

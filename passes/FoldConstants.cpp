@@ -45,6 +45,10 @@ public:
         A.Folded = tryFold(*A.Condition);
   }
 
+  /// One expression outside any field (a query's range): nullopt when it
+  /// depends on a metric or an error was reported.
+  std::optional<Value> foldOne(const Expr &E) { return tryFold(E); }
+
 private:
   ir::Program &P;
   DiagnosticEngine &Diags;
@@ -364,6 +368,10 @@ private:
 };
 
 } // namespace
+
+std::optional<ir::Value> foldConstant(Compilation &C, const ir::Expr &E) {
+  return ConstantFolder(C).foldOne(E);
+}
 
 bool runFoldConstants(Compilation &C) {
   ConstantFolder(C).run();

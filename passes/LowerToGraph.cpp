@@ -398,6 +398,23 @@ ScenarioLowering::system(const ir::Entity &Sys) {
   return R;
 }
 
+int ScenarioLowering::leafFor(const ir::Entity &E, llvm::StringRef Path) {
+  if (const ir::Field *F = E.field(Path)) {
+    auto It = FieldNodes.find(F);
+    if (It != FieldNodes.end())
+      return G.Nodes[It->second].Kind == Op::Leaf ? static_cast<int>(It->second)
+                                                   : -2;
+  }
+  // A documented default stands in for a field the entity does not write.
+  for (uint32_t I = 0; I < G.Nodes.size(); ++I) {
+    const graph::Node &N = G.Nodes[I];
+    if (N.Kind == Op::Leaf && N.Origin < G.Origins.size() &&
+        G.Origins[N.Origin].Entity == &E && G.Origins[N.Origin].Field == Path)
+      return static_cast<int>(I);
+  }
+  return -1;
+}
+
 uint32_t ScenarioLowering::kernelEfficiency(const ir::Entity &W,
                                             llvm::StringRef Class) {
   if (std::optional<uint32_t> All = field(W, "efficiency"))
@@ -472,6 +489,7 @@ bool runLowerToGraph(Compilation &C) {
     Lowerings[It - Scenarios.begin()]->condition(*A.Condition, A.Range, true,
                                                   A.Message);
   }
+  lowerQueries(C, Scenarios, Lowerings);
   return !C.Diags.hasErrors();
 }
 

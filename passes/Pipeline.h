@@ -11,6 +11,7 @@
 #include "frontend/Parser.h"
 #include "ir/Graph.h"
 #include "ir/IR.h"
+#include "ir/Query.h"
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -37,6 +38,8 @@ struct Compilation {
   ir::Program Program;
   /// One evaluation graph per scenario of the main file (lower-to-graph).
   std::vector<graph::Graph> Graphs;
+  /// The main file's solve and sweep blocks, resolved against those graphs.
+  std::vector<query::Query> Queries;
   /// Where `--print-ir-after` output goes.
   llvm::raw_ostream *DumpStream = nullptr;
 };
@@ -59,6 +62,9 @@ bool runLowerToGraph(Compilation &C);
 /// Adds \p Main as the main buffer and runs every pass (or up to and
 /// including \p StopAfter when not empty). Returns false when any error was
 /// reported.
+/// Folds one constant expression (reporting its errors), or nullopt.
+std::optional<ir::Value> foldConstant(Compilation &C, const ir::Expr &E);
+
 bool compile(Compilation &C, std::unique_ptr<llvm::MemoryBuffer> Main,
              llvm::StringRef StopAfter = "");
 

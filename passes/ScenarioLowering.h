@@ -35,6 +35,16 @@ public:
   void condition(const ir::Expr &E, llvm::SMRange R, bool IsAssert,
                  const std::string &Message);
 
+  /// For solve and sweep: the node of an expression over this scenario's
+  /// metrics and fields, appended to the graph; nullopt when it reads a
+  /// metric the graph lacks (named in \p Missing).
+  std::optional<uint32_t> queryExpr(const ir::Expr &E, std::string &Missing) {
+    return expr(E, Missing);
+  }
+  /// The leaf that entity \p E's field \p Path lowered to; -1 when the graph
+  /// never reads it, -2 when it reads it as a derived (non-leaf) value.
+  int leafFor(const ir::Entity &E, llvm::StringRef Path);
+
 private:
   Compilation &C;
   const ir::Entity &S;
@@ -146,6 +156,11 @@ private:
                  const ir::Entity &Precision, const System &Sys,
                  bool Convolutional, bool Training);
 };
+
+/// Resolves the main file's solve and sweep blocks (LowerQueries.cpp).
+void lowerQueries(Compilation &C,
+                  const std::vector<const ir::Entity *> &Scenarios,
+                  std::vector<std::unique_ptr<ScenarioLowering>> &Lowerings);
 
 } // namespace mlsc
 

@@ -1,6 +1,7 @@
 //===- Scorecard.cpp - The three-level scorecard, text and JSON -----------===//
 
 #include "runtime/Report.h"
+#include "runtime/Binding.h"
 #include "runtime/Format.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -95,41 +96,16 @@ const char *performanceStatus(const View &V) {
   return AnyFail ? "FAIL" : AnyUnknown ? "WARN" : "PASS";
 }
 
-/// Which wall binds a phase, and by how much: the largest of its compute,
-/// memory, weight-streaming and tensor-parallel communication times.
-struct Bound {
-  unsigned Number;    ///< 1 compute, 2 memory, 6 weight streaming, 14 comm
-  const char *Short;  ///< "memory"
-  double Margin;      ///< binding time / the runner-up
-  const char *Wall;   ///< "wall 2: memory"
-  const char *RunnerUp;
+/// Which wall binds a phase, and by how much (runtime/Binding.h).
+struct Bound : BindingWall {
   bool Compute() const { return Number == 1; }
   bool Memory() const { return Number == 2; }
 };
 
 Bound bound(const View &V, const std::string &Phase) {
-  auto get = [&](const char *Suffix) {
-    return V.has(Phase + Suffix) ? V[Phase + Suffix] : 0.0;
-  };
-  struct Entry {
-    double T;
-    unsigned Number;
-    const char *Name, *Short;
-  } E[] = {{get(".compute_time"), 1, "wall 1: compute", "compute"},
-           {get(".memory_time"), 2, "wall 2: memory", "memory"},
-           {get(".streaming_time"), 6, "wall 6: weight streaming",
-            "weight streaming"},
-           {get(".comm_time"), 14, "wall 14: communication",
-            "communication"}};
-  std::stable_sort(std::begin(E), std::end(E),
-                   [](const Entry &A, const Entry &B) { return A.T > B.T; });
-  Bound R;
-  R.Number = E[0].Number;
-  R.Short = E[0].Short;
-  R.Margin = E[1].T > 0 ? E[0].T / E[1].T : 0;
-  R.Wall = E[0].Name;
-  R.RunnerUp = E[1].Short;
-  return R;
+  Bound B;
+  static_cast<BindingWall &>(B) = bindingWall(V.E, Phase);
+  return B;
 }
 
 std::string boundText(const View &V, const std::string &Phase) {

@@ -23,6 +23,15 @@ struct KernelClass {
 llvm::ArrayRef<KernelClass> kernelClasses();
 const KernelClass &kernelClass(llvm::StringRef Field);
 
+/// A calibrated factor's plausible range, explored by sensitivity analysis
+/// (wall 21): the kernel classes above, and the other calibrated leaves.
+struct CalibratedRange {
+  const char *Field; ///< the leaf's field: "memory_efficiency"
+  double Low, High;
+  const char *Source;
+};
+llvm::ArrayRef<CalibratedRange> calibratedRanges();
+
 /// Attention FLOPs of a decode step per device: 2*L*B*ctx*d_attn / tp.
 /// Kaplan et al. 2020, Table 1.
 q::Flops decodeAttentionFlops(q::Number Layers, q::Number AttnDim,

@@ -15,6 +15,7 @@
 #include "passes/Pipeline.h"
 #include "runtime/Audit.h"
 #include "runtime/Evaluator.h"
+#include "tools/mlsc/Driver.h"
 #include "runtime/Report.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -28,29 +29,24 @@
 
 #include <ctime>
 
+namespace mlsc::driver {
+
+std::unique_ptr<Compilation>
+compileForEval(const DriverOptions &O,
+               std::unique_ptr<llvm::MemoryBuffer> Buf) {
+  auto C = std::make_unique<Compilation>();
+  C->Options = O.Compile;
+  bool OK = compile(*C, std::move(Buf));
+  C->Diags.flush(llvm::errs());
+  return OK ? std::move(C) : nullptr;
+}
+
+} // namespace mlsc::driver
+
 namespace {
 
 using namespace mlsc;
-
-enum ExitCode { Success = 0, InputErrors = 1, UsageError = 2, CheckFailed = 3 };
-
-struct DriverOptions {
-  std::string Command = "compile";
-  std::string Input;
-  std::string Metric; ///< explain: SCENARIO.METRIC
-  bool Json = false;
-  bool Csv = false;
-  bool Leaves = false; ///< explain --leaves
-  std::vector<std::string> AuditPaths;
-  int MaxAgeYears = 2;
-  std::string AsOf; ///< YYYY-MM-DD; default today (UTC)
-  std::string Emit = "ir";
-  bool Verify = false;
-  CompileOptions Compile;
-  std::string ListWhat;
-  bool Help = false;
-  bool Version = false;
-};
+using namespace mlsc::driver;
 
 const char *const HelpText = R"(usage: mlsc [COMMAND] [options] FILE
 
@@ -62,6 +58,15 @@ commands:
   explain FILE SCENARIO.METRIC
                           the derivation of one value down to its literals;
                           --leaves lists just the values it depends on
+  solve FILE [NAME]       run the file's solve blocks (or one): the smallest
+                          or largest value of a leaf that meets conditions,
+                          or a Pareto front; exit 3 when one has no answer
+  sweep FILE [NAME]       run the file's sweep blocks: a table of every
+                          point, filtered, sorted, on every core
+  sensitivity FILE SCENARIO[.METRIC]
+                          elasticities of the metrics with respect to every
+                          input, and where each calibrated factor's plausible
+                          range flips the binding wall
   walls                   the 22 walls: equation, citation, status
   audit [PATH...]         every value in PATH (files or folders; default:
                           the bundled registries) with its source; flags
@@ -74,6 +79,11 @@ options:
   --format=text|json      output format of eval, check, explain, walls;
                           audit also takes csv
   --leaves                explain: list only the values it depends on
+  --jobs=N                sweep, solve over a grid: threads (default: every
+                          core); the output does not depend on it
+  --output=FILE           sweep: write the table to FILE (atomically) in the
+                          format its extension names (.csv, .json, text)
+  --no-progress           sweep: no progress bar on stderr
   --as-of=YYYY-MM-DD      audit: the date staleness is judged from (today)
   --emit=KIND             compile: tokens, ast, ir (default) or graph
   --print-ir-after=PASS   print the IR after PASS (or `all`) to stdout
@@ -127,6 +137,14 @@ int parseArgs(int Argc, char **Argv, DriverOptions &O) {
       O.Verify = true;
     } else if (A == "--leaves") {
       O.Leaves = true;
+    } else if (A == "--no-progress") {
+      O.Progress = false;
+    } else if (value("--jobs", V)) {
+      if (llvm::StringRef(V).getAsInteger(10, O.Jobs) || O.Jobs < 1 ||
+          O.Jobs > 1024)
+        return usage("--jobs needs a whole number of threads, 1-1024");
+    } else if (value("--output", V)) {
+      O.Output = V;
     } else if (A == "--no-prelude") {
       O.Compile.LoadPrelude = false;
     } else if (A == "--print-imported") {
@@ -177,14 +195,20 @@ int parseArgs(int Argc, char **Argv, DriverOptions &O) {
     } else if (A.startswith("-") && A != "-") {
       return usage("unknown option `" + A.str() + "`");
     } else if (I == 1 && (A == "compile" || A == "eval" || A == "check" ||
-                          A == "explain" || A == "walls" || A == "audit")) {
+                          A == "explain" || A == "walls" || A == "audit" ||
+                          A == "solve" || A == "sweep" ||
+                          A == "sensitivity")) {
       O.Command = A.str();
     } else if (O.Command == "audit") {
       O.AuditPaths.push_back(A.str());
     } else if (O.Input.empty()) {
       O.Input = A.str();
-    } else if (O.Command == "explain" && O.Metric.empty()) {
+    } else if ((O.Command == "explain" || O.Command == "sensitivity") &&
+               O.Metric.empty()) {
       O.Metric = A.str();
+    } else if ((O.Command == "solve" || O.Command == "sweep") &&
+               O.QueryName.empty()) {
+      O.QueryName = A.str();
     } else {
       return usage("unexpected argument `" + A.str() + "`");
     }
@@ -273,16 +297,6 @@ int compileAndEmit(const DriverOptions &O,
   llvm::outs().flush();
   C.Diags.flush(llvm::errs());
   return OK ? Success : InputErrors;
-}
-
-/// Compiles for evaluation; prints diagnostics. Null on errors.
-std::unique_ptr<Compilation> compileForEval(const DriverOptions &O,
-                                            std::unique_ptr<llvm::MemoryBuffer> Buf) {
-  auto C = std::make_unique<Compilation>();
-  C->Options = O.Compile;
-  bool OK = compile(*C, std::move(Buf));
-  C->Diags.flush(llvm::errs());
-  return OK ? std::move(C) : nullptr;
 }
 
 int eval(const DriverOptions &O, std::unique_ptr<llvm::MemoryBuffer> Buf) {
@@ -631,5 +645,15 @@ int main(int Argc, char **Argv) {
     return check(O, std::move(Buf));
   if (O.Command == "explain")
     return explain(O, std::move(Buf));
+  if (O.Command == "solve")
+    return solve(O, std::move(Buf));
+  if (O.Command == "sweep")
+    return sweep(O, std::move(Buf));
+  if (O.Command == "sensitivity") {
+    if (O.Metric.empty())
+      return usage("sensitivity needs a scenario: `mlsc sensitivity FILE "
+                   "SCENARIO[.METRIC]`");
+    return sensitivity(O, std::move(Buf));
+  }
   return compileAndEmit(O, std::move(Buf));
 }

@@ -1,0 +1,404 @@
+//===- LowerQueries.cpp - Solve and sweep blocks against their graphs -----===//
+//
+// Part of lower-to-graph (ScenarioLowering.h), run after the scenarios.
+// Each `solve` and `sweep` of the main file becomes a query::Query:
+//  - every `LEAF in LO .. HI [step S]` or `LEAF in [v, ...]` line names a
+//    decision variable: the leaf node of the scenario graph that the field
+//    lowered to, and its range or grid (folded constants, in SI units);
+//  - conditions and metrics become nodes appended to the graph, so they
+//    stay in topological order and re-evaluate with the rest.
+// Diagnoses MalformedQuery (a line that is not a variable, a missing
+// objective, an empty range), NotALeaf (a field the graph does not read, or
+// reads only through a derived value) and SweepTooLarge.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/ScenarioLowering.h"
+
+#include "llvm/ADT/StringExtras.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+namespace mlsc {
+
+using query::Query;
+using query::Term;
+using query::Variable;
+
+namespace {
+
+/// The entity and field path a field reference ends at, following
+/// entity-typed fields (`dgx.accelerator.hbm.bandwidth`).
+std::optional<std::pair<const ir::Entity *, std::string>>
+finalField(const ir::Expr &E) {
+  const ir::Entity *Target = E.Target;
+  size_t Begin = 0;
+  while (Target) {
+    bool Advanced = false;
+    for (size_t End = E.Path.size(); End > Begin; --End) {
+      std::string Joined;
+      for (size_t I = Begin; I < End; ++I)
+        Joined += (I > Begin ? "." : "") + E.Path[I];
+      if (End == E.Path.size())
+        return std::make_pair(Target, Joined);
+      const ir::Field *F = Target->field(Joined);
+      if (!F || !F->Folded || F->Folded->Kind != ir::TypeKind::Entity)
+        continue;
+      Target = F->Folded->Ref;
+      Begin = End;
+      Advanced = true;
+      break;
+    }
+    if (!Advanced)
+      return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+class QueryLowering {
+public:
+  QueryLowering(Compilation &C, const ir::Entity &Q,
+                const std::vector<const ir::Entity *> &Scenarios,
+                std::vector<std::unique_ptr<ScenarioLowering>> &Lowerings)
+      : C(C), QE(Q), Scenarios(Scenarios), Lowerings(Lowerings) {}
+
+  std::optional<Query> run() {
+    Query Q;
+    Q.K = QE.Kind == "solve" ? Query::Kind::Solve : Query::Kind::Sweep;
+    Q.Name = QE.Name;
+    Q.NameRange = QE.NameRange;
+    const ir::Field *SF = QE.field("scenario");
+    if (!SF || !SF->Folded || !SF->Folded->Ref)
+      return std::nullopt; // diagnosed by build-ir
+    auto It = std::find(Scenarios.begin(), Scenarios.end(), SF->Folded->Ref);
+    if (It == Scenarios.end()) {
+      C.Diags.report(DiagKind::MalformedQuery, SF->Range,
+                     fmt::format("scenario `{}` is not declared in this "
+                                 "file, so it has no graph to query",
+                                 SF->Folded->Ref->Name));
+      return std::nullopt;
+    }
+    Q.Graph = It - Scenarios.begin();
+    L = Lowerings[Q.Graph].get();
+    G = &C.Graphs[Q.Graph];
+    if (G->Training || G->Nodes.empty()) {
+      C.Diags.report(DiagKind::MalformedQuery, SF->Range,
+                     fmt::format("scenario `{}` is not evaluated (see `mlsc "
+                                 "eval`), so it cannot be queried",
+                                 SF->Folded->Ref->Name));
+      return std::nullopt;
+    }
+    if (Q.K == Query::Kind::Solve)
+      solve(Q);
+    else
+      sweep(Q);
+    if (Failed)
+      return std::nullopt;
+    return Q;
+  }
+
+private:
+  Compilation &C;
+  const ir::Entity &QE;
+  const std::vector<const ir::Entity *> &Scenarios;
+  std::vector<std::unique_ptr<ScenarioLowering>> &Lowerings;
+  ScenarioLowering *L = nullptr;
+  graph::Graph *G = nullptr;
+  bool Failed = false;
+  double MaxPoints = 1e7;
+
+  void error(DiagKind K, llvm::SMRange R, std::string Message) {
+    C.Diags.report(K, R, std::move(Message));
+    Failed = true;
+  }
+
+  const std::vector<ir::ExprPtr> *items(llvm::StringRef Path) {
+    const ir::Field *F = QE.field(Path);
+    return F ? &F->Conditions : nullptr;
+  }
+
+  double number(const ir::Field *F, double Default) {
+    return F && F->Folded ? F->Folded->Number : Default;
+  }
+
+  void solve(Query &Q) {
+    const auto *Min = items("minimize"), *Max = items("maximize");
+    const auto *Vary = items("vary");
+    if (Min && Max) {
+      error(DiagKind::MalformedQuery, QE.field("maximize")->Range,
+            "a solve either minimizes or maximizes; write one of the two");
+      return;
+    }
+    if (!Min && !Max) {
+      error(DiagKind::MalformedQuery, QE.NameRange,
+            fmt::format("solve `{}` needs `minimize {{ LEAF in LO .. HI }}` "
+                        "or `maximize {{ ... }}`",
+                        QE.Name));
+      return;
+    }
+    Q.Direction = Max ? 1 : -1;
+    const auto &Objective = Max ? *Max : *Min;
+    if (Vary) {
+      // A grid of several variables and metrics to trade off (Pareto).
+      for (const ir::ExprPtr &E : *Vary)
+        variable(Q, *E, /*AllowContinuous=*/false);
+      for (const ir::ExprPtr &E : Objective)
+        if (std::optional<Term> T = term(*E, "an objective"))
+          Q.Objectives.push_back(*T);
+      if (Q.Objectives.size() != 2 && !Failed)
+        error(DiagKind::MalformedQuery, QE.field(Max ? "maximize" : "minimize")->Range,
+              "a solve over `vary` trades off exactly two metrics (a Pareto "
+              "front): write `minimize { METRIC; METRIC }`");
+      gridSize(Q, 1e7);
+    } else {
+      if (Objective.size() != 1) {
+        error(DiagKind::MalformedQuery,
+              QE.field(Max ? "maximize" : "minimize")->Range,
+              "one decision variable, `LEAF in LO .. HI`; for several, list "
+              "them in `vary { ... }` and the metrics to trade off here");
+        return;
+      }
+      variable(Q, *Objective.front(), /*AllowContinuous=*/true);
+      if (const ir::Field *I = QE.field("integer"); I && I->Folded &&
+                                                    !Q.Vars.empty())
+        Q.Vars.back().Integer = I->Folded->Number != 0;
+    }
+    if (const ir::Field *T = QE.field("tolerance")) {
+      Q.Tolerance = number(T, 1e-3);
+      if (!(Q.Tolerance > 0 && Q.Tolerance < 1))
+        error(DiagKind::DomainError, T->Range,
+              "`tolerance` is relative, between 0 and 1 (0.001 is 0.1%)");
+    }
+    conditions(Q, "such_that");
+  }
+
+  void sweep(Query &Q) {
+    MaxPoints = number(QE.field("max_points"), 1e7);
+    if (!(MaxPoints >= 1))
+      error(DiagKind::DomainError, QE.field("max_points")->Range,
+            "`max_points` must be at least 1");
+    if (const auto *Vary = items("vary"))
+      for (const ir::ExprPtr &E : *Vary)
+        variable(Q, *E, /*AllowContinuous=*/false);
+    if (const auto *Report = items("report")) {
+      for (const ir::ExprPtr &E : *Report)
+        if (std::optional<Term> T = term(*E, "a reported metric"))
+          Q.Report.push_back(*T);
+    } else {
+      for (const std::string &M : G->Metrics) {
+        Term T;
+        T.Text = M;
+        T.Node = static_cast<uint32_t>(G->find(M));
+        T.Dim = G->Nodes[T.Node].Dim;
+        T.IsBool = G->Nodes[T.Node].IsBool;
+        Q.Report.push_back(T);
+      }
+    }
+    if (const auto *Sort = items("sort_by"))
+      for (const ir::ExprPtr &E : *Sort) {
+        bool Descending = E->Kind == ir::ExprKind::Unary &&
+                          E->UOp == ast::UnaryOp::Negate;
+        const ir::Expr &Inner = Descending ? *E->Operands[0] : *E;
+        if (std::optional<Term> T = term(Inner, "a sort key")) {
+          T->Descending = Descending;
+          T->Text = ast::sourceText(E->Range);
+          Q.SortBy.push_back(*T);
+        }
+      }
+    if (const ir::Field *Top = QE.field("top")) {
+      Q.Top = number(Top, 0);
+      if (!(Q.Top >= 1) || Q.Top != std::floor(Q.Top))
+        error(DiagKind::DomainError, Top->Range,
+              "`top` keeps the first N rows: a whole number of at least 1");
+    }
+    if (const ir::Field *O = QE.field("output"); O && O->Folded)
+      Q.Output = O->Folded->Text;
+    Q.MaxPoints = MaxPoints;
+    conditions(Q, "where");
+    gridSize(Q, MaxPoints);
+  }
+
+  /// Refuses grids larger than \p Max points before anything runs.
+  void gridSize(const Query &Q, double Max) {
+    if (Failed)
+      return;
+    double Points = 1;
+    for (const Variable &V : Q.Vars)
+      Points *= static_cast<double>(V.Values.size());
+    if (Points <= Max)
+      return;
+    std::vector<std::string> Sizes;
+    for (const Variable &V : Q.Vars)
+      Sizes.push_back(std::to_string(V.Values.size()));
+    error(DiagKind::SweepTooLarge, QE.NameRange,
+          fmt::format("{} `{}` has {} = {:.4g} points, more than the {:.4g} "
+                      "allowed; narrow a range, coarsen a step, or raise "
+                      "`max_points`",
+                      QE.Kind, QE.Name, llvm::join(Sizes, " x "), Points,
+                      Max));
+  }
+
+  void conditions(Query &Q, llvm::StringRef Field) {
+    // The scenario must fit, whatever the conditions say.
+    if (int F = G->find("feasible"); F >= 0) {
+      Term T;
+      T.Text = "feasible";
+      T.Node = static_cast<uint32_t>(F);
+      T.IsBool = true;
+      Q.Conditions.push_back(T);
+    }
+    if (const auto *Conds = items(Field))
+      for (const ir::ExprPtr &E : *Conds)
+        if (std::optional<Term> T = term(*E, "a condition"))
+          Q.Conditions.push_back(*T);
+  }
+
+  std::optional<Term> term(const ir::Expr &E, const char *What) {
+    std::string Missing;
+    std::optional<uint32_t> Node = L->queryExpr(E, Missing);
+    if (!Node) {
+      error(DiagKind::MalformedQuery, E.Range,
+            Missing.empty()
+                ? fmt::format("{} must be computed from the scenario's "
+                              "metrics and fields",
+                              What)
+                : fmt::format("`{}` is not computed for this scenario (see "
+                              "`mlsc eval` for the metrics it has)",
+                              Missing));
+      return std::nullopt;
+    }
+    Term T;
+    T.Text = ast::sourceText(E.Range);
+    T.Node = *Node;
+    T.Dim = G->Nodes[*Node].Dim;
+    T.IsBool = G->Nodes[*Node].IsBool;
+    T.Range = E.Range;
+    return T;
+  }
+
+  void variable(Query &Q, const ir::Expr &E, bool AllowContinuous) {
+    if (E.Kind != ir::ExprKind::Binary || E.BOp != ast::BinaryOp::In ||
+        E.Operands[0]->Kind != ir::ExprKind::FieldRef) {
+      error(DiagKind::MalformedQuery, E.Range,
+            "a decision variable is written `FIELD in LO .. HI`, `FIELD in "
+            "LO .. HI step S` or `FIELD in [A, B, ...]`");
+      return;
+    }
+    const ir::Expr &Ref = *E.Operands[0];
+    const ir::Expr &Set = *E.Operands[1];
+    Variable V;
+    V.Name = ast::sourceText(Ref.Range);
+    V.Range = E.Range;
+    V.Dim = Ref.Ty.Dim;
+    if (Ref.Ty.Kind != ir::TypeKind::Quantity) {
+      error(DiagKind::MalformedQuery, Ref.Range,
+            fmt::format("`{}` is not a number; only numeric leaves can vary "
+                        "(to compare entities such as accelerators, write "
+                        "one scenario per entity)",
+                        V.Name));
+      return;
+    }
+    auto Final = finalField(Ref);
+    int Leaf = Final ? L->leafFor(*Final->first, Final->second) : -1;
+    if (Leaf < 0) {
+      error(DiagKind::NotALeaf, Ref.Range,
+            Leaf == -2
+                ? fmt::format("`{}` is computed from other fields; vary "
+                              "the fields it is computed from instead",
+                              V.Name)
+                : fmt::format("`{}` is not an input of scenario `{}`: its "
+                              "graph never reads it (`mlsc explain "
+                              "--leaves` lists the inputs)",
+                              V.Name, G->Scenario));
+      return;
+    }
+    V.Leaf = static_cast<uint32_t>(Leaf);
+    std::optional<ir::Value> Folded = foldConstant(C, Set);
+    if (!Folded) {
+      Failed = true; // the folder reported why (e.g. an empty range)
+      if (!C.Diags.hasErrors())
+        error(DiagKind::MalformedQuery, Set.Range,
+              "the values of a decision variable must be constants");
+      return;
+    }
+    if (Set.Kind == ir::ExprKind::Range) {
+      const auto &It = Folded->Items;
+      V.Lo = It[0].Number;
+      V.Hi = It[1].Number;
+      if (!(V.Lo < V.Hi)) {
+        error(DiagKind::DomainError, Set.Range,
+              fmt::format("the range of `{}` is empty: its lower bound must "
+                          "be below its upper bound",
+                          V.Name));
+        return;
+      }
+      if (It.size() >= 3) {
+        double Step = It[2].Number;
+        if (!(Step > 0)) {
+          error(DiagKind::DomainError, Set.Range,
+                fmt::format("the step of `{}` must be positive", V.Name));
+          return;
+        }
+        double N = std::floor((V.Hi - V.Lo) / Step + 1e-9) + 1;
+        if (N > MaxPoints) {
+          error(DiagKind::SweepTooLarge, Set.Range,
+                fmt::format("`{}` alone takes {:.4g} values, more than the "
+                            "{:.4g} points allowed; coarsen its step or "
+                            "raise `max_points`",
+                            V.Name, N, MaxPoints));
+          return;
+        }
+        for (double K = 0; K < N; ++K)
+          V.Values.push_back(V.Lo + K * Step);
+        V.Integer = Step == std::floor(Step) && V.Lo == std::floor(V.Lo);
+      } else if (AllowContinuous) {
+        V.Continuous = true;
+      } else {
+        error(DiagKind::MalformedQuery, Set.Range,
+              fmt::format("`{}` needs a grid: give a step (`LO .. HI step "
+                          "S`) or a list of values",
+                          V.Name));
+        return;
+      }
+    } else if (Set.Kind == ir::ExprKind::List) {
+      for (const ir::Value &I : Folded->Items)
+        V.Values.push_back(I.Number);
+      if (V.Values.empty()) {
+        error(DiagKind::DomainError, Set.Range,
+              fmt::format("`{}` has no values to take", V.Name));
+        return;
+      }
+      V.Lo = *std::min_element(V.Values.begin(), V.Values.end());
+      V.Hi = *std::max_element(V.Values.begin(), V.Values.end());
+    } else {
+      error(DiagKind::MalformedQuery, Set.Range,
+            "a decision variable takes a range `LO .. HI` or a list `[A, B]`");
+      return;
+    }
+    for (const Variable &Other : Q.Vars)
+      if (Other.Leaf == V.Leaf)
+        error(DiagKind::MalformedQuery, E.Range,
+              fmt::format("`{}` is varied twice", V.Name));
+    Q.Vars.push_back(std::move(V));
+  }
+};
+
+} // namespace
+
+void lowerQueries(Compilation &C,
+                  const std::vector<const ir::Entity *> &Scenarios,
+                  std::vector<std::unique_ptr<ScenarioLowering>> &Lowerings) {
+  for (const auto &E : C.Program.Entities) {
+    if ((E->Kind != "solve" && E->Kind != "sweep") ||
+        C.SM.FindBufferContainingLoc(E->NameRange.Start) !=
+            C.Program.MainBufferId)
+      continue;
+    if (std::optional<Query> Q =
+            QueryLowering(C, *E, Scenarios, Lowerings).run())
+      C.Queries.push_back(std::move(*Q));
+  }
+}
+
+} // namespace mlsc

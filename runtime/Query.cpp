@@ -1,0 +1,362 @@
+//===- Query.cpp - Inverse queries and sweeps on a compiled graph ---------===//
+
+#include "runtime/Query.h"
+
+#include "llvm/ADT/ArrayRef.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <thread>
+
+namespace mlsc {
+
+using query::Query;
+using query::Term;
+using query::Variable;
+
+namespace {
+
+/// Samples taken over a range before bracketing.
+constexpr unsigned SampleCount = 9;
+
+bool holds(const Evaluator &E, const Query &Q) {
+  for (const Term &C : Q.Conditions) {
+    double V = E.value(C.Node);
+    if (!(V != 0) || std::isnan(V))
+      return false;
+  }
+  return true;
+}
+
+/// How far a failed comparison is from holding, relative to its bound; 0
+/// when it holds, +inf when it is not a comparison.
+double violation(const Evaluator &E, const Term &C) {
+  const graph::Graph &G = E.graph();
+  if (E.value(C.Node) != 0)
+    return 0;
+  const graph::Node &N = G.Nodes[C.Node];
+  if (N.Kind < graph::Op::Lt || N.Kind > graph::Op::Ge)
+    return std::numeric_limits<double>::infinity();
+  double L = E.value(G.inputOf(C.Node, 0)), R = E.value(G.inputOf(C.Node, 1));
+  double Scale = std::max(std::fabs(R), 1e-300);
+  double D = std::fabs(L - R) / Scale;
+  return std::isnan(D) ? std::numeric_limits<double>::infinity() : D;
+}
+
+/// The variable's domain: continuous (optionally in log space) or a sorted
+/// list of values (a grid, or the whole numbers of a range).
+class Domain {
+public:
+  explicit Domain(const Variable &V) : V(V) {
+    if (V.Continuous && V.Integer) {
+      First = std::ceil(V.Lo);
+      Count = std::floor(V.Hi) - First + 1;
+      Discrete = true;
+    } else if (!V.Continuous) {
+      Values = V.Values;
+      std::sort(Values.begin(), Values.end());
+      Values.erase(std::unique(Values.begin(), Values.end()), Values.end());
+      Count = static_cast<double>(Values.size());
+      Discrete = true;
+    }
+    Log = !Discrete && V.Lo > 0 && V.Hi / V.Lo >= 10;
+  }
+
+  bool Discrete = false, Log = false;
+  double Count = 0; ///< discrete values
+
+  double at(double Index) const { // discrete
+    return Values.empty() ? First + Index
+                          : Values[static_cast<size_t>(Index)];
+  }
+  double lerp(double T) const { // continuous, T in [0, 1]
+    return Log ? V.Lo * std::pow(V.Hi / V.Lo, T) : V.Lo + (V.Hi - V.Lo) * T;
+  }
+  double mid(double A, double B) const {
+    return Log ? std::sqrt(A * B) : 0.5 * (A + B);
+  }
+
+private:
+  const Variable &V;
+  std::vector<double> Values;
+  double First = 0;
+};
+
+/// The step a failing condition is about: a TTFT or prefill metric points
+/// at a prefill; everything else at the main phase (decode or batch).
+std::string phaseOf(const Evaluator &E, const Query &Q, int Condition) {
+  if (Condition < 0)
+    return "";
+  const graph::Graph &G = E.graph();
+  uint32_t Node = Q.Conditions[Condition].Node;
+  const graph::Node &N = G.Nodes[Node];
+  if (N.Kind < graph::Op::Lt || N.Kind > graph::Op::Ge)
+    return "";
+  llvm::StringRef Name = G.Nodes[G.inputOf(Node, 0)].Name;
+  if (Name.startswith("ttft") && G.find("request.prefill.compute_time") >= 0)
+    return "request.prefill";
+  if (Name.startswith("ttft") || Name.contains("prefill"))
+    return "prefill";
+  return "";
+}
+
+} // namespace
+
+SolveResult solveOne(Evaluator &E, const Query &Q) {
+  const Variable &V = Q.Vars.front();
+  EvalPlan Plan = E.plan({V.Leaf});
+  E.run();
+  Domain D(V);
+  SolveResult R;
+  auto eval = [&](double X) {
+    E.setLeaf(V.Leaf, X);
+    E.run(Plan);
+    ++R.Evaluations;
+    return holds(E, Q);
+  };
+
+  // 1. Sample the range: positions (indices when discrete) and outcomes.
+  std::vector<double> Pos;
+  if (D.Discrete) {
+    double Last = D.Count - 1;
+    for (unsigned K = 0; K < SampleCount; ++K) {
+      double I = std::round(Last * K / (SampleCount - 1));
+      if (Pos.empty() || I != Pos.back())
+        Pos.push_back(I);
+    }
+  } else {
+    for (unsigned K = 0; K < SampleCount; ++K)
+      Pos.push_back(D.lerp(static_cast<double>(K) / (SampleCount - 1)));
+  }
+  auto valueAt = [&](double P) { return D.Discrete ? D.at(P) : P; };
+  std::vector<char> Ok;
+  for (double P : Pos)
+    Ok.push_back(eval(valueAt(P)));
+  R.Samples = R.Evaluations;
+  unsigned Changes = 0;
+  for (size_t K = 1; K < Ok.size(); ++K)
+    Changes += Ok[K] != Ok[K - 1];
+  R.Monotone = Changes <= 1;
+
+  bool Minimize = Q.Direction < 0;
+  auto First = std::find(Ok.begin(), Ok.end(), 1);
+  if (First == Ok.end()) {
+    // 2a. Nothing meets the conditions: report the end of the range that
+    // comes closest, and what fails there.
+    // On a tie, the end the objective favours least is the more generous
+    // one: "even at the highest bandwidth, compute binds".
+    double Best = std::numeric_limits<double>::infinity();
+    double Ends[] = {Minimize ? Pos.back() : Pos.front(),
+                     Minimize ? Pos.front() : Pos.back()};
+    for (double P : Ends) {
+      eval(valueAt(P));
+      double Total = 0;
+      for (const Term &C : Q.Conditions)
+        Total += std::min(violation(E, C), 1e300);
+      if (Total < Best) {
+        Best = Total;
+        R.Closest = valueAt(P);
+      }
+    }
+    eval(R.Closest);
+    for (size_t K = 0; K < Q.Conditions.size(); ++K)
+      if (violation(E, Q.Conditions[K]) > 0) {
+        R.FailingCondition = static_cast<int>(K);
+        break;
+      }
+    R.Binding = bindingWall(E, phaseOf(E, Q, R.FailingCondition));
+    return R;
+  }
+
+  // 2b. Bracket the first value that holds (minimise) or the last
+  // (maximise) between a sample that fails and one that holds.
+  size_t Index = Minimize ? First - Ok.begin()
+                          : Ok.size() - 1 -
+                                (std::find(Ok.rbegin(), Ok.rend(), 1) -
+                                 Ok.rbegin());
+  double Good = Pos[Index];
+  bool AtEnd = Minimize ? Index == 0 : Index + 1 == Pos.size();
+  if (!AtEnd) {
+    double Bad = Pos[Minimize ? Index - 1 : Index + 1];
+    // 3. Bisect: Good always holds, Bad never does.
+    if (D.Discrete) {
+      while (std::fabs(Good - Bad) > 1) {
+        double M = std::floor(0.5 * (Good + Bad));
+        (eval(D.at(M)) ? Good : Bad) = M;
+      }
+    } else {
+      while (std::fabs(Good - Bad) >
+             Q.Tolerance * std::max(std::fabs(Good), std::fabs(Bad))) {
+        double M = D.mid(Good, Bad);
+        if (M == Good || M == Bad)
+          break; // no double between them
+        (eval(M) ? Good : Bad) = M;
+      }
+    }
+  }
+  R.Found = true;
+  R.Answer = valueAt(Good);
+  eval(R.Answer);
+  int UserCondition = -1;
+  for (size_t K = 0; K < Q.Conditions.size() && UserCondition < 0; ++K)
+    if (Q.Conditions[K].Text != "feasible")
+      UserCondition = static_cast<int>(K);
+  R.Binding = bindingWall(E, phaseOf(E, Q, UserCondition));
+  return R;
+}
+
+namespace {
+
+/// Evaluates grid points [Begin, End) of Q's Cartesian product (the first
+/// variable outermost) into Rows, reading \p Terms.
+void evaluateRange(Evaluator E, const EvalPlan &Plan, const Query &Q,
+                   const std::vector<Term> &Terms, size_t Begin, size_t End,
+                   std::vector<GridRow> &Rows, std::atomic<size_t> &Done) {
+  BindingProbe Probe(E.graph());
+  size_t N = Q.Vars.size();
+  std::vector<size_t> Sizes(N);
+  for (size_t K = 0; K < N; ++K)
+    Sizes[K] = Q.Vars[K].Values.size();
+  for (size_t I = Begin; I < End; ++I) {
+    GridRow &Row = Rows[I];
+    Row.Vars.resize(N);
+    size_t Rest = I;
+    for (size_t K = N; K-- > 0;) {
+      Row.Vars[K] = Q.Vars[K].Values[Rest % Sizes[K]];
+      Rest /= Sizes[K];
+      E.setLeaf(Q.Vars[K].Leaf, Row.Vars[K]);
+    }
+    E.run(Plan);
+    Row.Values.resize(Terms.size());
+    for (size_t K = 0; K < Terms.size(); ++K)
+      Row.Values[K] = E.value(Terms[K].Node);
+    Row.Meets = holds(E, Q);
+    Row.Binding = Probe.at(E).Number;
+    if ((I - Begin) % 4096 == 4095)
+      Done += 4096;
+  }
+}
+
+size_t gridPoints(const Query &Q) {
+  size_t P = 1;
+  for (const Variable &V : Q.Vars)
+    P *= V.Values.size();
+  return P;
+}
+
+/// All grid points, in order, on \p Threads threads.
+std::vector<GridRow> evaluateGrid(const Evaluator &Base, const Query &Q,
+                                  const std::vector<Term> &Terms,
+                                  unsigned Threads, const Progress &P) {
+  size_t Total = gridPoints(Q);
+  std::vector<GridRow> Rows(Total);
+  std::vector<uint32_t> Leaves;
+  for (const Variable &V : Q.Vars)
+    Leaves.push_back(V.Leaf);
+  Evaluator Start = Base;
+  Start.run();
+  EvalPlan Plan = Start.plan(Leaves);
+  std::atomic<size_t> Done{0};
+  Threads = std::max(1u, std::min<unsigned>(
+                             Threads, static_cast<unsigned>(
+                                          std::max<size_t>(1, Total / 1024))));
+  if (Threads == 1 && !P) {
+    evaluateRange(Start, Plan, Q, Terms, 0, Total, Rows, Done);
+    return Rows;
+  }
+  std::vector<std::thread> Workers;
+  size_t Chunk = (Total + Threads - 1) / Threads;
+  std::atomic<unsigned> Finished{0};
+  for (unsigned T = 0; T < Threads; ++T) {
+    size_t B = std::min(Total, T * Chunk), E = std::min(Total, B + Chunk);
+    Workers.emplace_back([&, B, E] {
+      evaluateRange(Start, Plan, Q, Terms, B, E, Rows, Done);
+      ++Finished;
+    });
+  }
+  while (P && Finished < Threads) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    P(std::min(Done.load(), Total), Total);
+  }
+  for (std::thread &W : Workers)
+    W.join();
+  if (P)
+    P(Total, Total);
+  return Rows;
+}
+
+} // namespace
+
+GridResult runSweep(const Evaluator &Base, const Query &Q, unsigned Threads,
+                    const Progress &P) {
+  // Columns: the reported terms, then sort keys not among them.
+  std::vector<Term> Terms = Q.Report;
+  std::vector<size_t> SortColumn;
+  for (const Term &S : Q.SortBy) {
+    auto It = std::find_if(Terms.begin(), Terms.end(),
+                           [&](const Term &T) { return T.Node == S.Node; });
+    SortColumn.push_back(It - Terms.begin());
+    if (It == Terms.end())
+      Terms.push_back(S);
+  }
+  GridResult R;
+  std::vector<GridRow> All = evaluateGrid(Base, Q, Terms, Threads, P);
+  R.Points = All.size();
+  for (GridRow &Row : All)
+    if (Row.Meets)
+      R.Rows.push_back(std::move(Row));
+  R.Kept = R.Rows.size();
+  if (!Q.SortBy.empty())
+    std::stable_sort(R.Rows.begin(), R.Rows.end(),
+                     [&](const GridRow &A, const GridRow &B) {
+                       for (size_t K = 0; K < Q.SortBy.size(); ++K) {
+                         double X = A.Values[SortColumn[K]],
+                                Y = B.Values[SortColumn[K]];
+                         if (X == Y || (std::isnan(X) && std::isnan(Y)))
+                           continue;
+                         if (std::isnan(X) != std::isnan(Y))
+                           return std::isnan(Y); // NaN last
+                         return Q.SortBy[K].Descending ? X > Y : X < Y;
+                       }
+                       return false;
+                     });
+  if (Q.Top > 0 && R.Rows.size() > Q.Top)
+    R.Rows.resize(static_cast<size_t>(Q.Top));
+  for (GridRow &Row : R.Rows)
+    Row.Values.resize(Q.Report.size());
+  return R;
+}
+
+GridResult paretoFront(const Evaluator &Base, const Query &Q,
+                       unsigned Threads) {
+  std::vector<GridRow> All =
+      evaluateGrid(Base, Q, Q.Objectives, Threads, nullptr);
+  GridResult R;
+  R.Points = All.size();
+  double Sign = Q.Direction < 0 ? 1 : -1; // compare as minimisation
+  std::vector<GridRow> Candidates;
+  for (GridRow &Row : All)
+    if (Row.Meets && !std::isnan(Row.Values[0]) && !std::isnan(Row.Values[1]))
+      Candidates.push_back(std::move(Row));
+  R.Kept = Candidates.size();
+  // Sort by the first objective, then the second; a point is on the front
+  // when its second objective beats every point before it.
+  std::stable_sort(Candidates.begin(), Candidates.end(),
+                   [&](const GridRow &A, const GridRow &B) {
+                     if (A.Values[0] != B.Values[0])
+                       return Sign * A.Values[0] < Sign * B.Values[0];
+                     return Sign * A.Values[1] < Sign * B.Values[1];
+                   });
+  double Best = std::numeric_limits<double>::infinity();
+  for (GridRow &Row : Candidates)
+    if (Sign * Row.Values[1] < Best) {
+      Best = Sign * Row.Values[1];
+      R.Rows.push_back(std::move(Row));
+    }
+  return R;
+}
+
+} // namespace mlsc

@@ -1,0 +1,309 @@
+//===- QueryReport.cpp - Printing solve and sweep results -----------------===//
+
+#include "runtime/QueryReport.h"
+#include "runtime/Format.h"
+
+#include "llvm/ADT/SmallString.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+namespace mlsc {
+
+using json = nlohmann::ordered_json;
+using query::Query;
+using query::Term;
+using query::Variable;
+
+namespace {
+
+std::string show(double V, const Dimension &D, bool IsBool = false) {
+  return formatQuantity(V, D, IsBool);
+}
+
+const char *wallName(unsigned Number) {
+  switch (Number) {
+  case 1: return "compute";
+  case 2: return "memory";
+  case 6: return "weight streaming";
+  case 14: return "communication";
+  }
+  return "";
+}
+
+std::string rangeText(const Variable &V) {
+  if (!V.Continuous && V.Values.size() <= 8) {
+    std::vector<std::string> Items;
+    for (double X : V.Values)
+      Items.push_back(show(X, V.Dim));
+    return "{" + llvm::join(Items, ", ") + "}";
+  }
+  return fmt::format("[{}, {}]", show(V.Lo, V.Dim), show(V.Hi, V.Dim));
+}
+
+std::string conditionsText(const Query &Q) {
+  std::vector<std::string> Texts;
+  for (const Term &C : Q.Conditions)
+    if (C.Text != "feasible")
+      Texts.push_back("`" + C.Text + "`");
+  return Texts.empty() ? "the feasibility checks" : llvm::join(Texts, " and ");
+}
+
+/// `decode_step_time <= 1 ms` at the evaluator's state: `(1.2 ms vs 1 ms)`.
+std::string operands(const Evaluator &E, const Term &C) {
+  const graph::Graph &G = E.graph();
+  const graph::Node &N = G.Nodes[C.Node];
+  if (N.Kind < graph::Op::Lt || N.Kind > graph::Op::Ne)
+    return "";
+  uint32_t L = G.inputOf(C.Node, 0), R = G.inputOf(C.Node, 1);
+  return fmt::format("{} vs {}", show(E.value(L), G.Nodes[L].Dim),
+                     show(E.value(R), G.Nodes[R].Dim));
+}
+
+std::string bindingText(const BindingWall &B) {
+  if (!B.Known)
+    return "";
+  return fmt::format("{} ({} step), {}x ahead of {}", B.Wall, B.Phase,
+                     formatNumber(B.Margin), B.RunnerUp);
+}
+
+void row(llvm::raw_ostream &OS, llvm::StringRef Label, llvm::StringRef Value) {
+  OS << "  " << Label;
+  OS.indent(Label.size() < 14 ? 14 - Label.size() : 1);
+  OS << Value << "\n";
+}
+
+} // namespace
+
+void printSolve(const Query &Q, const SolveResult &R, const Evaluator &E,
+                llvm::raw_ostream &OS) {
+  const Variable &V = Q.Vars.front();
+  const char *Verb = Q.Direction < 0 ? "minimize" : "maximize";
+  OS << "solve " << Q.Name << ": " << Verb << " " << V.Name << " in "
+     << rangeText(V) << " such that " << conditionsText(Q) << "\n";
+  std::string Monotone =
+      R.Monotone ? fmt::format("monotone over {} samples", R.Samples)
+                 : fmt::format("NOT monotone over {} samples: the conditions "
+                               "hold on separate stretches; this is the {} "
+                               "value at the sampling resolution",
+                               R.Samples,
+                               Q.Direction < 0 ? "smallest" : "largest");
+  if (!R.Found) {
+    const Term &C = Q.Conditions[R.FailingCondition < 0
+                                     ? 0
+                                     : R.FailingCondition];
+    std::string Why = operands(E, C);
+    OS << "  infeasible    no " << V.Name << " in " << rangeText(V)
+       << " meets " << conditionsText(Q) << "\n";
+    row(OS, "closest",
+        fmt::format("at {}: `{}` fails{}", show(R.Closest, V.Dim), C.Text,
+                    Why.empty() ? "" : " (" + Why + ")"));
+    if (R.Binding.Known)
+      row(OS, "blocked by", bindingText(R.Binding));
+    row(OS, "evaluations", fmt::format("{} ({})", R.Evaluations, Monotone));
+    return;
+  }
+  std::string Precision =
+      V.Continuous && !V.Integer
+          ? fmt::format("to {:g}%", 100 * Q.Tolerance)
+          : "exact";
+  row(OS, "answer", fmt::format("{}   ({})", show(R.Answer, V.Dim),
+                                Precision));
+  for (const Term &C : Q.Conditions) {
+    std::string Ops = operands(E, C);
+    row(OS, C.Text == "feasible" ? "feasible" : "holds",
+        C.Text == "feasible"
+            ? (E.value(C.Node) != 0 ? "yes" : "no")
+            : fmt::format("{}{}", C.Text, Ops.empty() ? "" : "  (" + Ops + ")"));
+  }
+  if (R.Binding.Known)
+    row(OS, "binding wall", bindingText(R.Binding));
+  row(OS, "evaluations", fmt::format("{} ({})", R.Evaluations, Monotone));
+}
+
+json solveJSON(const Query &Q, const SolveResult &R, const Evaluator &E) {
+  const Variable &V = Q.Vars.front();
+  json J;
+  J["solve"] = Q.Name;
+  J["scenario"] = E.graph().Scenario;
+  J["variable"] = V.Name;
+  J["direction"] = Q.Direction < 0 ? "minimize" : "maximize";
+  J["range"] = {{"low", V.Lo}, {"high", V.Hi}, {"unit", V.Dim.str()}};
+  J["found"] = R.Found;
+  if (R.Found) {
+    J["answer"] = {{"value", R.Answer},
+                   {"unit", V.Dim.str()},
+                   {"display", show(R.Answer, V.Dim)}};
+  } else {
+    J["answer"] = nullptr;
+    J["closest"] = {{"value", R.Closest},
+                    {"unit", V.Dim.str()},
+                    {"display", show(R.Closest, V.Dim)}};
+    if (R.FailingCondition >= 0)
+      J["failing_condition"] = Q.Conditions[R.FailingCondition].Text;
+  }
+  json Conds = json::array();
+  for (const Term &C : Q.Conditions)
+    Conds.push_back({{"text", C.Text}, {"holds", E.value(C.Node) != 0}});
+  J["conditions"] = Conds;
+  if (R.Binding.Known)
+    J["binding_wall"] = {{"wall", R.Binding.Short},
+                         {"number", R.Binding.Number},
+                         {"phase", R.Binding.Phase},
+                         {"margin", R.Binding.Margin}};
+  J["evaluations"] = R.Evaluations;
+  J["monotone"] = R.Monotone;
+  return J;
+}
+
+std::string gridTable(const Query &Q, const GridResult &R,
+                      const graph::Graph &G, TableFormat F) {
+  const std::vector<Term> &Terms =
+      Q.K == Query::Kind::Sweep ? Q.Report : Q.Objectives;
+  struct Column {
+    std::string Name;
+    Dimension Dim;
+    bool IsBool;
+  };
+  std::vector<Column> Cols;
+  for (const Variable &V : Q.Vars)
+    Cols.push_back({V.Name, V.Dim, false});
+  for (const Term &T : Terms)
+    Cols.push_back({T.Text, T.Dim, T.IsBool});
+  std::string Out;
+  if (F == TableFormat::CSV) {
+    std::vector<std::string> Head;
+    for (const Column &C : Cols)
+      Head.push_back(C.Dim.isDimensionless() || C.IsBool
+                         ? C.Name
+                         : fmt::format("{} [{}]", C.Name, C.Dim.str()));
+    Head.push_back("binding_wall");
+    Out += llvm::join(Head, ",") + "\n";
+    fmt::memory_buffer B;
+    for (const GridRow &Row : R.Rows) {
+      for (double X : Row.Vars)
+        fmt::format_to(std::back_inserter(B), "{},", X);
+      for (double X : Row.Values)
+        fmt::format_to(std::back_inserter(B), "{},", X);
+      fmt::format_to(std::back_inserter(B), "{}\n", wallName(Row.Binding));
+    }
+    Out.append(B.data(), B.size());
+    return Out;
+  }
+  if (F == TableFormat::JSON) {
+    fmt::memory_buffer B;
+    auto Str = [](const std::string &S) { return json(S).dump(); };
+    fmt::format_to(std::back_inserter(B),
+                   "{{\n  \"{}\": {},\n  \"scenario\": {},\n  \"points\": "
+                   "{},\n  \"kept\": {},\n  \"columns\": [",
+                   Q.K == Query::Kind::Sweep ? "sweep" : "solve", Str(Q.Name),
+                   Str(G.Scenario), R.Points, R.Kept);
+    for (size_t K = 0; K < Cols.size(); ++K)
+      fmt::format_to(std::back_inserter(B), "{}{{\"name\": {}, \"unit\": {}}}",
+                     K ? ", " : "", Str(Cols[K].Name),
+                     Str(Cols[K].IsBool ? "bool" : Cols[K].Dim.str()));
+    fmt::format_to(std::back_inserter(B),
+                   ", {{\"name\": \"binding_wall\", \"unit\": \"\"}}],\n  "
+                   "\"rows\": [");
+    for (size_t I = 0; I < R.Rows.size(); ++I) {
+      const GridRow &Row = R.Rows[I];
+      fmt::format_to(std::back_inserter(B), "{}\n    [", I ? "," : "");
+      bool First = true;
+      auto num = [&](double X) {
+        if (std::isfinite(X))
+          fmt::format_to(std::back_inserter(B), "{}{}", First ? "" : ", ", X);
+        else
+          fmt::format_to(std::back_inserter(B), "{}null", First ? "" : ", ");
+        First = false;
+      };
+      for (double X : Row.Vars)
+        num(X);
+      for (double X : Row.Values)
+        num(X);
+      fmt::format_to(std::back_inserter(B), ", \"{}\"]",
+                     wallName(Row.Binding));
+    }
+    fmt::format_to(std::back_inserter(B), "{}]\n}}\n",
+                   R.Rows.empty() ? "" : "\n  ");
+    Out.append(B.data(), B.size());
+    return Out;
+  }
+  // Text: aligned columns of display values.
+  std::vector<std::vector<std::string>> Cells;
+  std::vector<std::string> Head;
+  for (const Column &C : Cols)
+    Head.push_back(C.Name);
+  Head.push_back("binding wall");
+  Cells.push_back(Head);
+  for (const GridRow &Row : R.Rows) {
+    std::vector<std::string> Line;
+    for (size_t K = 0; K < Row.Vars.size(); ++K)
+      Line.push_back(show(Row.Vars[K], Cols[K].Dim));
+    for (size_t K = 0; K < Row.Values.size(); ++K) {
+      const Column &C = Cols[Row.Vars.size() + K];
+      Line.push_back(show(Row.Values[K], C.Dim, C.IsBool));
+    }
+    Line.push_back(wallName(Row.Binding));
+    Cells.push_back(std::move(Line));
+  }
+  std::vector<size_t> Width(Head.size(), 0);
+  for (const auto &Line : Cells)
+    for (size_t K = 0; K < Line.size(); ++K)
+      Width[K] = std::max(Width[K], Line[K].size());
+  for (const auto &Line : Cells) {
+    std::string Text;
+    for (size_t K = 0; K < Line.size(); ++K) {
+      Text += Line[K];
+      if (K + 1 < Line.size())
+        Text += std::string(Width[K] - Line[K].size() + 3, ' ');
+    }
+    Out += Text + "\n";
+  }
+  return Out;
+}
+
+TableFormat formatForPath(llvm::StringRef Path) {
+  if (Path.endswith_insensitive(".csv"))
+    return TableFormat::CSV;
+  if (Path.endswith_insensitive(".json"))
+    return TableFormat::JSON;
+  return TableFormat::Text;
+}
+
+bool writeFileAtomically(llvm::StringRef Path, llvm::StringRef Contents,
+                         std::string &Error) {
+  llvm::SmallString<256> Model(Path);
+  Model += ".tmp-%%%%%%";
+  int FD;
+  llvm::SmallString<256> Temp;
+  if (std::error_code EC =
+          llvm::sys::fs::createUniqueFile(Model, FD, Temp)) {
+    Error = fmt::format("cannot create a file next to `{}`: {}", Path.str(),
+                        EC.message());
+    return false;
+  }
+  {
+    llvm::raw_fd_ostream OS(FD, /*shouldClose=*/true);
+    OS << Contents;
+    OS.flush();
+    if (OS.has_error()) {
+      Error = fmt::format("cannot write `{}`: {}", Temp.str().str(),
+                          OS.error().message());
+      OS.clear_error();
+      llvm::sys::fs::remove(Temp);
+      return false;
+    }
+  }
+  if (std::error_code EC = llvm::sys::fs::rename(Temp, Path)) {
+    Error = fmt::format("cannot replace `{}`: {}", Path.str(), EC.message());
+    llvm::sys::fs::remove(Temp);
+    return false;
+  }
+  return true;
+}
+
+} // namespace mlsc

@@ -1,0 +1,135 @@
+//===- Sensitivity.cpp - Elasticities and binding-wall flips --------------===//
+
+#include "runtime/Sensitivity.h"
+#include "runtime/Binding.h"
+
+#include "passes/walls/EfficiencyWall.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace mlsc {
+
+namespace {
+
+/// Relative step of the central difference.
+constexpr double Step = 1e-4;
+/// Points scanned across a factor's range before bisecting a change.
+constexpr unsigned ScanPoints = 33;
+
+/// A leaf worth perturbing: a number that comes from an entity's field or
+/// a let, not a formula constant or a boolean.
+bool isInput(const graph::Graph &G, uint32_t Id) {
+  const graph::Node &N = G.Nodes[Id];
+  if (N.Kind != graph::Op::Leaf || N.IsBool || N.Origin >= G.Origins.size())
+    return false;
+  const graph::LeafOrigin &O = G.Origins[N.Origin];
+  return !N.Name.empty() && (O.Entity || !O.Field.empty());
+}
+
+} // namespace
+
+const char *wallShortName(unsigned Number) {
+  switch (Number) {
+  case 1: return "compute";
+  case 2: return "memory";
+  case 6: return "weight streaming";
+  case 14: return "communication";
+  }
+  return "none";
+}
+
+std::vector<Elasticity> elasticities(Evaluator &E, uint32_t Metric) {
+  const graph::Graph &G = E.graph();
+  E.run();
+  double M0 = E.value(Metric);
+  std::vector<Elasticity> Out;
+  if (!std::isfinite(M0) || M0 == 0)
+    return Out;
+  for (uint32_t Id = 0; Id < G.Nodes.size(); ++Id) {
+    if (!isInput(G, Id))
+      continue;
+    double X = E.value(Id);
+    if (!std::isfinite(X) || X == 0)
+      continue;
+    EvalPlan P = E.plan({Id});
+    if (P.Instrs.empty())
+      continue;
+    E.setLeaf(Id, X * (1 + Step));
+    E.run(P);
+    double Up = E.value(Metric);
+    E.setLeaf(Id, X * (1 - Step));
+    E.run(P);
+    double Down = E.value(Metric);
+    E.setLeaf(Id, X);
+    E.run(P);
+    double El = (Up - Down) / (2 * Step * M0);
+    if (!std::isfinite(El) || std::fabs(El) < 1e-6)
+      continue;
+    Out.push_back({Id, G.Nodes[Id].Name, El});
+  }
+  std::stable_sort(Out.begin(), Out.end(),
+                   [](const Elasticity &A, const Elasticity &B) {
+                     if (std::fabs(A.Value) != std::fabs(B.Value))
+                       return std::fabs(A.Value) > std::fabs(B.Value);
+                     return A.Name < B.Name;
+                   });
+  return Out;
+}
+
+std::vector<FactorFlips> bindingFlips(Evaluator &E) {
+  const graph::Graph &G = E.graph();
+  E.run();
+  BindingProbe Probe(G);
+  std::vector<FactorFlips> Out;
+  for (uint32_t Id = 0; Id < G.Nodes.size(); ++Id) {
+    const graph::Node &N = G.Nodes[Id];
+    if (N.Kind != graph::Op::Leaf || N.Origin >= G.Origins.size())
+      continue;
+    const graph::LeafOrigin &O = G.Origins[N.Origin];
+    if (!O.Calibrated)
+      continue;
+    const walls::CalibratedRange *R = nullptr;
+    for (const walls::CalibratedRange &C : walls::calibratedRanges())
+      if (O.Field == C.Field)
+        R = &C;
+    if (!R)
+      continue;
+    FactorFlips F;
+    F.Leaf = Id;
+    F.Name = N.Name;
+    F.Value = E.value(Id);
+    F.Low = R->Low;
+    F.High = R->High;
+    F.Source = R->Source;
+    EvalPlan P = E.plan({Id});
+    auto wallAt = [&](double X) {
+      E.setLeaf(Id, X);
+      E.run(P);
+      return Probe.at(E).Number;
+    };
+    double Prev = F.Low;
+    unsigned PrevWall = F.WallAtLow = wallAt(F.Low);
+    for (unsigned K = 1; K < ScanPoints; ++K) {
+      double X = F.Low + (F.High - F.Low) * K / (ScanPoints - 1);
+      unsigned W = wallAt(X);
+      if (W != PrevWall) {
+        // Bisect the change between Prev and X.
+        double A = Prev, B = X;
+        while (B - A > 1e-4 * (F.High - F.Low)) {
+          double M = 0.5 * (A + B);
+          (wallAt(M) == PrevWall ? A : B) = M;
+        }
+        F.Flips.push_back({0.5 * (A + B), PrevWall, W});
+      }
+      Prev = X;
+      PrevWall = W;
+    }
+    F.WallAtHigh = PrevWall;
+    wallAt(F.Value);
+    Out.push_back(std::move(F));
+  }
+  return Out;
+}
+
+} // namespace mlsc
