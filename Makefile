@@ -30,6 +30,7 @@ test: build
 bench: build
 	python3 bench/eval_latency.py --mlsc $(BUILD)/bin/mlsc
 	python3 bench/eval_latency.py --mlsc $(BUILD)/bin/mlsc --all-registries
+	./$(BUILD)/bin/mlsc_query_bench bench/query_bench.mls
 
 # Address + undefined-behaviour sanitizers over the whole suite (CI runs it).
 build-sanitize: deps

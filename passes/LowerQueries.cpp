@@ -241,8 +241,9 @@ private:
   }
 
   void conditions(Query &Q, llvm::StringRef Field) {
-    // The scenario must fit, whatever the conditions say.
-    if (int F = G->find("feasible"); F >= 0) {
+    // A solve's answer must fit, whatever the conditions say; a sweep keeps
+    // the points that do not (marked infeasible) unless `where` drops them.
+    if (int F = G->find("feasible"); F >= 0 && Q.K == Query::Kind::Solve) {
       Term T;
       T.Text = "feasible";
       T.Node = static_cast<uint32_t>(F);

@@ -165,20 +165,20 @@ void ScenarioLowering::serving(Decoder &D) {
   uint32_t Stable = B.apply(walls::QueueIsStableF,
                             {*Arrival, Service, Servers}, "queue_stable");
   G.Nodes[Stable].IsBool = true;
-  const std::pair<const Formula *, const char *> TTFT[] = {
-      {&walls::TtftP50F, "ttft.p50"},
-      {&walls::TtftP90F, "ttft.p90"},
-      {&walls::TtftP99F, "ttft.p99"},
-      {&walls::TtftP999F, "ttft.p999"}};
-  for (const auto &[F, Name] : TTFT)
-    B.apply(*F, {*Arrival, Service, Servers, CV, FirstToken}, Name);
-  const std::pair<const Formula *, const char *> Latency[] = {
-      {&walls::LatencyP50F, "latency.p50"},
-      {&walls::LatencyP90F, "latency.p90"},
-      {&walls::LatencyP99F, "latency.p99"},
-      {&walls::LatencyP999F, "latency.p999"}};
-  for (const auto &[F, Name] : Latency)
-    B.apply(*F, {*Arrival, Service, Servers, CV}, Name);
+  // ln C(c, a) once; every percentile reads it.
+  uint32_t LogC = B.apply(walls::LogErlangCF, {*Arrival, Service, Servers},
+                          "queue.log_erlang_c");
+  const std::pair<double, const char *> Percentiles[] = {
+      {0.5, "p50"}, {0.9, "p90"}, {0.99, "p99"}, {0.999, "p999"}};
+  for (const auto &[P, Suffix] : Percentiles) {
+    uint32_t Level = B.constant(P, "the percentile");
+    B.apply(walls::TtftQuantileGivenF,
+            {LogC, *Arrival, Service, Servers, CV, FirstToken, Level},
+            std::string("ttft.") + Suffix);
+    B.apply(walls::LatencyQuantileGivenF,
+            {LogC, *Arrival, Service, Servers, CV, Level},
+            std::string("latency.") + Suffix);
+  }
   // Sizing: the fewest replicas of `batch` slots whose P99 meets a target.
   if (std::optional<uint32_t> Target = field(W, "latency_target")) {
     checkPositive(W, "latency_target");

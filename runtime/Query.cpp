@@ -216,6 +216,7 @@ void evaluateRange(Evaluator E, const EvalPlan &Plan, const Query &Q,
                    const std::vector<Term> &Terms, size_t Begin, size_t End,
                    std::vector<GridRow> &Rows, std::atomic<size_t> &Done) {
   BindingProbe Probe(E.graph());
+  int Feasible = E.graph().find("feasible");
   size_t N = Q.Vars.size();
   std::vector<size_t> Sizes(N);
   for (size_t K = 0; K < N; ++K)
@@ -234,7 +235,10 @@ void evaluateRange(Evaluator E, const EvalPlan &Plan, const Query &Q,
     for (size_t K = 0; K < Terms.size(); ++K)
       Row.Values[K] = E.value(Terms[K].Node);
     Row.Meets = holds(E, Q);
-    Row.Binding = Probe.at(E).Number;
+    // Wall 0: the point does not fit (feasibility failed).
+    Row.Binding = Feasible >= 0 && E.value(static_cast<uint32_t>(Feasible)) == 0
+                      ? 0
+                      : Probe.at(E).Number;
     if ((I - Begin) % 4096 == 4095)
       Done += 4096;
   }

@@ -50,7 +50,7 @@ struct GridRow {
   std::vector<double> Vars;
   std::vector<double> Values; ///< Report (sweep) or Objectives (Pareto)
   bool Meets = true;          ///< every condition holds
-  unsigned Binding = 0;       ///< wall number
+  unsigned Binding = 0;       ///< wall number; 0 when infeasible
 };
 
 struct GridResult {

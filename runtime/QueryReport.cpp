@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <thread>
 
 namespace mlsc {
 
@@ -32,7 +33,7 @@ const char *wallName(unsigned Number) {
   case 6: return "weight streaming";
   case 14: return "communication";
   }
-  return "";
+  return "infeasible";
 }
 
 std::string rangeText(const Variable &V) {
@@ -161,7 +162,8 @@ json solveJSON(const Query &Q, const SolveResult &R, const Evaluator &E) {
 }
 
 std::string gridTable(const Query &Q, const GridResult &R,
-                      const graph::Graph &G, TableFormat F) {
+                      const graph::Graph &G, TableFormat F,
+                      unsigned Workers) {
   const std::vector<Term> &Terms =
       Q.K == Query::Kind::Sweep ? Q.Report : Q.Objectives;
   struct Column {
@@ -183,15 +185,38 @@ std::string gridTable(const Query &Q, const GridResult &R,
                          : fmt::format("{} [{}]", C.Name, C.Dim.str()));
     Head.push_back("binding_wall");
     Out += llvm::join(Head, ",") + "\n";
-    fmt::memory_buffer B;
-    for (const GridRow &Row : R.Rows) {
-      for (double X : Row.Vars)
-        fmt::format_to(std::back_inserter(B), "{},", X);
-      for (double X : Row.Values)
-        fmt::format_to(std::back_inserter(B), "{},", X);
-      fmt::format_to(std::back_inserter(B), "{}\n", wallName(Row.Binding));
-    }
-    Out.append(B.data(), B.size());
+    // Large tables are formatted in chunks on every core, then joined in
+    // order: the bytes do not depend on the thread count.
+    auto format = [&](size_t Begin, size_t End, std::string &Text) {
+      fmt::memory_buffer B;
+      for (size_t I = Begin; I < End; ++I) {
+        const GridRow &Row = R.Rows[I];
+        for (double X : Row.Vars)
+          fmt::format_to(std::back_inserter(B), "{},", X);
+        for (double X : Row.Values)
+          fmt::format_to(std::back_inserter(B), "{},", X);
+        fmt::format_to(std::back_inserter(B), "{}\n", wallName(Row.Binding));
+      }
+      Text.assign(B.data(), B.size());
+    };
+    size_t N = R.Rows.size();
+    unsigned Threads = N < 65536 ? 1 : std::max(1u, Workers);
+    std::vector<std::string> Parts(Threads);
+    std::vector<std::thread> Pool;
+    size_t Chunk = (N + Threads - 1) / Threads;
+    for (unsigned T = 1; T < Threads; ++T)
+      Pool.emplace_back([&, T] {
+        format(std::min(N, T * Chunk), std::min(N, (T + 1) * Chunk), Parts[T]);
+      });
+    format(0, std::min(N, Chunk), Parts[0]);
+    for (std::thread &W : Pool)
+      W.join();
+    size_t Size = Out.size();
+    for (const std::string &P : Parts)
+      Size += P.size();
+    Out.reserve(Size);
+    for (const std::string &P : Parts)
+      Out += P;
     return Out;
   }
   if (F == TableFormat::JSON) {

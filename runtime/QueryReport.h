@@ -21,9 +21,12 @@ nlohmann::ordered_json solveJSON(const query::Query &Q, const SolveResult &R,
 enum class TableFormat { Text, CSV, JSON };
 
 /// A sweep's table, or a grid solve's Pareto front: one row per point with
-/// the variables, the reported terms and the binding wall.
+/// the variables, the reported terms and the binding wall ("infeasible"
+/// when the point does not fit). Large CSV tables are formatted on
+/// \p Workers threads; the bytes are the same for any count.
 std::string gridTable(const query::Query &Q, const GridResult &R,
-                      const graph::Graph &G, TableFormat F);
+                      const graph::Graph &G, TableFormat F,
+                      unsigned Workers = 1);
 
 /// The format an output file's extension asks for (.csv, .json, else text).
 TableFormat formatForPath(llvm::StringRef Path);

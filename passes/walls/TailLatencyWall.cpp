@@ -45,16 +45,14 @@ double erlangs(RequestRate ArrivalRate, Time ServiceTime) {
   return (ArrivalRate * ServiceTime / OneRequest).value();
 }
 
-double softplus(double X) {
-  return X > 0 ? X + std::log1p(std::exp(-X)) : std::log1p(std::exp(X));
-}
-
-/// Walks L_k = -ln B(k, a) upward in k by the Erlang-B recursion
-/// 1/B(k) = 1 + k / (a * B(k-1)), i.e. L_k = softplus(ln(k/a) + L_{k-1}),
-/// which neither overflows nor underflows at any k.
+/// Walks the Erlang-B recursion 1/B(k) = 1 + (k / a) / B(k-1) upward in k
+/// on doubles, without a logarithm per step: I = 1/B is kept as
+/// I_scaled * e^Shift and rescaled before it overflows, so any k works. The
+/// recursion is the classical stable one (Jagerman 1974); only the result's
+/// logarithm is taken, L = -ln B = ln I_scaled + Shift.
 class ErlangBWalk {
 public:
-  explicit ErlangBWalk(double A) : A(A), LogA(std::log(A)) {
+  explicit ErlangBWalk(double A) : A(A), InvA(1 / A) {
     // Starting from B(K) = 1 instead of B(0) = 1 is exact in doubles: since
     // 1 - B(k) <= k/a, the starting error shrinks by exp(-(a - K)^2 / 2a)
     // < e^-800 before k reaches a.
@@ -62,12 +60,19 @@ public:
   }
 
   /// Walks to k = C > a. False once ln C(c', a) < NegligibleLogC for every
-  /// c' >= k, which holds as -L_k - ln(1 - a/k) bounds them all.
+  /// c' >= k, which holds as -L_k - ln(1 - a/k) bounds them all (checked
+  /// every 32 steps: the bound only falls).
   bool advanceTo(double C) {
     while (K < C) {
       K += 1;
-      L = softplus(std::log(K) - LogA + L);
-      if (K > A && -L - std::log((K - A) / K) < NegligibleLogC)
+      I = One + K * InvA * I;
+      if (I > 1e250) {
+        I *= 1e-250;
+        One *= 1e-250; // underflows to 0 once the 1 is negligible
+        Shift += 250 * 2.302585092994046;
+      }
+      if (K > A && (++Steps & 31) == 0 &&
+          -L() - std::log((K - A) / K) < NegligibleLogC)
         return false;
     }
     return true;
@@ -76,13 +81,16 @@ public:
   /// ln C(k, a) = ln B - ln(1 - rho + rho * B), with 1 - rho as (k - a) / k
   /// so that it keeps its precision near rho = 1.
   double logErlangC() const {
-    return -L - std::log((K - A + A * std::exp(-L)) / K);
+    double LB = L();
+    return -LB - std::log((K - A + A * std::exp(-LB)) / K);
   }
 
 private:
-  double A, LogA;
+  double L() const { return std::log(I) + Shift; }
+  double A, InvA;
   double K;
-  double L = 0;
+  double I = 1, One = 1, Shift = 0;
+  unsigned Steps = 0;
 };
 
 /// ln C(c, a) for whole c: 0 (C = 1) when a >= c.
@@ -225,6 +233,32 @@ Time latencyP999(RequestRate ArrivalRate, Time ServiceTime, Number Servers,
                          in<Number>(0.999));
 }
 
+Number logErlangCOf(RequestRate ArrivalRate, Time ServiceTime,
+                    Number Servers) {
+  return in<Number>(
+      logErlangC(wholeServers(Servers), erlangs(ArrivalRate, ServiceTime)));
+}
+
+Time latencyQuantileGiven(Number LogC, RequestRate ArrivalRate,
+                          Time ServiceTime, Number Servers, Number ServiceCV,
+                          Number Percentile) {
+  double C = wholeServers(Servers), A = erlangs(ArrivalRate, ServiceTime);
+  return in<Time>(waitQuantileOf(LogC.value(), C, A, ServiceTime.value(),
+                                 poissonArrivalFactor(ServiceCV),
+                                 Percentile.value())) +
+         ServiceTime;
+}
+
+Time ttftQuantileGiven(Number LogC, RequestRate ArrivalRate, Time ServiceTime,
+                       Number Servers, Number ServiceCV, Time FirstToken,
+                       Number Percentile) {
+  double C = wholeServers(Servers), A = erlangs(ArrivalRate, ServiceTime);
+  return in<Time>(waitQuantileOf(LogC.value(), C, A, ServiceTime.value(),
+                                 poissonArrivalFactor(ServiceCV),
+                                 Percentile.value())) +
+         FirstToken;
+}
+
 Time ttftQuantile(RequestRate ArrivalRate, Time ServiceTime, Number Servers,
                   Number ServiceCV, Time PrefillTime, Number Percentile) {
   return in<Time>(serviceWaitQuantile(ArrivalRate, ServiceTime, Servers,
@@ -281,6 +315,20 @@ Number serversForP99Latency(RequestRate ArrivalRate, Time ServiceTime,
   return in<Number>(Inf);
 }
 
+const Formula LogErlangCF = makeFormula<&logErlangCOf>(
+    "log_erlang_c", Wall::TailLatency, "ln C(c, a), a = lambda * S",
+    "Erlang 1917; Erlang-B recursion (Jagerman 1974), computed once per "
+    "evaluation and shared by every percentile");
+const Formula LatencyQuantileGivenF = makeFormula<&latencyQuantileGiven>(
+    "latency_quantile", Wall::TailLatency,
+    "L_p = F*S/(c - a) * max(0, ln C - ln(1 - p)) + S, F = (1 + cs^2)/2",
+    "Erlang-C M/M/c waiting-time tail (Gross et al. 2.3); Allen-Cunneen "
+    "correction (Kingman 1961)");
+const Formula TtftQuantileGivenF = makeFormula<&ttftQuantileGiven>(
+    "ttft_quantile", Wall::TailLatency,
+    "TTFT_p = F*S/(c - a) * max(0, ln C - ln(1 - p)) + T_first",
+    "Erlang-C M/M/c waiting-time tail (Gross et al. 2.3); Allen-Cunneen "
+    "correction (Kingman 1961)");
 const Formula OfferedLoadF = makeFormula<&offeredLoad>(
     "offered_load", Wall::TailLatency, "a = lambda * S",
     "Erlang 1917; Gross et al., Fundamentals of Queueing Theory, 2.3");

@@ -108,6 +108,22 @@ q::Number serversForP99Latency(q::RequestRate ArrivalRate, q::Time ServiceTime,
 /// The bound of serversForP99Latency's search.
 inline constexpr double MaxSearchedServers = 1e6;
 
+/// ln C(c, a) of the queue, computed once per evaluation: the percentile
+/// formulas below take it as an input instead of each walking Erlang-B.
+q::Number logErlangCOf(q::RequestRate ArrivalRate, q::Time ServiceTime,
+                       q::Number Servers);
+/// latencyQuantile given ln C (same value, bit for bit).
+q::Time latencyQuantileGiven(q::Number LogC, q::RequestRate ArrivalRate,
+                             q::Time ServiceTime, q::Number Servers,
+                             q::Number ServiceCV, q::Number Percentile);
+/// ttftQuantile given ln C, with the first token's service (prefill, plus
+/// any KV transfer) in place of the prefill.
+q::Time ttftQuantileGiven(q::Number LogC, q::RequestRate ArrivalRate,
+                          q::Time ServiceTime, q::Number Servers,
+                          q::Number ServiceCV, q::Time FirstToken,
+                          q::Number Percentile);
+
+extern const Formula LogErlangCF, LatencyQuantileGivenF, TtftQuantileGivenF;
 extern const Formula OfferedLoadF, UtilisationF, QueueIsStableF, ErlangCF,
     MeanQueueWaitF, WaitExceedanceF, WaitQuantileF, KingmanWaitF,
     AllenCunneenWaitF, LatencyQuantileF, LatencyP50F, LatencyP90F, LatencyP99F,

@@ -302,3 +302,29 @@ TEST(TailLatency, FormulasCarryWallAndDimensions) {
 }
 
 } // namespace
+
+namespace {
+
+// The graph computes ln C once and passes it to every percentile; that must
+// give the library's answers bit for bit, at a few servers and at many.
+TEST(TailLatency, SharedErlangCGivesTheSamePercentilesBitForBit) {
+  const std::pair<double, double> Cases[] = {
+      {8, 1.2}, {32, 2.3}, {400, 0.5}, {3000, 0.2}};
+  for (auto [Servers, Service] : Cases) {
+    RequestRate L = in<RequestRate>(Servers * 0.8 / Service);
+    Time S = in<Time>(Service), First = in<Time>(0.05);
+    Number C = in<Number>(Servers), CV = in<Number>(1.5);
+    Number LogC = logErlangCOf(L, S, C);
+    for (double P : {0.5, 0.9, 0.99, 0.999}) {
+      Number Pq = in<Number>(P);
+      EXPECT_EQ(latencyQuantileGiven(LogC, L, S, C, CV, Pq).value(),
+                latencyQuantile(L, S, C, CV, Pq).value())
+          << Servers << " " << P;
+      EXPECT_EQ(ttftQuantileGiven(LogC, L, S, C, CV, First, Pq).value(),
+                ttftQuantile(L, S, C, CV, First, Pq).value())
+          << Servers << " " << P;
+    }
+  }
+}
+
+} // namespace

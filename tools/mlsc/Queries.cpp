@@ -143,7 +143,7 @@ int sweep(const DriverOptions &O, std::unique_ptr<llvm::MemoryBuffer> Buf) {
                     : O.Json      ? TableFormat::JSON
                     : O.Csv       ? TableFormat::CSV
                                   : TableFormat::Text;
-    std::string Table = gridTable(Q, R, G, F);
+    std::string Table = gridTable(Q, R, G, F, threads(O));
     if (!Path.empty()) {
       if (!writeFileAtomically(Path, Table, Error)) {
         llvm::errs() << "mlsc: error: " << Error << "\n";
