@@ -2,7 +2,11 @@
 
 #include "runtime/Query.h"
 
+#include "passes/walls/ComputeWall.h"
+
 #include "llvm/ADT/ArrayRef.h"
+
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <atomic>
@@ -101,6 +105,69 @@ std::string phaseOf(const Evaluator &E, const Query &Q, int Condition) {
   if (Name.startswith("ttft") || Name.contains("prefill"))
     return "prefill";
   return "";
+}
+
+/// The inverse roofline at the answer (SolveResult::ClosedForm).
+void closedForm(const Evaluator &E, const Query &Q, SolveResult &R) {
+  const graph::Graph &G = E.graph();
+  const graph::Node &Leaf = G.Nodes[Q.Vars.front().Leaf];
+  if (Leaf.Origin >= G.Origins.size())
+    return;
+  llvm::StringRef Field = G.Origins[Leaf.Origin].Field;
+  bool Memory = Field == "hbm.bandwidth";
+  if (!Memory && !Field.startswith("peak."))
+    return;
+  auto value = [&](const std::string &Name, double &Out) {
+    int Id = G.find(Name);
+    if (Id < 0)
+      return false;
+    Out = E.value(static_cast<uint32_t>(Id));
+    return true;
+  };
+  const std::pair<const char *, const char *> Steps[] = {
+      {"decode_step_time", "decode"},
+      {"prefill_time", "prefill"},
+      {"request.prefill_time", "request.prefill"},
+      {"batch_time", "batch"}};
+  for (const Term &C : Q.Conditions) {
+    const graph::Node &N = G.Nodes[C.Node];
+    if (N.Kind != graph::Op::Lt && N.Kind != graph::Op::Le)
+      continue;
+    llvm::StringRef Lhs = G.Nodes[G.inputOf(C.Node, 0)].Name;
+    for (const auto &[Metric, Phase] : Steps) {
+      if (Lhs != Metric)
+        continue;
+      BindingWall B = bindingWall(E, Phase);
+      if (!B.Known || B.Number != (Memory ? 2u : 1u))
+        continue;
+      double T = E.value(G.inputOf(C.Node, 1)), Comm = 0, Work, Time;
+      value(std::string(Phase) + ".comm_time", Comm);
+      std::string P = Phase;
+      if (Memory) {
+        if (!value(P + ".bytes", Work) || !value(P + ".memory_time", Time))
+          continue;
+        // eta_mem as the graph applies it: M = BW * eta_mem * T_memory.
+        double Eta = Work / (R.Answer * Time);
+        R.ClosedForm = walls::requiredBandwidth(q::in<q::Bytes>(Work),
+                                                q::in<q::Time>(T - Comm),
+                                                q::in<q::Number>(Eta))
+                           .value();
+        R.ClosedFormRule = fmt::format("{}.bytes / (({} - comm) x eta_mem)",
+                                       Phase, Metric);
+      } else {
+        double Eta;
+        if (!value(P + ".flops", Work) || !value(P + ".efficiency", Eta))
+          continue;
+        R.ClosedForm = walls::requiredPeak(q::in<q::Flops>(Work),
+                                           q::in<q::Time>(T - Comm),
+                                           q::in<q::Number>(Eta))
+                           .value();
+        R.ClosedFormRule = fmt::format("{}.flops / (({} - comm) x eta)",
+                                       Phase, Metric);
+      }
+      return;
+    }
+  }
 }
 
 } // namespace
@@ -205,6 +272,7 @@ SolveResult solveOne(Evaluator &E, const Query &Q) {
     if (Q.Conditions[K].Text != "feasible")
       UserCondition = static_cast<int>(K);
   R.Binding = bindingWall(E, phaseOf(E, Q, UserCondition));
+  closedForm(E, Q, R);
   return R;
 }
 

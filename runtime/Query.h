@@ -23,6 +23,7 @@
 #include "runtime/Evaluator.h"
 
 #include <functional>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -39,6 +40,12 @@ struct SolveResult {
   double Closest = 0;
   int FailingCondition = -1;  ///< index into Query::Conditions
   BindingWall Binding;        ///< at the answer, or at the closest end
+  /// Closed-form synthesis where it applies (inverse roofline): the
+  /// variable is a device's bandwidth or peak, a condition caps a step's
+  /// time, and that step is bound by the wall the variable feeds there.
+  /// NaN otherwise.
+  double ClosedForm = std::numeric_limits<double>::quiet_NaN();
+  std::string ClosedFormRule; ///< "bytes / ((T - T_comm) * eta_mem)"
 };
 
 /// Solves a one-variable query. \p E is left evaluated at the answer (or at

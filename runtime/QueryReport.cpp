@@ -123,6 +123,12 @@ void printSolve(const Query &Q, const SolveResult &R, const Evaluator &E,
   }
   if (R.Binding.Known)
     row(OS, "binding wall", bindingText(R.Binding));
+  if (!std::isnan(R.ClosedForm))
+    row(OS, "closed form",
+        fmt::format("{} = {} (inverse roofline); the solver is {:+.3f}% "
+                    "from it",
+                    R.ClosedFormRule, show(R.ClosedForm, V.Dim),
+                    100 * (R.Answer / R.ClosedForm - 1)));
   row(OS, "evaluations", fmt::format("{} ({})", R.Evaluations, Monotone));
 }
 
@@ -156,6 +162,10 @@ json solveJSON(const Query &Q, const SolveResult &R, const Evaluator &E) {
                          {"number", R.Binding.Number},
                          {"phase", R.Binding.Phase},
                          {"margin", R.Binding.Margin}};
+  if (!std::isnan(R.ClosedForm))
+    J["closed_form"] = {{"value", R.ClosedForm},
+                        {"unit", V.Dim.str()},
+                        {"rule", R.ClosedFormRule}};
   J["evaluations"] = R.Evaluations;
   J["monotone"] = R.Monotone;
   return J;

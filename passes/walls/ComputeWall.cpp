@@ -51,6 +51,15 @@ Flops encoderFlopsPerSample(Number Params, Number Layers, Number AttnDim,
 
 Flops trainingFlopsPerSample(Flops Forward) { return 3.0 * Forward; }
 
+Bandwidth requiredBandwidth(Bytes Moved, Time Target,
+                            Number MemoryEfficiency) {
+  return Moved / (Target * MemoryEfficiency);
+}
+
+FlopRate requiredPeak(Flops Work, Time Target, Number Efficiency) {
+  return Work / (Target * Efficiency);
+}
+
 SampleRate sampleThroughput(Number Batch, Time Step) {
   return Batch * in<Samples>(1) / Step;
 }

@@ -30,6 +30,16 @@ q::Flops encoderFlopsPerSample(q::Number Params, q::Number Layers,
 /// F_train = 3 * F_forward. Kaplan et al. 2020, section 2.1.
 q::Flops trainingFlopsPerSample(q::Flops Forward);
 
+/// Inverse roofline, memory side: the bandwidth at which moving \p Moved
+/// bytes at efficiency eta_mem takes \p Target: BW = M / (T * eta_mem).
+/// MLSYSIM, arXiv 2607.02558 (synthesis); Williams et al. 2009.
+q::Bandwidth requiredBandwidth(q::Bytes Moved, q::Time Target,
+                               q::Number MemoryEfficiency);
+
+/// Inverse roofline, compute side: the peak at which \p Work FLOPs at
+/// efficiency eta take \p Target: peak = F / (T * eta).
+q::FlopRate requiredPeak(q::Flops Work, q::Time Target, q::Number Efficiency);
+
 /// Samples per second of a batch step: X = B samples / T_step.
 q::SampleRate sampleThroughput(q::Number Batch, q::Time Step);
 

@@ -156,3 +156,30 @@ TEST(MemoryWall, TrainingStateAndActivations) {
 }
 
 } // namespace
+
+namespace {
+
+TEST(ComputeWall, InverseRooflineByHand) {
+  // 2.2625 GB in 1 ms at full efficiency: 2.2625 TB/s; at eta_mem 0.8,
+  // 2.828 TB/s. 32.26 TFLOP in 40 ms at eta 1: 806.6 TFLOP/s.
+  EXPECT_DOUBLE_EQ(requiredBandwidth(in<Bytes>(2.2625e9), in<Time>(1e-3),
+                                     in<Number>(1))
+                       .value(),
+                   2.2625e12);
+  EXPECT_DOUBLE_EQ(requiredBandwidth(in<Bytes>(2.2625e9), in<Time>(1e-3),
+                                     in<Number>(0.8))
+                       .value(),
+                   2.2625e12 / 0.8);
+  EXPECT_DOUBLE_EQ(
+      requiredPeak(in<Flops>(32.26e12), in<Time>(40e-3), in<Number>(1))
+          .value(),
+      32.26e12 / 40e-3);
+  // Round trip: the forward roofline at the synthesised bandwidth takes
+  // exactly the target time.
+  Bandwidth BW =
+      requiredBandwidth(in<Bytes>(7e9), in<Time>(2e-3), in<Number>(0.9));
+  EXPECT_NEAR(memoryTime(in<Bytes>(7e9), BW, in<Number>(0.9)).value(), 2e-3,
+              1e-18);
+}
+
+} // namespace
