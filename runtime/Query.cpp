@@ -246,6 +246,7 @@ SolveResult solveOne(Evaluator &E, const Query &Q) {
                                  Ok.rbegin());
   double Good = Pos[Index];
   bool AtEnd = Minimize ? Index == 0 : Index + 1 == Pos.size();
+  double BadEnd = Good;
   if (!AtEnd) {
     double Bad = Pos[Minimize ? Index - 1 : Index + 1];
     // 3. Bisect: Good always holds, Bad never does.
@@ -263,9 +264,21 @@ SolveResult solveOne(Evaluator &E, const Query &Q) {
         (eval(M) ? Good : Bad) = M;
       }
     }
+    BadEnd = Bad;
   }
   R.Found = true;
   R.Answer = valueAt(Good);
+  if (!AtEnd) {
+    // What stops the answer from going further: the first condition that
+    // fails just beyond it.
+    R.Beyond = valueAt(BadEnd);
+    eval(R.Beyond);
+    for (size_t K = 0; K < Q.Conditions.size(); ++K)
+      if (violation(E, Q.Conditions[K]) > 0) {
+        R.LimitingCondition = static_cast<int>(K);
+        break;
+      }
+  }
   eval(R.Answer);
   int UserCondition = -1;
   for (size_t K = 0; K < Q.Conditions.size() && UserCondition < 0; ++K)

@@ -40,6 +40,11 @@ struct SolveResult {
   double Closest = 0;
   int FailingCondition = -1;  ///< index into Query::Conditions
   BindingWall Binding;        ///< at the answer, or at the closest end
+  /// Beyond the answer: the neighbouring value that fails (the bracket's
+  /// other end) and the first condition that fails there; -1 when the
+  /// answer is an end of the range.
+  double Beyond = 0;
+  int LimitingCondition = -1;
   /// Closed-form synthesis where it applies (inverse roofline): the
   /// variable is a device's bandwidth or peak, a condition caps a step's
   /// time, and that step is bound by the wall the variable feeds there.

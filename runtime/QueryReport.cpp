@@ -87,12 +87,13 @@ void printSolve(const Query &Q, const SolveResult &R, const Evaluator &E,
   OS << "solve " << Q.Name << ": " << Verb << " " << V.Name << " in "
      << rangeText(V) << " such that " << conditionsText(Q) << "\n";
   std::string Monotone =
-      R.Monotone ? fmt::format("monotone over {} samples", R.Samples)
-                 : fmt::format("NOT monotone over {} samples: the conditions "
-                               "hold on separate stretches; this is the {} "
-                               "value at the sampling resolution",
-                               R.Samples,
-                               Q.Direction < 0 ? "smallest" : "largest");
+      R.Monotone
+          ? fmt::format("monotone over {} samples", R.Samples)
+          : fmt::format("not monotone over {} samples: the conditions hold "
+                        "on a stretch inside the range; the answer is the "
+                        "{} edge of the {} stretch the samples found",
+                        R.Samples, Q.Direction < 0 ? "lower" : "upper",
+                        Q.Direction < 0 ? "first" : "last");
   if (!R.Found) {
     const Term &C = Q.Conditions[R.FailingCondition < 0
                                      ? 0
@@ -120,6 +121,16 @@ void printSolve(const Query &Q, const SolveResult &R, const Evaluator &E,
         C.Text == "feasible"
             ? (E.value(C.Node) != 0 ? "yes" : "no")
             : fmt::format("{}{}", C.Text, Ops.empty() ? "" : "  (" + Ops + ")"));
+  }
+  if (R.LimitingCondition >= 0) {
+    const Term &C = Q.Conditions[R.LimitingCondition];
+    row(OS, "limited by",
+        C.Text == "feasible"
+            ? fmt::format("feasibility: at {} the scenario does not fit "
+                          "(see `mlsc eval`)",
+                          show(R.Beyond, V.Dim))
+            : fmt::format("`{}`: at {} it fails", C.Text,
+                          show(R.Beyond, V.Dim)));
   }
   if (R.Binding.Known)
     row(OS, "binding wall", bindingText(R.Binding));
@@ -162,6 +173,9 @@ json solveJSON(const Query &Q, const SolveResult &R, const Evaluator &E) {
                          {"number", R.Binding.Number},
                          {"phase", R.Binding.Phase},
                          {"margin", R.Binding.Margin}};
+  if (R.LimitingCondition >= 0)
+    J["limited_by"] = {{"condition", Q.Conditions[R.LimitingCondition].Text},
+                       {"at", R.Beyond}};
   if (!std::isnan(R.ClosedForm))
     J["closed_form"] = {{"value", R.ClosedForm},
                         {"unit", V.Dim.str()},

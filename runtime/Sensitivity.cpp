@@ -12,7 +12,7 @@ namespace mlsc {
 
 namespace {
 
-/// Relative step of the central difference.
+/// Relative step of the central difference (of a continuous input).
 constexpr double Step = 1e-4;
 /// Points scanned across a factor's range before bisecting a change.
 constexpr unsigned ScanPoints = 33;
@@ -55,15 +55,23 @@ std::vector<Elasticity> elasticities(Evaluator &E, uint32_t Metric) {
     EvalPlan P = E.plan({Id});
     if (P.Instrs.empty())
       continue;
-    E.setLeaf(Id, X * (1 + Step));
+    // A whole-valued count (batch, tp, layers) feeds floors and ceilings:
+    // a 0.01% nudge would cross a step. It moves by one instead (the arc
+    // elasticity), forward only from 1.
+    bool Count = G.Nodes[Id].Dim.isDimensionless() && X >= 1 &&
+                 X == std::floor(X) && X < 1e15 &&
+                 !G.Origins[G.Nodes[Id].Origin].Calibrated;
+    double Hi = Count ? X + 1 : X * (1 + Step);
+    double Lo = Count ? std::max(1.0, X - 1) : X * (1 - Step);
+    E.setLeaf(Id, Hi);
     E.run(P);
     double Up = E.value(Metric);
-    E.setLeaf(Id, X * (1 - Step));
+    E.setLeaf(Id, Lo);
     E.run(P);
     double Down = E.value(Metric);
     E.setLeaf(Id, X);
     E.run(P);
-    double El = (Up - Down) / (2 * Step * M0);
+    double El = (Up - Down) / M0 * X / (Hi - Lo);
     if (!std::isfinite(El) || std::fabs(El) < 1e-6)
       continue;
     Out.push_back({Id, G.Nodes[Id].Name, El});

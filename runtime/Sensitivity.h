@@ -3,7 +3,9 @@
 // Wall 21 (Saltelli et al., Global Sensitivity Analysis: The Primer, 2008):
 //  - the elasticity of every metric with respect to every leaf,
 //    e = d ln m / d ln x, by a central difference of +-0.01% around the
-//    leaf's value, so e = -1 means "1% more x, 1% less m";
+//    leaf's value, so e = -1 means "1% more x, 1% less m"; whole-valued
+//    counts (batch, tp, layers), which feed floors and ceilings, move by
+//    +-1 instead (the arc elasticity (m(x+1) - m(x-1)) / m * x / 2);
 //  - for every calibrated factor with a stated plausible range
 //    (passes/walls/EfficiencyWall.cpp, calibratedRanges): whether the
 //    binding wall changes anywhere in the range, and where (flip points,
