@@ -98,6 +98,9 @@ bool ScenarioLowering::decoderInputs(Decoder &D, const ir::Entity &Model,
                    "default: no tensor parallelism");
   D.PP = orDefault(W, "parallel.pp", 1, One,
                    "default: no pipeline parallelism");
+  D.EP = D.Moe ? orDefault(W, "parallel.ep", 1, One,
+                           "default: no expert parallelism")
+               : B.constant(1, "a dense model has no experts to shard");
   D.Static = enumValue(W, "batching") == "static";
   D.Chunk = field(W, "prefill_chunk");
   checkPositive(W, "prefill_chunk");
@@ -180,9 +183,21 @@ void ScenarioLowering::decoderCapacity(Decoder &D) {
   const Dimension One;
   const Dimension Tok = unit("tok");
   const Dimension Data = unit("B");
-  uint32_t Stored = B.apply(walls::WeightBytesF,
-                            {D.Params, D.WeightBytes, D.TP, D.PP},
-                            "weights_per_device");
+  D.ReplicaDevices =
+      B.op(Op::Mul, {B.op(Op::Mul, {D.TP, D.PP}, One), D.EP}, One);
+  B.name(D.ReplicaDevices, "replica_devices");
+  uint32_t Stored;
+  if (D.Moe) {
+    const auto &[Params, Active, Experts, TopK] = *D.Moe;
+    Stored = B.apply(walls::MoeWeightBytesPerDeviceF,
+                     {Params, Active, Experts, TopK, D.WeightBytes,
+                      B.op(Op::Mul, {D.TP, D.PP}, One), D.EP},
+                     "weights_per_device");
+  } else {
+    Stored = B.apply(walls::WeightBytesF,
+                     {D.Params, D.WeightBytes, D.TP, D.PP},
+                     "weights_per_device");
+  }
   D.Weights = Stored;
   uint32_t Resident = Stored;
   if (D.Machine.InjectBW) {
@@ -261,8 +276,8 @@ void ScenarioLowering::decoderCapacity(Decoder &D) {
   B.name(Memory, "memory_per_device");
   uint32_t Fits = B.op(Op::Le, {Memory, D.Capacity}, One, true);
   B.name(Fits, "memory_fits");
-  uint32_t TPFits = B.op(
-      Op::Le, {B.op(Op::Mul, {D.TP, D.PP}, One), D.Sys.Devices}, One, true);
+  uint32_t TPFits =
+      B.op(Op::Le, {D.ReplicaDevices, D.Sys.Devices}, One, true);
   B.name(TPFits, "parallelism_fits");
   D.MaxSequences = B.apply(walls::MaxConcurrentSequencesF,
                            {D.Capacity, Fixed, Reserve, PerSequence},
@@ -288,7 +303,7 @@ uint32_t ScenarioLowering::weightsRead(const Decoder &D, uint32_t Tokens,
   uint32_t PerStage = B.op(Op::Mul, {D.TP, D.PP}, Dimension());
   return B.apply(walls::MoeWeightBytesReadF,
                  {Params, Active, Experts, TopK, Tokens, D.WeightBytes,
-                  PerStage},
+                  PerStage, D.EP},
                  Name);
 }
 

@@ -129,15 +129,13 @@ void ScenarioLowering::serving(Decoder &D) {
     B.apply(walls::DecodeThroughputF, {D.Batch, D.TPOT}, "throughput");
   }
   (void)Tok;
-  uint32_t ReplicaDevices = B.op(Op::Mul, {D.TP, D.PP}, One);
   B.apply(walls::ThroughputPerDeviceF,
-          {G.Named.lookup("throughput"), ReplicaDevices},
+          {G.Named.lookup("throughput"), D.ReplicaDevices},
           "throughput_per_device");
-  // Every replica (tp x pp devices) serves `batch` requests at once: the
-  // queue has replicas x batch servers.
+  // Every replica (tp x pp x ep devices) serves `batch` requests at once:
+  // the queue has replicas x batch servers.
   uint32_t Replicas = B.op(
-      Op::Floor,
-      {B.op(Op::Div, {D.Sys.Devices, B.op(Op::Mul, {D.TP, D.PP}, One)}, One)},
+      Op::Floor, {B.op(Op::Div, {D.Sys.Devices, D.ReplicaDevices}, One)},
       One);
   B.name(Replicas, "replicas");
   uint32_t Servers = B.op(Op::Mul, {Replicas, D.Batch}, One);

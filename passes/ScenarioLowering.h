@@ -116,6 +116,9 @@ private:
     uint32_t Params, ComputeParams, Layers, Heads, AttnDim, HeadDim;
     uint32_t Bytes, WeightBytes, KVBytes, Peak, BW, Capacity, TDP;
     uint32_t Batch, Prompt, Output, TP, PP, OneToken, Context;
+    /// Expert parallelism (MoE only; 1 otherwise) and the devices of one
+    /// replica, tp * pp * ep.
+    uint32_t EP = 0, ReplicaDevices = 0;
     uint32_t Weights, KV, Sequence, MaxSequences;
     std::optional<uint32_t> FFN;
     std::optional<DraftModel> Draft;

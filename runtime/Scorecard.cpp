@@ -245,10 +245,14 @@ bool printDecoderFeasibility(const View &V, llvm::raw_ostream &OS) {
                   formatNumber(V["batch"]),
                   V["batch_fits"] != 0 ? "" : " does not fit"),
       "[wall 5: batching]");
+  double EP = V.has("replica_devices")
+                  ? V["replica_devices"] / (V["tp"] * V["pp"])
+                  : 1;
   row(OS, "parallelism",
-      fmt::format("tp {} x pp {} on {} device{}", formatNumber(V["tp"]),
-                  formatNumber(V["pp"]), formatNumber(V["devices"]),
-                  V["devices"] == 1 ? "" : "s"),
+      fmt::format("tp {} x pp {}{} on {} device{}", formatNumber(V["tp"]),
+                  formatNumber(V["pp"]),
+                  EP != 1 ? " x ep " + formatNumber(EP) : "",
+                  formatNumber(V["devices"]), V["devices"] == 1 ? "" : "s"),
       V["parallelism_fits"] != 0 ? "" : "FAIL: more shards than devices");
   OS << "\n";
   return Feasible;
@@ -263,7 +267,8 @@ void printServingOptions(const View &V, llvm::raw_ostream &OS) {
       "GEMM and attention kernels blended [wall 3]");
   if (V.has("decode.weight_bytes") && V.has("weights_per_device"))
     row(OS, "MoE weights read",
-        fmt::format("{} of {} per decode step (the experts {} tokens touch)",
+        fmt::format("{} of {} per decode step (the experts a batch of {} "
+                    "touches)",
                     V.show("decode.weight_bytes"),
                     V.show("weights_per_device"), formatNumber(V["batch"])),
         "[wall 2]");

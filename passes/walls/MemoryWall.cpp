@@ -38,13 +38,21 @@ BytesPerToken mlaKVBytesPerToken(Number Layers, Number KVRank, Number RopeDim,
 
 Bytes moeWeightBytesRead(Number Params, Number ActiveParams, Number Experts,
                          Number TopK, Tokens Routed, Bytes BytesPerParam,
-                         Number TP) {
+                         Number Shards, Number EP) {
   Number PerExpert = (Params - ActiveParams) / (Experts - TopK);
   Number AlwaysActive = Params - Experts * PerExpert;
   double Missed = std::pow(1.0 - (TopK / Experts).value(),
                            (Routed / OneToken).value());
-  Number Touched = Experts * (1.0 - Missed);
-  return (AlwaysActive + Touched * PerExpert) * BytesPerParam / TP;
+  Number Touched = Experts / EP * (1.0 - Missed);
+  return (AlwaysActive + Touched * PerExpert) * BytesPerParam / Shards;
+}
+
+Bytes moeWeightBytesPerDevice(Number Params, Number ActiveParams,
+                              Number Experts, Number TopK,
+                              Bytes BytesPerParam, Number Shards, Number EP) {
+  Number PerExpert = (Params - ActiveParams) / (Experts - TopK);
+  Number AlwaysActive = Params - Experts * PerExpert;
+  return (AlwaysActive + Experts * PerExpert / EP) * BytesPerParam / Shards;
 }
 
 Bytes inferenceActivationBytes(Tokens PassTokens, Number Hidden, Number FFN,
@@ -137,10 +145,15 @@ const Formula MlaKVBytesPerTokenF = makeFormula<&mlaKVBytesPerToken>(
     "attention caches one latent and one rotary key per layer)");
 const Formula MoeWeightBytesReadF = makeFormula<&moeWeightBytesRead>(
     "moe_weight_bytes_read", Wall::Memory,
-    "W = ((N - E*P_e) + E*(1 - (1 - k/E)^T) * P_e) * bytes / tp, "
+    "W = ((N - E*P_e) + E/ep*(1 - (1 - k/E)^T) * P_e) * bytes / (tp*pp), "
     "P_e = (N - A) / (E - k)",
     "expected distinct experts under uniform top-k routing (occupancy); "
     "Fedus et al., Switch Transformer, JMLR 2022");
+const Formula MoeWeightBytesPerDeviceF = makeFormula<&moeWeightBytesPerDevice>(
+    "moe_weight_bytes_per_device", Wall::Memory,
+    "W = ((N - E*P_e) + E*P_e/ep) * bytes / (tp*pp)",
+    "experts sharded across expert-parallel ranks: Lepikhin et al., GShard, "
+    "2020; Rajbhandari et al., DeepSpeed-MoE, ICML 2022");
 const Formula InferenceActivationBytesF =
     makeFormula<&inferenceActivationBytes>(
         "inference_activation_bytes", Wall::Memory,

@@ -43,13 +43,24 @@ q::BytesPerToken mlaKVBytesPerToken(q::Number Layers, q::Number KVRank,
 /// N total and A active parameters, E experts and top-k routing, one
 /// expert (over all MoE layers) has P_e = (N - A) / (E - k) parameters and
 /// the always-active rest is N - E * P_e. Under uniform, independent routing
-/// an expert is missed by one token with probability 1 - k/E, so
-/// E * (1 - (1 - k/E)^T) experts are touched:
-/// W = ((N - E*P_e) + E*(1 - (1 - k/E)^T) * P_e) * bytes / tp.
+/// an expert is missed by one token with probability 1 - k/E, so a device
+/// holding E/ep of the experts (expert parallelism) touches
+/// (E/ep) * (1 - (1 - k/E)^T) of them:
+/// W = ((N - E*P_e) + (E/ep)*(1 - (1 - k/E)^T) * P_e) * bytes / shards,
+/// shards = tp * pp.
 q::Bytes moeWeightBytesRead(q::Number Params, q::Number ActiveParams,
                             q::Number Experts, q::Number TopK,
                             q::Tokens Routed, q::Bytes BytesPerParam,
-                            q::Number TP);
+                            q::Number Shards, q::Number EP);
+
+/// MoE weights stored per device: the always-active parameters sharded by
+/// tp * pp, the experts by tp * pp * ep (Lepikhin et al., GShard, 2020;
+/// Rajbhandari et al., DeepSpeed-MoE, ICML 2022):
+/// W = ((N - E*P_e) + E*P_e/ep) * bytes / (tp * pp).
+q::Bytes moeWeightBytesPerDevice(q::Number Params, q::Number ActiveParams,
+                                 q::Number Experts, q::Number TopK,
+                                 q::Bytes BytesPerParam, q::Number Shards,
+                                 q::Number EP);
 
 /// Activation working set of one inference forward pass over T tokens, per
 /// device: the layer input and residual (2*h) and the FFN's two intermediate
@@ -92,7 +103,8 @@ extern const Formula TrainingStateBytesF, TrainingStepBytesF,
     TransformerActivationBytesF;
 extern const Formula WeightBytesF, KVBytesPerTokenF, DecodeStepBytesF,
     PrefillBytesF, MemoryTimeF, MemoryPerDeviceF, MlaKVBytesPerTokenF,
-    MoeWeightBytesReadF, InferenceActivationBytesF, AttentionScoreBytesF;
+    MoeWeightBytesReadF, MoeWeightBytesPerDeviceF, InferenceActivationBytesF,
+    AttentionScoreBytesF;
 
 } // namespace mlsc::walls
 

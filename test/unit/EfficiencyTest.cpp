@@ -101,18 +101,34 @@ TEST(MemoryWall, MoeWeightsReadGrowWithTheTokensRouted) {
   Number N = in<Number>(46.7e9), A = in<Number>(12.9e9);
   Number E = in<Number>(8), K = in<Number>(2);
   // One token reads exactly the active parameters: 12.9e9 x 2 B.
-  EXPECT_NEAR(moeWeightBytesRead(N, A, E, K, in<Tokens>(1), Bf16, One).value(),
-              25.8e9, 1e3);
+  EXPECT_NEAR(
+      moeWeightBytesRead(N, A, E, K, in<Tokens>(1), Bf16, One, One).value(),
+      25.8e9, 1e3);
   // Four tokens touch 8 x (1 - 0.75^4) = 5.46875 experts on average.
   double PerExpert = 33.8e9 / 6, Always = 46.7e9 - 8 * PerExpert;
-  EXPECT_NEAR(moeWeightBytesRead(N, A, E, K, in<Tokens>(4), Bf16, One).value(),
-              (Always + 5.46875 * PerExpert) * 2, 1e3);
+  EXPECT_NEAR(
+      moeWeightBytesRead(N, A, E, K, in<Tokens>(4), Bf16, One, One).value(),
+      (Always + 5.46875 * PerExpert) * 2, 1e3);
   // A prefill of thousands of tokens reads every expert: all 93.4 GB; TP 2
   // halves it.
   EXPECT_NEAR(
-      moeWeightBytesRead(N, A, E, K, in<Tokens>(4096), Bf16, in<Number>(2))
+      moeWeightBytesRead(N, A, E, K, in<Tokens>(4096), Bf16, in<Number>(2),
+                         One)
           .value(),
       46.7e9, 1e3);
+  // Expert parallelism 8: each device holds one expert and reads it when
+  // a token routes there; a 4,096-token prefill touches it surely:
+  // (1.6333e9 + 5.6333e9) x 2 B = 14.53 GB.
+  EXPECT_NEAR(moeWeightBytesRead(N, A, E, K, in<Tokens>(4096), Bf16, One,
+                                 in<Number>(8))
+                  .value(),
+              (Always + PerExpert) * 2, 1e3);
+  // Stored per device under ep 8: the same 14.53 GB; without ep, 93.4 GB.
+  EXPECT_NEAR(
+      moeWeightBytesPerDevice(N, A, E, K, Bf16, One, in<Number>(8)).value(),
+      (Always + PerExpert) * 2, 1e3);
+  EXPECT_NEAR(moeWeightBytesPerDevice(N, A, E, K, Bf16, One, One).value(),
+              93.4e9, 1e3);
 }
 
 TEST(MemoryWall, InferenceActivationsAndUnfusedScores) {
