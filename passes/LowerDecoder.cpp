@@ -19,6 +19,7 @@
 #include "passes/walls/CommunicationWall.h"
 #include "passes/walls/ComputeWall.h"
 #include "passes/walls/EfficiencyWall.h"
+#include "passes/walls/FidelityWall.h"
 #include "passes/walls/MemoryWall.h"
 #include "passes/walls/ServingWall.h"
 #include "passes/walls/WeightStreamingWall.h"
@@ -118,6 +119,7 @@ bool ScenarioLowering::decoderInputs(Decoder &D, const ir::Entity &Model,
   M.EtaMem = orDefault(W, "memory_efficiency", 1, One,
                        "default: the full HBM bandwidth",
                        /*Calibrated=*/true);
+  pruning(D);
   M.Layers = D.Layers;
   M.ActivationBytes = D.Bytes;
   M.TP = D.TP;
@@ -176,6 +178,33 @@ bool ScenarioLowering::decoderInputs(Decoder &D, const ir::Entity &Model,
   D.Context = B.op(Op::Add, {D.Prompt, HalfOutput}, Tok);
   B.name(D.Context, "decode.context");
   return true;
+}
+
+void ScenarioLowering::pruning(Decoder &D) {
+  // Wall 13: pruned weights take fewer bytes; structured (2:4) pruning also
+  // shortens the GEMMs on devices with sparse tensor cores.
+  const ir::Entity &W = *D.W;
+  std::optional<uint32_t> Sparsity = field(W, "pruning.sparsity");
+  if (!Sparsity)
+    return;
+  checkFraction(W, "pruning.sparsity");
+  const ir::Field *SF = W.field("pruning.structured");
+  bool Structured = SF && SF->Folded && SF->Folded->Number != 0;
+  uint32_t Kind = B.constant(Structured ? 1 : 0,
+                             Structured ? "N:M structured pruning"
+                                        : "unstructured pruning");
+  uint32_t Speedup = orDefault(*D.Sys.Accel, "sparse_speedup", 1,
+                               Dimension(),
+                               "default: no sparse tensor cores");
+  D.WeightBytes = B.apply(walls::PrunedBytesPerParamF,
+                          {D.WeightBytes, *Sparsity, Kind},
+                          "pruning.bytes_per_param");
+  D.GemmFactor = B.apply(walls::SparseGemmTimeFactorF,
+                         {*Sparsity, Kind, Speedup},
+                         "pruning.gemm_time_factor");
+  D.Machine.EtaGemm = B.op(Op::Div, {D.Machine.EtaGemm, *D.GemmFactor},
+                           Dimension());
+  B.name(D.Machine.EtaGemm, "pruning.gemm_efficiency");
 }
 
 void ScenarioLowering::decoderCapacity(Decoder &D) {

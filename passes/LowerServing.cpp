@@ -194,10 +194,12 @@ void ScenarioLowering::fidelity(Decoder &D) {
   // Wall 13: the accuracy cost of the precision is a sourced leaf.
   if (std::optional<uint32_t> Delta = field(W, "accuracy_delta"))
     B.apply(walls::AccuracyDeltaF, {*Delta}, "accuracy_delta");
-  // Weight-only quantization: the decode step against the same step with
-  // weights at the math precision. Compute-bound steps gain nothing (the
-  // math precision, so the peak, is unchanged).
-  if (!entity(W, "weight_precision") || D.Machine.InjectBW)
+  // Weight-only quantization and pruning: the decode step against the same
+  // step with dense weights at the math precision. A compute-bound step
+  // gains only from structured sparsity on sparse tensor cores (the math
+  // precision, so the peak, is unchanged).
+  if ((!entity(W, "weight_precision") && !D.GemmFactor) ||
+      D.Machine.InjectBW)
     return;
   const Dimension One;
   // The weights the step reads (all of them, or an MoE step's experts),
@@ -216,8 +218,12 @@ void ScenarioLowering::fidelity(Decoder &D) {
       B.op(Op::Ge, {G.Named.lookup("decode.compute_time"),
                     G.Named.lookup("decode.memory_time")},
            One, true);
+  // Structured sparsity raises the effective peak of a compute-bound step.
+  uint32_t Peak = D.GemmFactor ? B.op(Op::Div, {D.Peak, *D.GemmFactor},
+                                      G.Nodes[D.Peak].Dim)
+                               : D.Peak;
   B.apply(walls::QuantizationSpeedupF,
-          {BaselineBytes, G.Named.lookup("decode.bytes"), D.Peak, D.Peak,
+          {BaselineBytes, G.Named.lookup("decode.bytes"), D.Peak, Peak,
            ComputeBound},
           "fidelity.decode_speedup");
 }

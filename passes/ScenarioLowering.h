@@ -126,6 +126,7 @@ private:
     std::optional<std::array<uint32_t, 4>> Moe;
     bool Static = false;
     bool Fused = true; ///< fused attention (FlashAttention)
+    std::optional<uint32_t> GemmFactor; ///< pruning: GEMM time factor
     std::optional<uint32_t> Chunk;
     uint32_t PrefillTime = 0, DecodeStep = 0, TPOT = 0;
   };
@@ -133,6 +134,7 @@ private:
   void decoder(const ir::Entity &W, const System &Sys);
   bool decoderInputs(Decoder &D, const ir::Entity &Model,
                      const ir::Entity &Precision);
+  void pruning(Decoder &D);
   void decoderCapacity(Decoder &D);
   void decoderSteps(Decoder &D);
   std::optional<DraftModel> draftModel(const ir::Entity &W, uint32_t TP,

@@ -296,11 +296,18 @@ void printServingOptions(const View &V, llvm::raw_ostream &OS) {
     row(OS, "KV transfer", V.show("request.kv_transfer_time"),
         "prefill to decode replica, added to TTFT [wall 4: disaggregation]");
   if (V.has("fidelity.decode_speedup"))
-    row(OS, "quantized weights",
-        fmt::format("{} per device; decode {}x faster than with weights at "
-                    "the math precision",
+    row(OS, V.has("pruning.bytes_per_param") ? "pruned weights"
+                                              : "quantized weights",
+        fmt::format("{} per device; decode {}x faster than with dense "
+                    "weights at the math precision{}",
                     V.show("weights_per_device"),
-                    formatNumber(V["fidelity.decode_speedup"])),
+                    formatNumber(V["fidelity.decode_speedup"]),
+                    V.has("pruning.gemm_time_factor") &&
+                            V["pruning.gemm_time_factor"] < 1
+                        ? fmt::format("; GEMMs take {}x the dense time",
+                                      formatNumber(
+                                          V["pruning.gemm_time_factor"]))
+                        : ""),
         "[wall 13: fidelity]");
   if (V.has("accuracy_delta"))
     row(OS, "accuracy delta", formatNumber(V["accuracy_delta"]),

@@ -24,6 +24,8 @@
 #include "passes/walls/FidelityWall.h"
 #include "passes/walls/Formula.h"
 
+#include <algorithm>
+
 namespace mlsc::walls {
 
 using namespace q;
@@ -51,6 +53,32 @@ Number quantizationSpeedup(Bytes BaselineBytes, Bytes QuantizedBytes,
 }
 
 Number accuracyDelta(Number Measured) { return Measured; }
+
+Bytes prunedBytesPerParam(Bytes BytesPerParam, Number Sparsity,
+                          Number Structured) {
+  Number Kept = 1.0 - Sparsity;
+  if (Structured.value() != 0)
+    return Kept * (BytesPerParam + 0.25 * OneByte);
+  return Kept * BytesPerParam + 0.125 * OneByte;
+}
+
+Number sparseGemmTimeFactor(Number Sparsity, Number Structured,
+                            Number SparseSpeedup) {
+  if (Structured.value() == 0 || SparseSpeedup.value() <= 1)
+    return in<Number>(1.0);
+  return in<Number>(
+      std::max(1.0 - Sparsity.value(), 1.0 / SparseSpeedup.value()));
+}
+
+const Formula PrunedBytesPerParamF = makeFormula<&prunedBytesPerParam>(
+    "pruned_bytes_per_param", Wall::Fidelity,
+    "b' = (1 - s) * (b + 0.25 B) structured; (1 - s) * b + 0.125 B unstructured",
+    "Mishra et al., Accelerating Sparse Deep Neural Networks, arXiv "
+    "2104.08378 (2:4 metadata); a bitmap for unstructured sparsity");
+const Formula SparseGemmTimeFactorF = makeFormula<&sparseGemmTimeFactor>(
+    "sparse_gemm_time_factor", Wall::Fidelity,
+    "f = max(1 - s, 1 / speedup) if structured and supported, else 1",
+    "Mishra et al., arXiv 2104.08378 (sparse tensor cores)");
 
 const Formula QuantizedWeightBytesF = makeFormula<&quantizedWeightBytes>(
     "quantized_weight_bytes", Wall::Fidelity,

@@ -25,6 +25,22 @@ q::Number quantizationSpeedup(q::Bytes BaselineBytes, q::Bytes QuantizedBytes,
 /// unchanged (no formula predicts it). Frantar et al., GPTQ, ICLR 2023.
 q::Number accuracyDelta(q::Number Measured);
 
+/// Stored bytes per original weight after pruning a fraction s of them:
+/// N:M structured (2:4) keeps a 2-bit index per kept value,
+/// (1 - s) * (b + 0.25 B) (Mishra et al., Accelerating Sparse Deep Neural
+/// Networks, arXiv 2104.08378); unstructured keeps a 1-bit-per-weight
+/// bitmap, (1 - s) * b + 0.125 B. Structured is 1 or 0.
+q::Bytes prunedBytesPerParam(q::Bytes BytesPerParam, q::Number Sparsity,
+                             q::Number Structured);
+
+/// The factor pruning applies to GEMM time: max(1 - s, 1 / speedup) when
+/// the pruning is structured and the device's sparse tensor cores speed it
+/// up (speedup > 1), else 1: unstructured zeros are still multiplied.
+/// Mishra et al., arXiv 2104.08378.
+q::Number sparseGemmTimeFactor(q::Number Sparsity, q::Number Structured,
+                               q::Number SparseSpeedup);
+
+extern const Formula PrunedBytesPerParamF, SparseGemmTimeFactorF;
 extern const Formula QuantizedWeightBytesF, QuantizationSpeedupF,
     AccuracyDeltaF;
 

@@ -88,3 +88,34 @@ TEST(FidelityWall, FormulasCarryWallAndDimensions) {
 }
 
 } // namespace
+
+namespace {
+
+TEST(FidelityWall, PrunedBytesPerWeight) {
+  // 2:4 in bf16: half the values plus a 2-bit index each:
+  // 0.5 x (2 + 0.25) = 1.125 B per original weight.
+  EXPECT_DOUBLE_EQ(
+      prunedBytesPerParam(Bf16, in<Number>(0.5), One).value(), 1.125);
+  // Unstructured 70%: 0.3 x 2 B + a 1-bit bitmap = 0.725 B; at 5% the
+  // bitmap costs more than the zeros save: 1.9 + 0.125 > 2.
+  EXPECT_DOUBLE_EQ(
+      prunedBytesPerParam(Bf16, in<Number>(0.7), Zero).value(), 0.725);
+  EXPECT_GT(prunedBytesPerParam(Bf16, in<Number>(0.05), Zero).value(), 2.0);
+}
+
+TEST(FidelityWall, SparseTensorCoresOnlyHelpStructuredPruning) {
+  Number Two = in<Number>(2);
+  // 2:4 on Ampere-class cores: half the GEMM time.
+  EXPECT_DOUBLE_EQ(sparseGemmTimeFactor(in<Number>(0.5), One, Two).value(),
+                   0.5);
+  // More sparsity than the hardware pattern exploits is capped at 1/2.
+  EXPECT_DOUBLE_EQ(sparseGemmTimeFactor(in<Number>(0.75), One, Two).value(),
+                   0.5);
+  // Unstructured zeros, or a device without sparse cores: no speedup.
+  EXPECT_DOUBLE_EQ(sparseGemmTimeFactor(in<Number>(0.5), Zero, Two).value(),
+                   1.0);
+  EXPECT_DOUBLE_EQ(sparseGemmTimeFactor(in<Number>(0.5), One, One).value(),
+                   1.0);
+}
+
+} // namespace
