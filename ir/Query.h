@@ -30,6 +30,13 @@ struct Variable {
   bool Integer = false;    ///< whole values only
   double Lo = 0, Hi = 0;   ///< bounds in SI units
   std::vector<double> Values; ///< the grid, when not continuous
+  /// An entity-valued variable (`node.accelerator in [H100_SXM, H200]`):
+  /// Values are option indices 0..n-1; option i sets every leaf the graph
+  /// reads from the current entity to Options[i] (Leaves[k] <- Options[i][k]).
+  std::vector<uint32_t> Leaves;
+  std::vector<std::vector<double>> Options;
+  std::vector<std::string> Labels;
+  bool isEntity() const { return !Labels.empty(); }
 };
 
 /// A metric or condition read from the graph.

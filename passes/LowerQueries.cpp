@@ -279,6 +279,89 @@ private:
     return T;
   }
 
+  /// `node.accelerator in [H100_SXM, H200]`: every leaf the graph reads
+  /// from the current entity takes each option's value for the same field.
+  void entityVariable(Query &Q, const ir::Expr &E, const ir::Expr &Ref,
+                      const ir::Expr &Set, Variable V, bool InGrid) {
+    if (InGrid) { // a continuous solve
+      error(DiagKind::MalformedQuery, E.Range,
+            fmt::format("`{}` is an entity: it cannot be minimized or "
+                        "maximized; list it in `vary` (a sweep, or a Pareto "
+                        "solve)",
+                        V.Name));
+      return;
+    }
+    auto Final = finalField(Ref);
+    const ir::Field *F =
+        Final ? Final->first->field(Final->second) : nullptr;
+    const ir::Entity *Current =
+        F && F->Folded && F->Folded->Kind == ir::TypeKind::Entity
+            ? F->Folded->Ref
+            : nullptr;
+    if (Set.Kind != ir::ExprKind::List || !Current) {
+      error(DiagKind::MalformedQuery, Set.Range,
+            fmt::format("`{}` takes a list of entities, `[A, B, ...]`",
+                        V.Name));
+      return;
+    }
+    // The leaves the graph reads from the current entity.
+    struct Read {
+      uint32_t Leaf;
+      std::string Field;
+      bool Assumed;
+    };
+    std::vector<Read> Reads;
+    for (uint32_t I = 0; I < G->Nodes.size(); ++I) {
+      const graph::Node &N = G->Nodes[I];
+      if (N.Kind == graph::Op::Leaf && N.Origin < G->Origins.size() &&
+          G->Origins[N.Origin].Entity == Current)
+        Reads.push_back({I, G->Origins[N.Origin].Field,
+                         G->Origins[N.Origin].Assumed});
+    }
+    if (Reads.empty()) {
+      error(DiagKind::NotALeaf, Ref.Range,
+            fmt::format("scenario `{}` reads nothing from `{}`, so varying "
+                        "`{}` changes nothing",
+                        G->Scenario, Current->Name, V.Name));
+      return;
+    }
+    for (const ir::ExprPtr &Item : Set.Operands) {
+      const ir::Entity *Option =
+          Item->Kind == ir::ExprKind::EntityRef ? Item->Target : nullptr;
+      if (!Option || Option->Kind != Current->Kind) {
+        error(DiagKind::MalformedQuery, Item->Range,
+              fmt::format("`{}` takes {}s, like `{}`", V.Name,
+                          Current->Kind, Current->Name));
+        return;
+      }
+      std::vector<double> Values;
+      for (const Read &R : Reads) {
+        const ir::Field *OF = Option->field(R.Field);
+        if (OF && OF->Folded && OF->Folded->Kind == ir::TypeKind::Quantity) {
+          Values.push_back(OF->Folded->Number);
+        } else if (R.Assumed) {
+          Values.push_back(G->LeafValues[R.Leaf]); // the same default
+        } else {
+          error(DiagKind::MalformedQuery, Item->Range,
+                fmt::format("`{}` cannot stand in for `{}`: scenario `{}` "
+                            "reads `{}.{}`, and `{}` gives no constant `{}`",
+                            Option->Name, Current->Name, G->Scenario,
+                            Current->Name, R.Field, Option->Name, R.Field));
+          return;
+        }
+      }
+      V.Values.push_back(static_cast<double>(V.Labels.size()));
+      V.Labels.push_back(Option->Name);
+      V.Options.push_back(std::move(Values));
+    }
+    for (const Read &R : Reads)
+      V.Leaves.push_back(R.Leaf);
+    V.Leaf = V.Leaves.front();
+    V.Lo = 0;
+    V.Hi = static_cast<double>(V.Values.size() - 1);
+    Q.Vars.push_back(std::move(V));
+  }
+
   void variable(Query &Q, const ir::Expr &E, bool AllowContinuous) {
     if (E.Kind != ir::ExprKind::Binary || E.BOp != ast::BinaryOp::In ||
         E.Operands[0]->Kind != ir::ExprKind::FieldRef) {
@@ -293,11 +376,14 @@ private:
     V.Name = ast::sourceText(Ref.Range);
     V.Range = E.Range;
     V.Dim = Ref.Ty.Dim;
+    if (Ref.Ty.Kind == ir::TypeKind::Entity) {
+      entityVariable(Q, E, Ref, Set, std::move(V), AllowContinuous);
+      return;
+    }
     if (Ref.Ty.Kind != ir::TypeKind::Quantity) {
       error(DiagKind::MalformedQuery, Ref.Range,
-            fmt::format("`{}` is not a number; only numeric leaves can vary "
-                        "(to compare entities such as accelerators, write "
-                        "one scenario per entity)",
+            fmt::format("`{}` is neither a number nor an entity, so it "
+                        "cannot vary",
                         V.Name));
       return;
     }

@@ -291,6 +291,17 @@ SolveResult solveOne(Evaluator &E, const Query &Q) {
 
 namespace {
 
+/// Sets a variable's leaves for one of its values.
+void setVariable(Evaluator &E, const Variable &V, double X) {
+  if (!V.isEntity()) {
+    E.setLeaf(V.Leaf, X);
+    return;
+  }
+  const std::vector<double> &Option = V.Options[static_cast<size_t>(X)];
+  for (size_t K = 0; K < V.Leaves.size(); ++K)
+    E.setLeaf(V.Leaves[K], Option[K]);
+}
+
 /// Evaluates grid points [Begin, End) of Q's Cartesian product (the first
 /// variable outermost) into Rows, reading \p Terms.
 void evaluateRange(Evaluator E, const EvalPlan &Plan, const Query &Q,
@@ -309,7 +320,7 @@ void evaluateRange(Evaluator E, const EvalPlan &Plan, const Query &Q,
     for (size_t K = N; K-- > 0;) {
       Row.Vars[K] = Q.Vars[K].Values[Rest % Sizes[K]];
       Rest /= Sizes[K];
-      E.setLeaf(Q.Vars[K].Leaf, Row.Vars[K]);
+      setVariable(E, Q.Vars[K], Row.Vars[K]);
     }
     E.run(Plan);
     Row.Values.resize(Terms.size());
@@ -339,8 +350,10 @@ std::vector<GridRow> evaluateGrid(const Evaluator &Base, const Query &Q,
   size_t Total = gridPoints(Q);
   std::vector<GridRow> Rows(Total);
   std::vector<uint32_t> Leaves;
-  for (const Variable &V : Q.Vars)
+  for (const Variable &V : Q.Vars) {
     Leaves.push_back(V.Leaf);
+    Leaves.insert(Leaves.end(), V.Leaves.begin(), V.Leaves.end());
+  }
   Evaluator Start = Base;
   Start.run();
   EvalPlan Plan = Start.plan(Leaves);

@@ -194,17 +194,21 @@ std::string gridTable(const Query &Q, const GridResult &R,
     std::string Name;
     Dimension Dim;
     bool IsBool;
+    const std::vector<std::string> *Labels = nullptr; ///< entity options
   };
   std::vector<Column> Cols;
   for (const Variable &V : Q.Vars)
-    Cols.push_back({V.Name, V.Dim, false});
+    Cols.push_back({V.Name, V.Dim, false, V.isEntity() ? &V.Labels : nullptr});
   for (const Term &T : Terms)
     Cols.push_back({T.Text, T.Dim, T.IsBool});
+  auto label = [&](size_t Col, double X) -> const std::string & {
+    return (*Cols[Col].Labels)[static_cast<size_t>(X)];
+  };
   std::string Out;
   if (F == TableFormat::CSV) {
     std::vector<std::string> Head;
     for (const Column &C : Cols)
-      Head.push_back(C.Dim.isDimensionless() || C.IsBool
+      Head.push_back(C.Dim.isDimensionless() || C.IsBool || C.Labels
                          ? C.Name
                          : fmt::format("{} [{}]", C.Name, C.Dim.str()));
     Head.push_back("binding_wall");
@@ -215,8 +219,11 @@ std::string gridTable(const Query &Q, const GridResult &R,
       fmt::memory_buffer B;
       for (size_t I = Begin; I < End; ++I) {
         const GridRow &Row = R.Rows[I];
-        for (double X : Row.Vars)
-          fmt::format_to(std::back_inserter(B), "{},", X);
+        for (size_t K = 0; K < Row.Vars.size(); ++K)
+          if (Cols[K].Labels)
+            fmt::format_to(std::back_inserter(B), "{},", label(K, Row.Vars[K]));
+          else
+            fmt::format_to(std::back_inserter(B), "{},", Row.Vars[K]);
         for (double X : Row.Values)
           fmt::format_to(std::back_inserter(B), "{},", X);
         fmt::format_to(std::back_inserter(B), "{}\n", wallName(Row.Binding));
@@ -254,7 +261,9 @@ std::string gridTable(const Query &Q, const GridResult &R,
     for (size_t K = 0; K < Cols.size(); ++K)
       fmt::format_to(std::back_inserter(B), "{}{{\"name\": {}, \"unit\": {}}}",
                      K ? ", " : "", Str(Cols[K].Name),
-                     Str(Cols[K].IsBool ? "bool" : Cols[K].Dim.str()));
+                     Str(Cols[K].Labels   ? "entity"
+                         : Cols[K].IsBool ? "bool"
+                                          : Cols[K].Dim.str()));
     fmt::format_to(std::back_inserter(B),
                    ", {{\"name\": \"binding_wall\", \"unit\": \"\"}}],\n  "
                    "\"rows\": [");
@@ -269,8 +278,15 @@ std::string gridTable(const Query &Q, const GridResult &R,
           fmt::format_to(std::back_inserter(B), "{}null", First ? "" : ", ");
         First = false;
       };
-      for (double X : Row.Vars)
-        num(X);
+      for (size_t K = 0; K < Row.Vars.size(); ++K) {
+        if (Cols[K].Labels) {
+          fmt::format_to(std::back_inserter(B), "{}{}", First ? "" : ", ",
+                         Str(label(K, Row.Vars[K])));
+          First = false;
+        } else {
+          num(Row.Vars[K]);
+        }
+      }
       for (double X : Row.Values)
         num(X);
       fmt::format_to(std::back_inserter(B), ", \"{}\"]",
@@ -291,7 +307,8 @@ std::string gridTable(const Query &Q, const GridResult &R,
   for (const GridRow &Row : R.Rows) {
     std::vector<std::string> Line;
     for (size_t K = 0; K < Row.Vars.size(); ++K)
-      Line.push_back(show(Row.Vars[K], Cols[K].Dim));
+      Line.push_back(Cols[K].Labels ? label(K, Row.Vars[K])
+                                    : show(Row.Vars[K], Cols[K].Dim));
     for (size_t K = 0; K < Row.Values.size(); ++K) {
       const Column &C = Cols[Row.Vars.size() + K];
       Line.push_back(show(Row.Values[K], C.Dim, C.IsBool));
