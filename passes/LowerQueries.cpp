@@ -19,7 +19,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
+#include <map>
+#include <set>
 
 namespace mlsc {
 
@@ -35,24 +38,28 @@ std::optional<std::pair<const ir::Entity *, std::string>>
 finalField(const ir::Expr &E) {
   const ir::Entity *Target = E.Target;
   size_t Begin = 0;
+  auto join = [&](size_t From, size_t To) {
+    std::string Joined;
+    for (size_t I = From; I < To; ++I)
+      Joined += (I > From ? "." : "") + E.Path[I];
+    return Joined;
+  };
   while (Target) {
+    std::string Rest = join(Begin, E.Path.size());
+    if (Target->field(Rest))
+      return std::make_pair(Target, Rest);
+    // Step through the longest prefix that names an entity-typed field.
     bool Advanced = false;
-    for (size_t End = E.Path.size(); End > Begin; --End) {
-      std::string Joined;
-      for (size_t I = Begin; I < End; ++I)
-        Joined += (I > Begin ? "." : "") + E.Path[I];
-      if (End == E.Path.size())
-        return std::make_pair(Target, Joined);
-      const ir::Field *F = Target->field(Joined);
-      if (!F || !F->Folded || F->Folded->Kind != ir::TypeKind::Entity)
-        continue;
-      Target = F->Folded->Ref;
-      Begin = End;
-      Advanced = true;
-      break;
+    for (size_t End = E.Path.size() - 1; End > Begin && !Advanced; --End) {
+      const ir::Field *F = Target->field(join(Begin, End));
+      if (F && F->Folded && F->Folded->Kind == ir::TypeKind::Entity) {
+        Target = F->Folded->Ref;
+        Begin = End;
+        Advanced = true;
+      }
     }
-    if (!Advanced)
-      return std::nullopt;
+    if (!Advanced) // a field the entity does not write (a default)
+      return std::make_pair(Target, Rest);
   }
   return std::nullopt;
 }
@@ -81,6 +88,7 @@ public:
       return std::nullopt;
     }
     Q.Graph = It - Scenarios.begin();
+    QueryGraph = Q.Graph;
     L = Lowerings[Q.Graph].get();
     G = &C.Graphs[Q.Graph];
     if (G->Training || G->Nodes.empty()) {
@@ -94,6 +102,19 @@ public:
       solve(Q);
     else
       sweep(Q);
+    // Entity variables last: their leaves are those the graph reads from
+    // the entity once every term and condition has been lowered.
+    for (Deferred &D : DeferredEntities) {
+      size_t Before = Q.Vars.size();
+      entityVariable(Q, *D.E, *D.E->Operands[0], *D.E->Operands[1],
+                     std::move(D.V));
+      if (Q.Vars.size() > Before) // move it from the end to its place
+        std::rotate(Q.Vars.begin() + D.Position, Q.Vars.end() - 1,
+                    Q.Vars.end());
+    }
+    checkOverlap(Q);
+    if (Q.K == Query::Kind::Sweep || !Q.Objectives.empty())
+      gridSize(Q, Q.K == Query::Kind::Sweep ? MaxPoints : 1e7);
     if (Failed)
       return std::nullopt;
     return Q;
@@ -108,6 +129,36 @@ private:
   graph::Graph *G = nullptr;
   bool Failed = false;
   double MaxPoints = 1e7;
+  /// Entity variables, resolved last, with the position each takes among
+  /// the variables (the order of the `vary` lines is the table's order).
+  struct Deferred {
+    const ir::Expr *E;
+    Variable V;
+    size_t Position;
+  };
+  std::vector<Deferred> DeferredEntities;
+  size_t QueryGraph = 0;
+
+  /// Two variables must not set the same leaf: the later would silently
+  /// override the earlier.
+  void checkOverlap(const Query &Q) {
+    std::map<uint32_t, const Variable *> Owner;
+    for (const Variable &V : Q.Vars) {
+      std::vector<uint32_t> Leaves = V.Leaves;
+      if (!V.isEntity())
+        Leaves.push_back(V.Leaf);
+      for (uint32_t Leaf : Leaves) {
+        auto [It, New] = Owner.emplace(Leaf, &V);
+        if (!New && It->second != &V) {
+          error(DiagKind::MalformedQuery, V.Range,
+                fmt::format("`{}` and `{}` both set `{}`; vary it once",
+                            It->second->Name, V.Name,
+                            G->Nodes[Leaf].Name));
+          return;
+        }
+      }
+    }
+  }
 
   void error(DiagKind K, llvm::SMRange R, std::string Message) {
     C.Diags.report(K, R, std::move(Message));
@@ -151,7 +202,6 @@ private:
         error(DiagKind::MalformedQuery, QE.field(Max ? "maximize" : "minimize")->Range,
               "a solve over `vary` trades off exactly two metrics (a Pareto "
               "front): write `minimize { METRIC; METRIC }`");
-      gridSize(Q, 1e7);
     } else {
       if (Objective.size() != 1) {
         error(DiagKind::MalformedQuery,
@@ -162,8 +212,15 @@ private:
       }
       variable(Q, *Objective.front(), /*AllowContinuous=*/true);
       if (const ir::Field *I = QE.field("integer"); I && I->Folded &&
-                                                    !Q.Vars.empty())
-        Q.Vars.back().Integer = I->Folded->Number != 0;
+                                                    !Q.Vars.empty()) {
+        Variable &V = Q.Vars.back();
+        V.Integer = I->Folded->Number != 0;
+        if (V.Integer && V.Continuous && std::ceil(V.Lo) > std::floor(V.Hi))
+          error(DiagKind::DomainError, V.Range,
+                fmt::format("`{}` is whole-valued, but no whole number lies "
+                            "in its range",
+                            V.Name));
+      }
     }
     if (const ir::Field *T = QE.field("tolerance")) {
       Q.Tolerance = number(T, 1e-3);
@@ -217,7 +274,6 @@ private:
       Q.Output = O->Folded->Text;
     Q.MaxPoints = MaxPoints;
     conditions(Q, "where");
-    gridSize(Q, MaxPoints);
   }
 
   /// Refuses grids larger than \p Max points before anything runs.
@@ -279,18 +335,33 @@ private:
     return T;
   }
 
+  /// Every `owner.field` reachable from the scenario that refers to
+  /// \p Target, as "`owner.field`".
+  void usesOf(const ir::Entity &Target, std::vector<std::string> &Out) {
+    std::vector<const ir::Entity *> Work{Scenarios[QueryGraph]};
+    std::set<const ir::Entity *> Seen;
+    while (!Work.empty()) {
+      const ir::Entity *E = Work.back();
+      Work.pop_back();
+      if (!Seen.insert(E).second)
+        continue;
+      for (const ir::Field &F : E->Fields) {
+        if (!F.Folded || F.Folded->Kind != ir::TypeKind::Entity ||
+            !F.Folded->Ref)
+          continue;
+        if (F.Folded->Ref == &Target)
+          Out.push_back(fmt::format("`{}.{}`", E->Name, F.Path));
+        Work.push_back(F.Folded->Ref);
+      }
+    }
+    std::sort(Out.begin(), Out.end());
+  }
+
   /// `node.accelerator in [H100_SXM, H200]`: every leaf the graph reads
   /// from the current entity takes each option's value for the same field.
   void entityVariable(Query &Q, const ir::Expr &E, const ir::Expr &Ref,
-                      const ir::Expr &Set, Variable V, bool InGrid) {
-    if (InGrid) { // a continuous solve
-      error(DiagKind::MalformedQuery, E.Range,
-            fmt::format("`{}` is an entity: it cannot be minimized or "
-                        "maximized; list it in `vary` (a sweep, or a Pareto "
-                        "solve)",
-                        V.Name));
-      return;
-    }
+                      const ir::Expr &Set, Variable V) {
+    (void)E;
     auto Final = finalField(Ref);
     const ir::Field *F =
         Final ? Final->first->field(Final->second) : nullptr;
@@ -302,6 +373,32 @@ private:
       error(DiagKind::MalformedQuery, Set.Range,
             fmt::format("`{}` takes a list of entities, `[A, B, ...]`",
                         V.Name));
+      return;
+    }
+    // Swapping leaves can replace numbers, not the graph's shape: a model,
+    // a precision (it picks the peak the graph reads) or a node (it picks
+    // the accelerator) shapes the graph.
+    if (Current->Kind != "accelerator" && Current->Kind != "fabric" &&
+        Current->Kind != "site") {
+      error(DiagKind::MalformedQuery, Ref.Range,
+            fmt::format("`{}` is a {}, which shapes the scenario's graph; "
+                        "only accelerators, fabrics and sites vary as "
+                        "entities: write one scenario per {}",
+                        V.Name, Current->Kind, Current->Kind));
+      return;
+    }
+    // Varying the entity swaps every value read from it, so it must be
+    // reached through this field alone.
+    std::vector<std::string> Uses;
+    usesOf(*Current, Uses);
+    if (Uses.size() > 1) {
+      error(DiagKind::MalformedQuery, Ref.Range,
+            fmt::format("`{}` is used by {} in scenario `{}`; varying `{}` "
+                        "would change all of them: give each use its own "
+                        "entity (`{} {}_b : {} {{}}`)",
+                        Current->Name, llvm::join(Uses, " and "),
+                        G->Scenario, V.Name, Current->Kind, Current->Name,
+                        Current->Name));
       return;
     }
     // The leaves the graph reads from the current entity.
@@ -377,7 +474,16 @@ private:
     V.Range = E.Range;
     V.Dim = Ref.Ty.Dim;
     if (Ref.Ty.Kind == ir::TypeKind::Entity) {
-      entityVariable(Q, E, Ref, Set, std::move(V), AllowContinuous);
+      if (AllowContinuous) { // a one-variable solve
+        error(DiagKind::MalformedQuery, E.Range,
+              fmt::format("`{}` is an entity: it cannot be minimized or "
+                          "maximized; list it in `vary` (a sweep, or a "
+                          "Pareto solve)",
+                          V.Name));
+        return;
+      }
+      DeferredEntities.push_back(
+          {&E, std::move(V), Q.Vars.size() + DeferredEntities.size()});
       return;
     }
     if (Ref.Ty.Kind != ir::TypeKind::Quantity) {
@@ -464,10 +570,6 @@ private:
             "a decision variable takes a range `LO .. HI` or a list `[A, B]`");
       return;
     }
-    for (const Variable &Other : Q.Vars)
-      if (Other.Leaf == V.Leaf)
-        error(DiagKind::MalformedQuery, E.Range,
-              fmt::format("`{}` is varied twice", V.Name));
     Q.Vars.push_back(std::move(V));
   }
 };

@@ -47,7 +47,9 @@ double violation(const Evaluator &E, const Term &C) {
   double L = E.value(G.inputOf(C.Node, 0)), R = E.value(G.inputOf(C.Node, 1));
   double Scale = std::max(std::fabs(R), 1e-300);
   double D = std::fabs(L - R) / Scale;
-  return std::isnan(D) ? std::numeric_limits<double>::infinity() : D;
+  // A strict comparison fails with equal sides: still a (tiny) violation.
+  return std::isnan(D) ? std::numeric_limits<double>::infinity()
+                       : std::max(D, std::numeric_limits<double>::min());
 }
 
 /// The variable's domain: continuous (optionally in log space) or a sorted
@@ -253,6 +255,8 @@ SolveResult solveOne(Evaluator &E, const Query &Q) {
     if (D.Discrete) {
       while (std::fabs(Good - Bad) > 1) {
         double M = std::floor(0.5 * (Good + Bad));
+        if (M == Good || M == Bad)
+          break; // indices beyond 2^53 are no longer all doubles
         (eval(D.at(M)) ? Good : Bad) = M;
       }
     } else {
@@ -448,12 +452,20 @@ GridResult paretoFront(const Evaluator &Base, const Query &Q,
                        return Sign * A.Values[0] < Sign * B.Values[0];
                      return Sign * A.Values[1] < Sign * B.Values[1];
                    });
-  double Best = std::numeric_limits<double>::infinity();
-  for (GridRow &Row : Candidates)
-    if (Sign * Row.Values[1] < Best) {
-      Best = Sign * Row.Values[1];
-      R.Rows.push_back(std::move(Row));
+  // The first candidate (best first objective) is always on the front,
+  // even with an infinite second one; points tying the last kept point in
+  // both objectives are kept too (different settings, same outcome).
+  for (GridRow &Row : Candidates) {
+    bool Keep = R.Rows.empty();
+    if (!Keep) {
+      const GridRow &Last = R.Rows.back();
+      double Best = Sign * Last.Values[1], Here = Sign * Row.Values[1];
+      Keep = Here < Best ||
+             (Here == Best && Row.Values[0] == Last.Values[0]);
     }
+    if (Keep)
+      R.Rows.push_back(std::move(Row));
+  }
   return R;
 }
 

@@ -26,6 +26,19 @@ std::string show(double V, const Dimension &D, bool IsBool = false) {
   return formatQuantity(V, D, IsBool);
 }
 
+/// A CSV field, quoted (RFC 4180) when it holds a comma, quote or newline.
+std::string csvField(const std::string &S) {
+  if (S.find_first_of(",\"\n\r") == std::string::npos)
+    return S;
+  std::string Q = "\"";
+  for (char Ch : S) {
+    if (Ch == '"')
+      Q += '"';
+    Q += Ch;
+  }
+  return Q + "\"";
+}
+
 const char *wallName(unsigned Number) {
   switch (Number) {
   case 1: return "compute";
@@ -95,15 +108,15 @@ void printSolve(const Query &Q, const SolveResult &R, const Evaluator &E,
                         R.Samples, Q.Direction < 0 ? "lower" : "upper",
                         Q.Direction < 0 ? "first" : "last");
   if (!R.Found) {
-    const Term &C = Q.Conditions[R.FailingCondition < 0
-                                     ? 0
-                                     : R.FailingCondition];
-    std::string Why = operands(E, C);
     OS << "  infeasible    no " << V.Name << " in " << rangeText(V)
        << " meets " << conditionsText(Q) << "\n";
-    row(OS, "closest",
-        fmt::format("at {}: `{}` fails{}", show(R.Closest, V.Dim), C.Text,
-                    Why.empty() ? "" : " (" + Why + ")"));
+    if (R.FailingCondition >= 0) {
+      const Term &C = Q.Conditions[R.FailingCondition];
+      std::string Why = operands(E, C);
+      row(OS, "closest",
+          fmt::format("at {}: `{}` fails{}", show(R.Closest, V.Dim), C.Text,
+                      Why.empty() ? "" : " (" + Why + ")"));
+    }
     if (R.Binding.Known)
       row(OS, "blocked by", bindingText(R.Binding));
     row(OS, "evaluations", fmt::format("{} ({})", R.Evaluations, Monotone));
@@ -208,9 +221,10 @@ std::string gridTable(const Query &Q, const GridResult &R,
   if (F == TableFormat::CSV) {
     std::vector<std::string> Head;
     for (const Column &C : Cols)
-      Head.push_back(C.Dim.isDimensionless() || C.IsBool || C.Labels
-                         ? C.Name
-                         : fmt::format("{} [{}]", C.Name, C.Dim.str()));
+      Head.push_back(csvField(C.Dim.isDimensionless() || C.IsBool || C.Labels
+                                  ? C.Name
+                                  : fmt::format("{} [{}]", C.Name,
+                                                C.Dim.str())));
     Head.push_back("binding_wall");
     Out += llvm::join(Head, ",") + "\n";
     // Large tables are formatted in chunks on every core, then joined in
@@ -221,7 +235,8 @@ std::string gridTable(const Query &Q, const GridResult &R,
         const GridRow &Row = R.Rows[I];
         for (size_t K = 0; K < Row.Vars.size(); ++K)
           if (Cols[K].Labels)
-            fmt::format_to(std::back_inserter(B), "{},", label(K, Row.Vars[K]));
+            fmt::format_to(std::back_inserter(B), "{},",
+                           csvField(label(K, Row.Vars[K])));
           else
             fmt::format_to(std::back_inserter(B), "{},", Row.Vars[K]);
         for (double X : Row.Values)
@@ -355,7 +370,7 @@ bool writeFileAtomically(llvm::StringRef Path, llvm::StringRef Contents,
   {
     llvm::raw_fd_ostream OS(FD, /*shouldClose=*/true);
     OS << Contents;
-    OS.flush();
+    OS.close(); // errors surface at close too (a full disk, a quota)
     if (OS.has_error()) {
       Error = fmt::format("cannot write `{}`: {}", Temp.str().str(),
                           OS.error().message());

@@ -111,6 +111,18 @@ int sweep(const DriverOptions &O, std::unique_ptr<llvm::MemoryBuffer> Buf) {
     llvm::errs() << "mlsc: error: " << Error << "\n";
     return UsageError;
   }
+  // One table per output: several sweeps go to stdout as text, or are run
+  // one at a time by name.
+  if (Queries.size() > 1 && (!O.Output.empty() || O.Json || O.Csv)) {
+    std::vector<std::string> Names;
+    for (const query::Query *Q : Queries)
+      Names.push_back(Q->Name);
+    llvm::errs() << "mlsc: error: the file has " << Queries.size()
+                 << " sweeps (" << llvm::join(Names, ", ")
+                 << "); name one for --output, --format=json or "
+                    "--format=csv\n";
+    return UsageError;
+  }
   for (size_t I = 0; I < Queries.size(); ++I) {
     const query::Query &Q = *Queries[I];
     const graph::Graph &G = C->Graphs[Q.Graph];
