@@ -111,8 +111,59 @@ void ScenarioLowering::serving(Decoder &D) {
 
   B.name(D.TPOT, "tpot.p50");
   B.name(D.TPOT, "itl.p50");
+  bool Disaggregated = entity(W, "disaggregation.fabric") != nullptr;
+  // Every replica (tp x pp x ep devices) serves `batch` requests at once:
+  // the queue has replicas x batch servers.
+  uint32_t Replicas = B.op(
+      Op::Floor, {B.op(Op::Div, {D.Sys.Devices, D.ReplicaDevices}, One)},
+      One);
+  B.name(Replicas, "replicas");
+  uint32_t Servers = B.op(Op::Mul, {Replicas, D.Batch}, One);
+  B.name(Servers, "servers");
+
+  // Prefill interference (Sarathi-Serve): with continuous batching on a
+  // colocated replica, the other requests' prefills take time from its
+  // decode iterations: all of it without chunked prefill, only what the
+  // chunks add to the iterations with it. They arrive at
+  // lambda / replicas x (B - 1) / B (a request's own prefill precedes its
+  // decode; a lone slot sees none).
+  uint32_t MeanTPOT = D.TPOT;
+  std::optional<uint32_t> Arrival = field(W, "arrival");
+  if (Arrival && !D.Static && !Disaggregated) {
+    const Dimension RateDim = G.Nodes[*Arrival].Dim;
+    uint32_t Others = B.op(
+        Op::Div,
+        {B.op(Op::Sub, {D.Batch, B.constant(1, "the request itself")}, One),
+         D.Batch},
+        One);
+    uint32_t Rate = B.op(
+        Op::Mul, {B.op(Op::Div, {*Arrival, Replicas}, RateDim), Others},
+        RateDim);
+    B.name(Rate, "interfering_prefill_rate");
+    uint32_t Extra = RequestPrefill;
+    if (D.Chunk) {
+      // The chunks' time beyond the decode iterations they ride on.
+      uint32_t Ridden = B.op(
+          Op::Mul, {G.Named.lookup("prefill_chunks"), D.DecodeStep}, Second);
+      Extra = B.op(Op::Sub, {RequestPrefill, Ridden}, Second);
+      B.name(Extra, "chunks_extra_time");
+    }
+    uint32_t F = B.apply(walls::PrefillInterferenceF, {Rate, Extra},
+                         "prefill_interference");
+    MeanTPOT = B.apply(walls::InterferedTokenTimeF, {D.TPOT, F},
+                       "tpot.mean");
+    if (!D.Chunk) {
+      B.apply(walls::PrefillStallProbabilityF, {D.TPOT, Rate},
+              "itl.stall_probability");
+      ITLTail = B.apply(walls::PrefillStallItlF,
+                        {D.TPOT, RequestPrefill, Rate,
+                         B.constant(0.99, "the 99th percentile")},
+                        "itl.stalled_p99");
+    }
+  }
   B.name(ITLTail, "tpot.p99");
   B.name(ITLTail, "itl.p99");
+
   uint32_t Service;
   if (D.Static) {
     uint32_t Longest = field(W, "max_output") ? *field(W, "max_output")
@@ -124,22 +175,14 @@ void ScenarioLowering::serving(Decoder &D) {
     uint32_t X = B.op(Op::Div, {Tokens, Service}, unit("tok/s"));
     B.name(X, "throughput");
   } else {
-    Service = B.apply(walls::EndToEndLatencyF, {FirstToken, D.TPOT, D.Output},
+    Service = B.apply(walls::EndToEndLatencyF,
+                      {FirstToken, MeanTPOT, D.Output},
                       "request.service_time");
     B.apply(walls::DecodeThroughputF, {D.Batch, D.TPOT}, "throughput");
   }
-  (void)Tok;
   B.apply(walls::ThroughputPerDeviceF,
           {G.Named.lookup("throughput"), D.ReplicaDevices},
           "throughput_per_device");
-  // Every replica (tp x pp x ep devices) serves `batch` requests at once:
-  // the queue has replicas x batch servers.
-  uint32_t Replicas = B.op(
-      Op::Floor, {B.op(Op::Div, {D.Sys.Devices, D.ReplicaDevices}, One)},
-      One);
-  B.name(Replicas, "replicas");
-  uint32_t Servers = B.op(Op::Mul, {Replicas, D.Batch}, One);
-  B.name(Servers, "servers");
 
   // Wall 18 (part): nameplate power and energy per token at the throughput
   // of every replica.
@@ -151,7 +194,6 @@ void ScenarioLowering::serving(Decoder &D) {
   B.name(SystemThroughput, "system_throughput");
   B.apply(walls::EnergyPerTokenF, {Power, SystemThroughput},
           "energy_per_token");
-  std::optional<uint32_t> Arrival = field(W, "arrival");
   if (!Arrival)
     return; // no load given: the percentiles stay unavailable
 

@@ -351,6 +351,20 @@ void printDecoderPerformance(const View &V, llvm::raw_ostream &OS) {
                  : fmt::format("utilisation {}% of {}",
                                formatNumber(100 * V["utilisation"]), Slots),
         "[wall 7: tail latency]");
+    if (V.has("prefill_interference") && V["prefill_interference"] > 0)
+      row(OS, "token gap",
+          V["prefill_interference"] < 1
+              ? fmt::format("{} mean, {} p99", V.show("tpot.mean"),
+                            V.show("itl.p99"))
+              : std::string("unbounded: prefills alone fill the replica"),
+          fmt::format("other requests' prefills take {}% of a replica's "
+                      "time{} [wall 4]",
+                      formatNumber(100 * V["prefill_interference"]),
+                      V.has("itl.stall_probability")
+                          ? fmt::format(", stalling {}% of token gaps",
+                                        formatNumber(
+                                            100 * V["itl.stall_probability"]))
+                          : ""));
     if (!Unstable) {
       row(OS, "TTFT p50 / p99",
           V.show("ttft.p50") + " / " + V.show("ttft.p99"),

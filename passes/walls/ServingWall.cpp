@@ -36,6 +36,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace mlsc::walls {
 
@@ -84,6 +85,40 @@ Time chunkedPrefillTime(Time Prefill, Time DecodeStep, Tokens Prompt,
   Tokens Last = Prompt - FullChunks * Chunk;
   return FullChunks * hybridIterationTime(Prefill, DecodeStep, Prompt, Chunk) +
          hybridIterationTime(Prefill, DecodeStep, Prompt, Last);
+}
+
+Time prefillStallItl(Time TPOT, Time Prefill, RequestRate Rate,
+                     Number Percentile) {
+  double Mean = (Rate * TPOT / in<Requests>(1.0)).value();
+  double P = Percentile.value();
+  if (!(Mean >= 0) || !(P < 1))
+    return in<Time>(std::numeric_limits<double>::infinity());
+  // The Poisson p-quantile by its cumulative sum; the mean is small
+  // whenever the queue is stable, so few terms are needed.
+  double Term = std::exp(-Mean), Sum = Term;
+  double K = 0;
+  while (Sum < P && K < 1e6) {
+    K += 1;
+    Term *= Mean / K;
+    Sum += Term;
+    if (Term == 0)
+      break; // the tail is below double precision
+  }
+  return TPOT + K * Prefill;
+}
+
+Number prefillInterference(RequestRate Rate, Time ExtraPerRequest) {
+  return Rate * ExtraPerRequest / in<Requests>(1.0);
+}
+
+Time interferedTokenTime(Time TPOT, Number Interference) {
+  if (!(Interference.value() < 1))
+    return in<Time>(std::numeric_limits<double>::infinity());
+  return TPOT / (1.0 - Interference);
+}
+
+Number prefillStallProbability(Time TPOT, RequestRate Rate) {
+  return in<Number>(-std::expm1(-(Rate * TPOT / in<Requests>(1.0)).value()));
 }
 
 Tokens prefillTokensComputed(Tokens Prompt, Number HitRate) {
@@ -143,6 +178,24 @@ const Formula HybridIterationTimeF = makeFormula<&hybridIterationTime>(
     "hybrid_iteration_time", Wall::Serving,
     "T = max(T_prefill * min(C, S) / S, T_decode)",
     "Agrawal et al., Sarathi-Serve, OSDI 2024 (decode piggybacked on a chunk)");
+const Formula PrefillStallItlF = makeFormula<&prefillStallItl>(
+    "prefill_stall_itl", Wall::Serving,
+    "ITL_p = TPOT + k * T_prefill, k = Poisson p-quantile of r * TPOT",
+    "Agrawal et al., Sarathi-Serve, OSDI 2024, section 2 (generation "
+    "stalls)");
+const Formula PrefillInterferenceF = makeFormula<&prefillInterference>(
+    "prefill_interference", Wall::Serving, "f = r * T_extra",
+    "Agrawal et al., Sarathi-Serve, OSDI 2024 (prefills take decode "
+    "iterations' time; chunks hide under memory-bound ones)");
+const Formula InterferedTokenTimeF = makeFormula<&interferedTokenTime>(
+    "interfered_token_time", Wall::Serving, "TPOT_mean = TPOT / (1 - f)",
+    "renewal argument: decode progresses in the 1 - f of the time left "
+    "(Agrawal et al., Sarathi-Serve, OSDI 2024)");
+const Formula PrefillStallProbabilityF =
+    makeFormula<&prefillStallProbability>(
+        "prefill_stall_probability", Wall::Serving,
+        "P(stall) = 1 - exp(-r * TPOT)",
+        "Poisson arrivals of prefills at r per replica");
 const Formula ChunkedPrefillTimeF = makeFormula<&chunkedPrefillTime>(
     "chunked_prefill_time", Wall::Serving,
     "T = sum_i max(T_prefill * C_i / S, T_decode), i = 1..ceil(S / C)",

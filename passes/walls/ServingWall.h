@@ -35,6 +35,33 @@ q::Time hybridIterationTime(q::Time Prefill, q::Time DecodeStep,
 q::Time chunkedPrefillTime(q::Time Prefill, q::Time DecodeStep,
                            q::Tokens Prompt, q::Tokens Chunk);
 
+/// Generation stalls without chunked prefill: a replica that runs each new
+/// request's prefill as its own iteration delays its decode by T_prefill
+/// every time one arrives. Prefills arrive at rate r per replica, so a gap
+/// between tokens holds N ~ Poisson(r * TPOT) of them, and its p-quantile
+/// is TPOT + k * T_prefill with k the Poisson p-quantile. Agrawal et al.,
+/// Sarathi-Serve, OSDI 2024, section 2 (generation stalls).
+q::Time prefillStallItl(q::Time TPOT, q::Time Prefill, q::RequestRate Rate,
+                        q::Number Percentile);
+
+/// Prefill interference: the share of a replica's time that other
+/// requests' prefills take from its decode. f = r * T_extra, with r the
+/// rate of other requests' prefills and T_extra what each adds to the
+/// replica's iterations: its whole prefill when it runs alone, or only the
+/// part of its chunks that does not hide under memory-bound decode
+/// iterations with chunked prefill. Agrawal et al., Sarathi-Serve, OSDI
+/// 2024.
+q::Number prefillInterference(q::RequestRate Rate, q::Time ExtraPerRequest);
+
+/// The mean time per output token when a share f of the replica's time goes
+/// to other requests' prefills: TPOT / (1 - f); +inf at f >= 1 (prefills
+/// alone saturate the replica).
+q::Time interferedTokenTime(q::Time TPOT, q::Number Interference);
+
+/// The chance that a gap between tokens holds at least one prefill:
+/// 1 - exp(-r * TPOT).
+q::Number prefillStallProbability(q::Time TPOT, q::RequestRate Rate);
+
 /// Prefix caching: prompt tokens actually computed = S * (1 - hit rate).
 /// Zheng et al., SGLang RadixAttention, NeurIPS 2024.
 q::Tokens prefillTokensComputed(q::Tokens Prompt, q::Number HitRate);
@@ -71,7 +98,9 @@ q::FlopsPerToken forwardFlopsPerToken(q::Number ActiveParams);
 
 extern const Formula SpeculativeTokensPerStepF, TimePerOutputTokenF,
     SpeculativeTimePerTokenF, PrefillChunksF, HybridIterationTimeF,
-    ChunkedPrefillTimeF, PrefillTokensComputedF, KVTransferTimeF,
+    ChunkedPrefillTimeF, PrefillStallItlF, PrefillStallProbabilityF,
+    PrefillInterferenceF, InterferedTokenTimeF,
+    PrefillTokensComputedF, KVTransferTimeF,
     TimeToFirstTokenF, EndToEndLatencyF, ReplicaThroughputF,
     ThroughputPerDeviceF, MoEActiveParamsF, ForwardFlopsPerTokenF;
 

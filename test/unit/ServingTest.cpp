@@ -160,3 +160,47 @@ TEST(ServingWall, FormulasCarryWallAndDimensions) {
 }
 
 } // namespace
+
+namespace {
+
+TEST(ServingWall, PrefillStallsWithoutChunking) {
+  using namespace mlsc::q;
+  using namespace mlsc::walls;
+  Time TPOT = in<Time>(8.686e-3), Prefill = in<Time>(69.44e-3);
+  RequestRate Rate = in<RequestRate>(3.875);
+  // A gap holds a prefill with probability 1 - exp(-3.875 x 8.686 ms)
+  // = 3.310%; P(N <= 0) = 0.9669 < 0.99 <= P(N <= 1) = 0.99945, so the
+  // p99 gap is one decode step and one prefill: 78.126 ms.
+  EXPECT_NEAR(prefillStallProbability(TPOT, Rate).value(),
+              -std::expm1(-3.875 * 8.686e-3), 1e-15);
+  EXPECT_DOUBLE_EQ(
+      prefillStallItl(TPOT, Prefill, Rate, in<Number>(0.99)).value(),
+      8.686e-3 + 69.44e-3);
+  // At 1 req/s P(N = 0) = 0.99135 >= 0.99: no stall at the p99.
+  EXPECT_DOUBLE_EQ(prefillStallItl(TPOT, Prefill, in<RequestRate>(1),
+                                   in<Number>(0.99))
+                       .value(),
+                   8.686e-3);
+  // Heavier: mean 3.875 x 1 s = 3.875 prefills per gap; the Poisson p99
+  // is 9 (P(N <= 8) = 0.9821, P(N <= 9) = 0.9934).
+  EXPECT_DOUBLE_EQ(prefillStallItl(in<Time>(1), Prefill, Rate,
+                                   in<Number>(0.99))
+                       .value(),
+                   1 + 9 * 69.44e-3);
+}
+
+TEST(ServingWall, PrefillInterferenceStretchesTheMeanGap) {
+  using namespace mlsc::q;
+  using namespace mlsc::walls;
+  // 3.875 prefills/s of 69.44 ms take 26.91% of the replica's time; decode
+  // runs in the rest: 8.686 ms / 0.7309 = 11.88 ms per token on average.
+  Number F = prefillInterference(in<RequestRate>(3.875), in<Time>(69.44e-3));
+  EXPECT_DOUBLE_EQ(F.value(), 3.875 * 69.44e-3);
+  EXPECT_DOUBLE_EQ(interferedTokenTime(in<Time>(8.686e-3), F).value(),
+                   8.686e-3 / (1 - 3.875 * 69.44e-3));
+  // Prefills alone filling the replica leave no time to decode.
+  EXPECT_TRUE(std::isinf(
+      interferedTokenTime(in<Time>(8.686e-3), in<Number>(1)).value()));
+}
+
+} // namespace
