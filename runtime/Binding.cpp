@@ -7,6 +7,16 @@
 
 namespace mlsc {
 
+const char *wallShortName(unsigned Number) {
+  switch (Number) {
+  case 1: return "compute";
+  case 2: return "memory";
+  case 6: return "weight streaming";
+  case 14: return "communication";
+  }
+  return "infeasible";
+}
+
 BindingProbe::BindingProbe(const graph::Graph &G, std::string P)
     : Phase(std::move(P)) {
   if (Phase.empty())
@@ -24,20 +34,29 @@ BindingWall BindingProbe::at(const Evaluator &E) const {
   struct Entry {
     double T;
     unsigned Number;
-    const char *Name, *Short;
-  } Es[] = {{get(0), 1, "wall 1: compute", "compute"},
-            {get(1), 2, "wall 2: memory", "memory"},
-            {get(2), 6, "wall 6: weight streaming", "weight streaming"},
-            {get(3), 14, "wall 14: communication", "communication"}};
-  std::stable_sort(std::begin(Es), std::end(Es),
-                   [](const Entry &A, const Entry &B) { return A.T > B.T; });
+    const char *Name;
+  } Es[] = {{get(0), 1, "wall 1: compute"},
+            {get(1), 2, "wall 2: memory"},
+            {get(2), 6, "wall 6: weight streaming"},
+            {get(3), 14, "wall 14: communication"}};
+  // The largest time and the runner-up, the earlier entry winning ties (a
+  // sweep calls this for every point: no sort, no allocation).
+  auto largest = [&](int Skip) {
+    int Best = -1;
+    for (int K = 0; K < 4; ++K)
+      if (K != Skip && (Best < 0 || Es[K].T > Es[Best].T))
+        Best = K;
+    return Best;
+  };
+  const Entry &A = Es[largest(-1)];
+  const Entry &B = Es[largest(&A - Es)];
   BindingWall R;
   R.Known = Times[0] >= 0;
-  R.Number = Es[0].Number;
-  R.Short = Es[0].Short;
-  R.Wall = Es[0].Name;
-  R.RunnerUp = Es[1].Short;
-  R.Margin = Es[1].T > 0 ? Es[0].T / Es[1].T : 0;
+  R.Number = A.Number;
+  R.Short = wallShortName(A.Number);
+  R.Wall = A.Name;
+  R.RunnerUp = wallShortName(B.Number);
+  R.Margin = B.T > 0 ? A.T / B.T : 0;
   R.Phase = Phase;
   return R;
 }

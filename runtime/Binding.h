@@ -24,6 +24,11 @@ struct BindingWall {
   bool Known = false;      ///< the graph has the phase's times
 };
 
+/// "compute" (1), "memory" (2), "weight streaming" (6), "communication"
+/// (14); "infeasible" for 0, the number a sweep gives a point that does not
+/// fit.
+const char *wallShortName(unsigned Number);
+
 /// The node ids a binding-wall decision reads, found once per graph so that
 /// a sweep can name the binding wall of every point cheaply.
 class BindingProbe {

@@ -2,6 +2,7 @@
 
 #include "runtime/QueryReport.h"
 #include "runtime/Format.h"
+#include "runtime/Report.h"
 
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringExtras.h"
@@ -39,16 +40,6 @@ std::string csvField(const std::string &S) {
   return Q + "\"";
 }
 
-const char *wallName(unsigned Number) {
-  switch (Number) {
-  case 1: return "compute";
-  case 2: return "memory";
-  case 6: return "weight streaming";
-  case 14: return "communication";
-  }
-  return "infeasible";
-}
-
 std::string rangeText(const Variable &V) {
   if (!V.Continuous && V.Values.size() <= 8) {
     std::vector<std::string> Items;
@@ -65,17 +56,6 @@ std::string conditionsText(const Query &Q) {
     if (C.Text != "feasible")
       Texts.push_back("`" + C.Text + "`");
   return Texts.empty() ? "the feasibility checks" : llvm::join(Texts, " and ");
-}
-
-/// `decode_step_time <= 1 ms` at the evaluator's state: `(1.2 ms vs 1 ms)`.
-std::string operands(const Evaluator &E, const Term &C) {
-  const graph::Graph &G = E.graph();
-  const graph::Node &N = G.Nodes[C.Node];
-  if (N.Kind < graph::Op::Lt || N.Kind > graph::Op::Ne)
-    return "";
-  uint32_t L = G.inputOf(C.Node, 0), R = G.inputOf(C.Node, 1);
-  return fmt::format("{} vs {}", show(E.value(L), G.Nodes[L].Dim),
-                     show(E.value(R), G.Nodes[R].Dim));
 }
 
 std::string bindingText(const BindingWall &B) {
@@ -112,7 +92,7 @@ void printSolve(const Query &Q, const SolveResult &R, const Evaluator &E,
        << " meets " << conditionsText(Q) << "\n";
     if (R.FailingCondition >= 0) {
       const Term &C = Q.Conditions[R.FailingCondition];
-      std::string Why = operands(E, C);
+      std::string Why = comparisonOperands(E, C.Node);
       row(OS, "closest",
           fmt::format("at {}: `{}` fails{}", show(R.Closest, V.Dim), C.Text,
                       Why.empty() ? "" : " (" + Why + ")"));
@@ -129,7 +109,7 @@ void printSolve(const Query &Q, const SolveResult &R, const Evaluator &E,
   row(OS, "answer", fmt::format("{}   ({})", show(R.Answer, V.Dim),
                                 Precision));
   for (const Term &C : Q.Conditions) {
-    std::string Ops = operands(E, C);
+    std::string Ops = comparisonOperands(E, C.Node);
     row(OS, C.Text == "feasible" ? "feasible" : "holds",
         C.Text == "feasible"
             ? (E.value(C.Node) != 0 ? "yes" : "no")
@@ -241,7 +221,7 @@ std::string gridTable(const Query &Q, const GridResult &R,
             fmt::format_to(std::back_inserter(B), "{},", Row.Vars[K]);
         for (double X : Row.Values)
           fmt::format_to(std::back_inserter(B), "{},", X);
-        fmt::format_to(std::back_inserter(B), "{}\n", wallName(Row.Binding));
+        fmt::format_to(std::back_inserter(B), "{}\n", wallShortName(Row.Binding));
       }
       Text.assign(B.data(), B.size());
     };
@@ -305,7 +285,7 @@ std::string gridTable(const Query &Q, const GridResult &R,
       for (double X : Row.Values)
         num(X);
       fmt::format_to(std::back_inserter(B), ", \"{}\"]",
-                     wallName(Row.Binding));
+                     wallShortName(Row.Binding));
     }
     fmt::format_to(std::back_inserter(B), "{}]\n}}\n",
                    R.Rows.empty() ? "" : "\n  ");
@@ -328,7 +308,7 @@ std::string gridTable(const Query &Q, const GridResult &R,
       const Column &C = Cols[Row.Vars.size() + K];
       Line.push_back(show(Row.Values[K], C.Dim, C.IsBool));
     }
-    Line.push_back(wallName(Row.Binding));
+    Line.push_back(wallShortName(Row.Binding));
     Cells.push_back(std::move(Line));
   }
   std::vector<size_t> Width(Head.size(), 0);

@@ -44,6 +44,19 @@ static const char *verdictWord(Verdict V) {
   return V == Verdict::Pass ? "PASS" : V == Verdict::Fail ? "FAIL" : "UNKNOWN";
 }
 
+std::string comparisonOperands(const Evaluator &E, uint32_t Node) {
+  const Graph &G = E.graph();
+  const graph::Node &N = G.Nodes[Node];
+  if (N.Kind < Op::Lt || N.Kind > Op::Ne)
+    return "";
+  uint32_t L = G.inputOf(Node, 0), R = G.inputOf(Node, 1);
+  return fmt::format("{} vs {}",
+                     formatQuantity(E.value(L), G.Nodes[L].Dim,
+                                    G.Nodes[L].IsBool),
+                     formatQuantity(E.value(R), G.Nodes[R].Dim,
+                                    G.Nodes[R].IsBool));
+}
+
 json quantityJSON(double SI, const Dimension &D, bool IsBool) {
   json J;
   if (IsBool) {
@@ -129,22 +142,6 @@ std::string boundText(const View &V, const std::string &Phase) {
       V[Phase + ".comm_time"] > 0)
     S += "; TP all-reduces add " + V.show(Phase + ".comm_time");
   return S;
-}
-
-/// The comparison's operands, for `(6.211 ms vs 40.00 ms)`.
-std::string operands(const graph::Condition &C, const Evaluator &E) {
-  if (C.NodeId < 0)
-    return "";
-  const Graph &G = E.graph();
-  const graph::Node &N = G.Nodes[C.NodeId];
-  if (N.Kind < Op::Lt || N.Kind > Op::Ne)
-    return "";
-  uint32_t L = G.inputOf(C.NodeId, 0), R = G.inputOf(C.NodeId, 1);
-  return fmt::format("{} vs {}",
-                     formatQuantity(E.value(L), G.Nodes[L].Dim,
-                                    G.Nodes[L].IsBool),
-                     formatQuantity(E.value(R), G.Nodes[R].Dim,
-                                    G.Nodes[R].IsBool));
 }
 
 void row(llvm::raw_ostream &OS, llvm::StringRef Label, llvm::StringRef Value,
@@ -407,7 +404,7 @@ void printConditions(const View &V, bool Feasible, llvm::SourceMgr &SM,
     Verdict Vd = Feasible ? verdict(C, V.E) : Verdict::Unknown;
     std::string Detail = C.NodeId < 0 ? "`" + C.Missing + "` is not computed yet"
                          : !Feasible  ? "not evaluated: infeasible"
-                                      : operands(C, V.E);
+                                      : comparisonOperands(V.E, C.NodeId);
     OS << "  " << (C.IsAssert ? "assert " : "sla    ") << C.Text;
     OS.indent(C.Text.size() < 30 ? 30 - C.Text.size() : 1);
     OS << verdictWord(Vd);

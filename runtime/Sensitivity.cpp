@@ -29,16 +29,6 @@ bool isInput(const graph::Graph &G, uint32_t Id) {
 
 } // namespace
 
-const char *wallShortName(unsigned Number) {
-  switch (Number) {
-  case 1: return "compute";
-  case 2: return "memory";
-  case 6: return "weight streaming";
-  case 14: return "communication";
-  }
-  return "none";
-}
-
 std::vector<Elasticity> elasticities(Evaluator &E, uint32_t Metric) {
   const graph::Graph &G = E.graph();
   E.run();

@@ -16,6 +16,7 @@
 #ifndef MLSC_RUNTIME_SENSITIVITY_H
 #define MLSC_RUNTIME_SENSITIVITY_H
 
+#include "runtime/Binding.h"
 #include "runtime/Evaluator.h"
 
 #include <string>
@@ -52,9 +53,6 @@ struct FactorFlips {
 /// the binding wall of the main phase changes. Leaves the evaluator at its
 /// base values.
 std::vector<FactorFlips> bindingFlips(Evaluator &E);
-
-/// "compute", "memory", "weight streaming", "communication".
-const char *wallShortName(unsigned Number);
 
 } // namespace mlsc
 

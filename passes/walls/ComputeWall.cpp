@@ -23,30 +23,42 @@ const FlopsPerToken TwoPerToken = in<FlopsPerToken>(2.0);
 const Tokens OneToken = in<Tokens>(1.0);
 } // namespace
 
+Flops decodeAttentionFlops(Number Layers, Number AttnDim, Number Batch,
+                           Tokens Context, Number TP) {
+  return TwoPerToken * Layers * (Context / OneToken) * AttnDim * Batch *
+         OneToken / TP;
+}
+
+Flops prefillAttentionFlops(Number Layers, Number AttnDim, Number Batch,
+                            Tokens Prompt, Number TP) {
+  Number S = Prompt / OneToken;
+  return TwoPerToken * OneToken * Layers * Batch * S * (S + 1.0) * AttnDim /
+         2.0 / TP;
+}
+
+Flops encoderAttentionFlops(Number Layers, Number AttnDim, Tokens Sequence) {
+  Number S = Sequence / OneToken;
+  return TwoPerToken * OneToken * Layers * S * S * AttnDim;
+}
+
 Flops decodeStepFlops(Number Params, Number Layers, Number AttnDim,
                       Number Batch, Tokens Context, Number TP) {
-  Tokens Generated = Batch * OneToken;
-  Flops Weights = TwoPerToken * Params * Generated;
-  Flops Attention = TwoPerToken * Layers * (Context / OneToken) * AttnDim *
-                    Generated;
-  return (Weights + Attention) / TP;
+  Flops Weights = TwoPerToken * Params * Batch * OneToken;
+  return Weights / TP +
+         decodeAttentionFlops(Layers, AttnDim, Batch, Context, TP);
 }
 
 Flops prefillFlops(Number Params, Number Layers, Number AttnDim, Number Batch,
                    Tokens Prompt, Number TP) {
-  Number S = Prompt / OneToken;
   Flops Weights = TwoPerToken * Params * Batch * Prompt;
-  // sum_{i=1..S} 2*L*i*d_attn = L*S*(S+1)*d_attn per sequence.
-  Flops Attention = TwoPerToken * OneToken * Layers * Batch * S * (S + 1.0) *
-                    AttnDim / 2.0;
-  return (Weights + Attention) / TP;
+  return Weights / TP +
+         prefillAttentionFlops(Layers, AttnDim, Batch, Prompt, TP);
 }
 
 Flops encoderFlopsPerSample(Number Params, Number Layers, Number AttnDim,
                             Tokens Sequence) {
-  Number S = Sequence / OneToken;
   return TwoPerToken * Params * Sequence +
-         TwoPerToken * OneToken * Layers * S * S * AttnDim;
+         encoderAttentionFlops(Layers, AttnDim, Sequence);
 }
 
 Flops trainingFlopsPerSample(Flops Forward) { return 3.0 * Forward; }

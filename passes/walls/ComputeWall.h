@@ -7,6 +7,22 @@
 
 namespace mlsc::walls {
 
+/// Attention FLOPs of a decode step per device: 2*L*B*ctx*d_attn / tp.
+/// Kaplan et al. 2020, Table 1.
+q::Flops decodeAttentionFlops(q::Number Layers, q::Number AttnDim,
+                              q::Number Batch, q::Tokens Context,
+                              q::Number TP);
+
+/// Causal attention FLOPs of a prefill of S tokens per device:
+/// L*B*S*(S+1)*d_attn / tp (Kaplan's 2*L*ctx*d_attn summed over 1..S).
+q::Flops prefillAttentionFlops(q::Number Layers, q::Number AttnDim,
+                               q::Number Batch, q::Tokens Prompt,
+                               q::Number TP);
+
+/// Bidirectional attention FLOPs of one encoder sample: 2*L*S^2*d_attn.
+q::Flops encoderAttentionFlops(q::Number Layers, q::Number AttnDim,
+                               q::Tokens Sequence);
+
 /// Forward FLOPs of one decode step of a dense decoder, per device under
 /// tensor parallelism: (2*N*B + 2*L*B*ctx*d_attn) / tp. Kaplan et al. 2020,
 /// Table 1 (2N per token for the weights, 2*L*ctx*d_attn for attention).

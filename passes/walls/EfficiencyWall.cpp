@@ -17,6 +17,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "passes/walls/EfficiencyWall.h"
+#include "passes/walls/ComputeWall.h"
 #include "passes/walls/Formula.h"
 
 #include "llvm/Support/ErrorHandling.h"
@@ -26,8 +27,6 @@ namespace mlsc::walls {
 using namespace q;
 
 namespace {
-const FlopsPerToken TwoPerToken = in<FlopsPerToken>(2.0);
-const Tokens OneToken = in<Tokens>(1.0);
 
 const KernelClass Classes[] = {
     {"kernels.gemm", "GEMM (linear layers)", 0.80, 0.60, 0.90,
@@ -84,24 +83,6 @@ const KernelClass &kernelClass(llvm::StringRef Field) {
     if (Field == K.Field)
       return K;
   llvm::report_fatal_error("unknown kernel class");
-}
-
-Flops decodeAttentionFlops(Number Layers, Number AttnDim, Number Batch,
-                           Tokens Context, Number TP) {
-  return TwoPerToken * Layers * (Context / OneToken) * AttnDim * Batch *
-         OneToken / TP;
-}
-
-Flops prefillAttentionFlops(Number Layers, Number AttnDim, Number Batch,
-                            Tokens Prompt, Number TP) {
-  Number S = Prompt / OneToken;
-  return TwoPerToken * OneToken * Layers * Batch * S * (S + 1.0) * AttnDim /
-         2.0 / TP;
-}
-
-Flops encoderAttentionFlops(Number Layers, Number AttnDim, Tokens Sequence) {
-  Number S = Sequence / OneToken;
-  return TwoPerToken * OneToken * Layers * S * S * AttnDim;
 }
 
 Number blendedEfficiency(Flops Total, Flops Attention, Number GemmEfficiency,

@@ -32,21 +32,8 @@ struct CalibratedRange {
 };
 llvm::ArrayRef<CalibratedRange> calibratedRanges();
 
-/// Attention FLOPs of a decode step per device: 2*L*B*ctx*d_attn / tp.
-/// Kaplan et al. 2020, Table 1.
-q::Flops decodeAttentionFlops(q::Number Layers, q::Number AttnDim,
-                              q::Number Batch, q::Tokens Context,
-                              q::Number TP);
-
-/// Causal attention FLOPs of a prefill of S tokens per device:
-/// L*B*S*(S+1)*d_attn / tp (Kaplan's 2*L*ctx*d_attn summed over 1..S).
-q::Flops prefillAttentionFlops(q::Number Layers, q::Number AttnDim,
-                               q::Number Batch, q::Tokens Prompt,
-                               q::Number TP);
-
-/// Bidirectional attention FLOPs of one encoder sample: 2*L*S^2*d_attn.
-q::Flops encoderAttentionFlops(q::Number Layers, q::Number AttnDim,
-                               q::Tokens Sequence);
+// The attention FLOP counts (decodeAttentionFlops, prefillAttentionFlops,
+// encoderAttentionFlops) are wall 1's: passes/walls/ComputeWall.h.
 
 /// The efficiency of a step whose FLOPs F split into GEMM FLOPs F - F_a at
 /// eta_g and attention FLOPs F_a at eta_a, the classes running one after

@@ -129,11 +129,20 @@ double poissonArrivalFactor(Number ServiceCV) {
   return (1 + CS * CS) / 2;
 }
 
+/// The p-quantile of the queue wait given ln C: the M/M/c tail scaled by
+/// the Allen-Cunneen factor.
+double waitGiven(double LogC, RequestRate ArrivalRate, Time ServiceTime,
+                 Number Servers, Number ServiceCV, double P) {
+  double C = wholeServers(Servers), A = erlangs(ArrivalRate, ServiceTime);
+  return waitQuantileOf(LogC, C, A, ServiceTime.value(),
+                        poissonArrivalFactor(ServiceCV), P);
+}
+
 double serviceWaitQuantile(RequestRate ArrivalRate, Time ServiceTime,
                            Number Servers, Number ServiceCV, double P) {
-  double C = wholeServers(Servers), A = erlangs(ArrivalRate, ServiceTime);
-  return waitQuantileOf(logErlangC(C, A), C, A, ServiceTime.value(),
-                        poissonArrivalFactor(ServiceCV), P);
+  double LogC = logErlangC(wholeServers(Servers),
+                           erlangs(ArrivalRate, ServiceTime));
+  return waitGiven(LogC, ArrivalRate, ServiceTime, Servers, ServiceCV, P);
 }
 
 } // namespace
@@ -242,20 +251,16 @@ Number logErlangCOf(RequestRate ArrivalRate, Time ServiceTime,
 Time latencyQuantileGiven(Number LogC, RequestRate ArrivalRate,
                           Time ServiceTime, Number Servers, Number ServiceCV,
                           Number Percentile) {
-  double C = wholeServers(Servers), A = erlangs(ArrivalRate, ServiceTime);
-  return in<Time>(waitQuantileOf(LogC.value(), C, A, ServiceTime.value(),
-                                 poissonArrivalFactor(ServiceCV),
-                                 Percentile.value())) +
+  return in<Time>(waitGiven(LogC.value(), ArrivalRate, ServiceTime, Servers,
+                           ServiceCV, Percentile.value())) +
          ServiceTime;
 }
 
 Time ttftQuantileGiven(Number LogC, RequestRate ArrivalRate, Time ServiceTime,
                        Number Servers, Number ServiceCV, Time FirstToken,
                        Number Percentile) {
-  double C = wholeServers(Servers), A = erlangs(ArrivalRate, ServiceTime);
-  return in<Time>(waitQuantileOf(LogC.value(), C, A, ServiceTime.value(),
-                                 poissonArrivalFactor(ServiceCV),
-                                 Percentile.value())) +
+  return in<Time>(waitGiven(LogC.value(), ArrivalRate, ServiceTime, Servers,
+                           ServiceCV, Percentile.value())) +
          FirstToken;
 }
 
