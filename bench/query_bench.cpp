@@ -1,4 +1,5 @@
-//===- query_bench.cpp - Evaluator, solve and sweep speed ------------------===//
+//===- query_bench.cpp - Evaluator, solve and sweep speed
+//------------------===//
 //
 // `make bench` runs this on bench/query_bench.mls and prints one
 // `name: value` line per figure (docs/performance.md records them with the
@@ -68,7 +69,8 @@ double evalRate(Evaluator E, uint32_t Leaf, bool Planned, double MinSeconds,
 } // namespace
 
 int main(int Argc, char **Argv) {
-  std::string Path = Argc > 1 ? Argv[1] : MLSC_SOURCE_DIR "/bench/query_bench.mls";
+  std::string Path =
+      Argc > 1 ? Argv[1] : MLSC_SOURCE_DIR "/bench/query_bench.mls";
   auto Buf = llvm::MemoryBuffer::getFile(Path);
   if (!Buf) {
     llvm::errs() << "query_bench: cannot read " << Path << "\n";
@@ -83,7 +85,8 @@ int main(int Argc, char **Argv) {
   const graph::Graph &G = C.Graphs.at(0);
   int Leaf = G.find("bench_gpu.hbm.bandwidth");
   if (Leaf < 0) {
-    llvm::errs() << "query_bench: the scenario has no bench_gpu.hbm.bandwidth\n";
+    llvm::errs()
+        << "query_bench: the scenario has no bench_gpu.hbm.bandwidth\n";
     return 1;
   }
   Evaluator Base(G);
@@ -95,11 +98,10 @@ int main(int Argc, char **Argv) {
   std::vector<double> Rates(Threads);
   std::vector<std::thread> Workers;
   for (unsigned T = 0; T < Threads; ++T)
-    Workers.emplace_back(
-        [&, T] {
-          double S = 0;
-          Rates[T] = evalRate(Base, Leaf, true, 1.0, S);
-        });
+    Workers.emplace_back([&, T] {
+      double S = 0;
+      Rates[T] = evalRate(Base, Leaf, true, 1.0, S);
+    });
   for (std::thread &W : Workers)
     W.join();
   double All = 0;

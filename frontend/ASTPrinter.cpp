@@ -30,9 +30,8 @@ const char *spelling(UnaryOp Op) {
 }
 
 const char *spelling(BinaryOp Op) {
-  static const char *const Names[] = {"+",  "-",  "*",  "/",  "^",
-                                      "<",  "<=", ">",  ">=", "==",
-                                      "!=", "in", "and", "or"};
+  static const char *const Names[] = {"+", "-",  "*",  "/",  "^",  "<",   "<=",
+                                      ">", ">=", "==", "!=", "in", "and", "or"};
   return Names[static_cast<unsigned>(Op)];
 }
 

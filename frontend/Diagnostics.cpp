@@ -158,9 +158,9 @@ void DiagnosticEngine::render(const Diagnostic &D,
     llvm::SmallVector<llvm::SMRange, 1> Ranges;
     if (D.Range.isValid() && D.Range.Start != D.Range.End)
       Ranges.push_back(D.Range);
-    SM.PrintMessage(OS, SM.GetMessage(D.Loc, toLLVM(D.Level), Text, Ranges,
-                                      D.FixIts),
-                    /*ShowColors=*/false);
+    SM.PrintMessage(
+        OS, SM.GetMessage(D.Loc, toLLVM(D.Level), Text, Ranges, D.FixIts),
+        /*ShowColors=*/false);
   }
   for (const Diagnostic &N : D.Notes)
     render(N, OS);

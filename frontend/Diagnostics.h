@@ -1,4 +1,5 @@
-//===- Diagnostics.h - Diagnostic kinds, engine and rendering ----*- C++ -*-===//
+//===- Diagnostics.h - Diagnostic kinds, engine and rendering ----*- C++
+//-*-===//
 //
 // Diagnostics are declared by kind in Diagnostics.def and rendered through
 // llvm::SourceMgr as `file:line:col: error: message [Kind]`, the source line,
@@ -46,10 +47,10 @@ const DiagKindInfo &diagKindInfo(DiagKind Kind);
 struct Diagnostic {
   DiagKind Kind;
   Severity Level;
-  llvm::SMLoc Loc;             // may be invalid for file-level problems
-  llvm::SMRange Range;         // highlighted with ^~~~
-  std::string File;            // used when Loc is invalid
-  std::string Message;         // lowercase, no trailing period
+  llvm::SMLoc Loc;     // may be invalid for file-level problems
+  llvm::SMRange Range; // highlighted with ^~~~
+  std::string File;    // used when Loc is invalid
+  std::string Message; // lowercase, no trailing period
   std::vector<llvm::SMFixIt> FixIts;
   std::vector<Diagnostic> Notes;
 

@@ -28,9 +28,8 @@ namespace {
 class SourceText {
 public:
   explicit SourceText(llvm::StringRef Buffer) : Buffer(Buffer) {
-    bool Ascii = llvm::all_of(Buffer, [](char C) {
-      return static_cast<unsigned char>(C) < 0x80;
-    });
+    bool Ascii = llvm::all_of(
+        Buffer, [](char C) { return static_cast<unsigned char>(C) < 0x80; });
     if (Ascii)
       return;
     for (size_t I = 0; I < Buffer.size(); ++I)
@@ -42,8 +41,8 @@ public:
   llvm::SMLoc loc(size_t CharIndex) const {
     size_t Byte = CharIndex;
     if (!CharToByte.empty())
-      Byte = CharIndex < CharToByte.size() ? CharToByte[CharIndex]
-                                           : Buffer.size();
+      Byte =
+          CharIndex < CharToByte.size() ? CharToByte[CharIndex] : Buffer.size();
     if (Byte > Buffer.size())
       Byte = Buffer.size();
     return llvm::SMLoc::getFromPointer(Buffer.data() + Byte);
@@ -176,8 +175,8 @@ bool checkTokens(Lexed &L, const SourceText &Src, DiagnosticEngine &Diags,
       std::string Text = T->getText();
       std::string Shown = Text;
       if (Text.size() == 1 && !llvm::isPrint(Text[0]))
-        Shown = fmt::format("\\x{:02X}",
-                            static_cast<unsigned>(Text[0]) & 0xFFu);
+        Shown =
+            fmt::format("\\x{:02X}", static_cast<unsigned>(Text[0]) & 0xFFu);
       std::string Message = fmt::format("unexpected character `{}`", Shown);
       if (Text == "\u00B5" || Text == "\u03BC")
         Message += "; write `u` for the micro prefix, as in `us`";
@@ -317,9 +316,9 @@ public:
   SyntaxErrorListener(const SourceText &Src, DiagnosticEngine &Diags)
       : Src(Src), Diags(Diags) {}
 
-  void syntaxError(antlr4::Recognizer *Recognizer,
-                   antlr4::Token *Offending, size_t, size_t,
-                   const std::string &Msg, std::exception_ptr) override {
+  void syntaxError(antlr4::Recognizer *Recognizer, antlr4::Token *Offending,
+                   size_t, size_t, const std::string &Msg,
+                   std::exception_ptr) override {
     auto *P = dynamic_cast<antlr4::Parser *>(Recognizer);
     std::string Expected;
     if (P) {
@@ -330,9 +329,8 @@ public:
         for (ssize_t Ty : Types)
           Names.push_back(
               describeTokenType(static_cast<size_t>(Ty), P->getVocabulary()));
-        Expected = Names.size() == 1
-                       ? Names.front()
-                       : "one of " + llvm::join(Names, ", ");
+        Expected = Names.size() == 1 ? Names.front()
+                                     : "one of " + llvm::join(Names, ", ");
       }
     }
     std::string Message;
@@ -467,7 +465,8 @@ private:
         Item.K = ast::Item::Kind::Block;
         Item.Target = pathOf(N->path()->name());
         Item.Children = block(N->block());
-      } else if (auto *C = dynamic_cast<MlsParser::ConstraintItemContext *>(I)) {
+      } else if (auto *C =
+                     dynamic_cast<MlsParser::ConstraintItemContext *>(I)) {
         Item.K = ast::Item::Kind::Constraint;
         Item.Value = recovered(C->expr()) ? error(Src.range(C->expr()))
                                           : expr(C->expr());
@@ -490,7 +489,8 @@ private:
       if (auto *F = dynamic_cast<MlsParser::FromProvenanceContext *>(P)) {
         if (F->name())
           Prov.FromSource = pathOf({F->name()});
-      } else if (auto *N = dynamic_cast<MlsParser::NoteProvenanceContext *>(P)) {
+      } else if (auto *N =
+                     dynamic_cast<MlsParser::NoteProvenanceContext *>(P)) {
         if (N->STRING())
           Prov.Notes.push_back(unescape(N->STRING()->getText()));
       }
@@ -500,9 +500,7 @@ private:
   // Every expression builder returns the tree and its depth through \p Depth.
   using Built = std::pair<ast::ExprPtr, unsigned>;
 
-  ast::ExprPtr expr(MlsParser::ExprContext *Ctx) {
-    return orExpr(Ctx).first;
-  }
+  ast::ExprPtr expr(MlsParser::ExprContext *Ctx) { return orExpr(Ctx).first; }
 
   ast::ExprPtr error(llvm::SMRange R) {
     return std::make_unique<ast::ErrorExpr>(R);
@@ -516,9 +514,8 @@ private:
     llvm::SMRange R = cover(Acc.first->range(), Operand.first->range());
     if (Depth > Limits.MaxExprDepth)
       return tooDeep(R);
-    return {std::make_unique<ast::BinaryExpr>(R, Op, OpRange,
-                                              std::move(Acc.first),
-                                              std::move(Operand.first)),
+    return {std::make_unique<ast::BinaryExpr>(
+                R, Op, OpRange, std::move(Acc.first), std::move(Operand.first)),
             Depth};
   }
 
@@ -606,9 +603,9 @@ private:
     if (Ctx->addExpr().size() > 2)
       Step = addExpr(Ctx->addExpr(2));
     unsigned Depth = std::max({Lo.second, Hi.second, Step.second}) + 1;
-    return {std::make_unique<ast::RangeExpr>(Src.range(Ctx), std::move(Lo.first),
-                                             std::move(Hi.first),
-                                             std::move(Step.first)),
+    return {std::make_unique<ast::RangeExpr>(
+                Src.range(Ctx), std::move(Lo.first), std::move(Hi.first),
+                std::move(Step.first)),
             Depth};
   }
 
@@ -681,8 +678,7 @@ private:
       Acc = join(tailOperand(Tails[I]), ast::BinaryOp::Pow,
                  Src.range(Tails[I + 1]->CARET()->getSymbol()), std::move(Acc));
     return join(primary(Ctx->primary()), ast::BinaryOp::Pow,
-                Src.range(Tails.front()->CARET()->getSymbol()),
-                std::move(Acc));
+                Src.range(Tails.front()->CARET()->getSymbol()), std::move(Acc));
   }
 
   Built list(const std::vector<MlsParser::ExprContext *> &Exprs,
@@ -766,11 +762,10 @@ private:
     size_t U = I;
     while (U < Text.size() && (Text[U] == ' ' || Text[U] == '\t'))
       ++U;
-    llvm::SMRange UnitRange(
-        llvm::SMLoc::getFromPointer(Text.data() + U), R.End);
-    return std::make_unique<ast::NumberExpr>(R, Number,
-                                             Text.drop_front(U).str(),
-                                             UnitRange);
+    llvm::SMRange UnitRange(llvm::SMLoc::getFromPointer(Text.data() + U),
+                            R.End);
+    return std::make_unique<ast::NumberExpr>(
+        R, Number, Text.drop_front(U).str(), UnitRange);
   }
 
   ast::ExprPtr date(const std::string &Text, llvm::SMRange R) {
@@ -784,9 +779,9 @@ private:
                  Day <= DaysIn[Month - 1] &&
                  !(Month == 2 && Day == 29 && !Leap);
     if (!Valid) {
-      Diags.report(DiagKind::InvalidDate, R,
-                   fmt::format("`{}` is not a calendar date (YYYY-MM-DD)",
-                               Text));
+      Diags.report(
+          DiagKind::InvalidDate, R,
+          fmt::format("`{}` is not a calendar date (YYYY-MM-DD)", Text));
       return error(R);
     }
     return std::make_unique<ast::DateExpr>(R, Year, Month, Day);

@@ -1,4 +1,5 @@
-//===- Parser.h - From .mls text to the AST ----------------------*- C++ -*-===//
+//===- Parser.h - From .mls text to the AST ----------------------*- C++
+//-*-===//
 //
 // Consumes one source buffer; produces an ast::Module. Checks the raw bytes
 // (NUL, UTF-8, size), lexes with the ANTLR lexer, reports lexical errors,
@@ -42,8 +43,7 @@ void dumpTokens(unsigned BufferId, DiagnosticEngine &Diags,
                 llvm::raw_ostream &OS, const FrontendLimits &Limits = {});
 
 /// `--emit=ast`.
-void printAST(const ast::Module &M, llvm::SourceMgr &SM,
-              llvm::raw_ostream &OS);
+void printAST(const ast::Module &M, llvm::SourceMgr &SM, llvm::raw_ostream &OS);
 
 } // namespace mlsc
 

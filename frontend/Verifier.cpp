@@ -61,8 +61,8 @@ std::vector<Expectation> parseExpectations(unsigned BufferId,
         bool Plus = Rest.consume_front("+");
         bool Minus = !Plus && Rest.consume_front("-");
         unsigned N = 0;
-        size_t Digits = std::min(Rest.find_first_not_of("0123456789"),
-                                 Rest.size());
+        size_t Digits =
+            std::min(Rest.find_first_not_of("0123456789"), Rest.size());
         if (Digits == 0 || Rest.take_front(Digits).getAsInteger(10, N)) {
           malformed("expected a line number after `@`");
           break;
@@ -101,7 +101,7 @@ std::vector<Expectation> parseExpectations(unsigned BufferId,
 }
 
 const char *levelName(Severity S) {
-  return S == Severity::Error ? "error"
+  return S == Severity::Error     ? "error"
          : S == Severity::Warning ? "warning"
                                   : "note";
 }
@@ -119,8 +119,7 @@ bool verifyDiagnostics(unsigned BufferId, const DiagnosticEngine &Produced,
     unsigned Line = 0;
     if (D.Loc.isValid() && SM.FindBufferContainingLoc(D.Loc) == BufferId)
       Line = SM.getLineAndColumn(D.Loc, BufferId).first;
-    std::string Full =
-        D.Message + " [" + diagKindInfo(D.Kind).Name + "]";
+    std::string Full = D.Message + " [" + diagKindInfo(D.Kind).Name + "]";
     for (Expectation &E : Expected) {
       if (!E.Matched && E.Level == D.Level && E.Line == Line &&
           llvm::StringRef(Full).contains(E.Text)) {
@@ -138,8 +137,8 @@ bool verifyDiagnostics(unsigned BufferId, const DiagnosticEngine &Produced,
                           LC.first);
     }
     llvm::SMRange R = Line ? D.Range : llvm::SMRange();
-    std::string Message = fmt::format("unexpected {}{}: {}", levelName(D.Level),
-                                      Where, Full);
+    std::string Message =
+        fmt::format("unexpected {}{}: {}", levelName(D.Level), Where, Full);
     if (R.isValid() || Line)
       Out.report(DiagKind::UnexpectedDiagnostic,
                  R.isValid() ? R : llvm::SMRange(D.Loc, D.Loc), Message);
@@ -159,9 +158,10 @@ bool verifyDiagnostics(unsigned BufferId, const DiagnosticEngine &Produced,
     if (E.Matched)
       continue;
     OK = false;
-    Out.report(DiagKind::ExpectedDiagnosticNotSeen, E.Range,
-               fmt::format("expected {} on line {} was not produced: {{{{{}}}}}",
-                           levelName(E.Level), E.Line, E.Text));
+    Out.report(
+        DiagKind::ExpectedDiagnosticNotSeen, E.Range,
+        fmt::format("expected {} on line {} was not produced: {{{{{}}}}}",
+                    levelName(E.Level), E.Line, E.Text));
   }
   return OK;
 }

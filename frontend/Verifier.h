@@ -1,4 +1,5 @@
-//===- Verifier.h - `--verify-diagnostics` ------------------------*- C++ -*-===//
+//===- Verifier.h - `--verify-diagnostics` ------------------------*- C++
+//-*-===//
 //
 // Negative tests announce the diagnostics they expect in comments:
 //   # expected-error@+1 {{unknown unit `TBs`}}

@@ -1,4 +1,5 @@
-//===- Dimension.h - Physical dimensions of mlsc values ----------*- C++ -*-===//
+//===- Dimension.h - Physical dimensions of mlsc values ----------*- C++
+//-*-===//
 //
 // A dimension is a vector of integer exponents over the base dimensions below.
 // Dimensions are checked once, at compile time; the evaluator then runs on

@@ -10,7 +10,8 @@ namespace mlsc {
 
 static const WallInfo WallTable[] = {
 #define WALL(Number, Id, Name, Domain, Equation, Citation, Pass, Status)       \
-  {Number, Wall::Id, Name, Domain, Equation, Citation, Pass, WallStatus::Status},
+  {Number,   Wall::Id, Name, Domain,                                           \
+   Equation, Citation, Pass, WallStatus::Status},
 #include "passes/walls/Walls.def"
 };
 
@@ -41,10 +42,10 @@ namespace graph {
 
 const char *opSpelling(Op O) {
   static const char *const Names[] = {
-      "leaf", "add",   "sub", "mul",  "div", "pow",  "neg", "min", "max",
-      "ceil", "floor", "round", "abs", "sqrt", "log", "log2", "log10",
-      "exp",  "lt",    "le",  "gt",   "ge",  "eq",   "ne",  "and", "or",
-      "not",  "apply"};
+      "leaf", "add",  "sub",   "mul",   "div",   "pow", "neg",
+      "min",  "max",  "ceil",  "floor", "round", "abs", "sqrt",
+      "log",  "log2", "log10", "exp",   "lt",    "le",  "gt",
+      "ge",   "eq",   "ne",    "and",   "or",    "not", "apply"};
   return Names[static_cast<unsigned>(O)];
 }
 

@@ -1,4 +1,5 @@
-//===- Graph.h - The evaluation graph of a scenario ---------------*- C++ -*-===//
+//===- Graph.h - The evaluation graph of a scenario ---------------*- C++
+//-*-===//
 //
 // Lowering turns a scenario (a workload on a system) into a graph: leaves are
 // IR values with their origins; other nodes apply an arithmetic operator or a
@@ -48,7 +49,7 @@ const WallInfo *wallInfo(Wall W);
 /// A wall formula: a C++ function over Boost.Units quantities, wrapped to run
 /// on doubles in SI base units.
 struct Formula {
-  const char *Name;     ///< "decode_step_flops"
+  const char *Name; ///< "decode_step_flops"
   Wall W;
   const char *Equation; ///< "F = 2 * P * B + 2 * L * B * ctx * d_attn"
   const char *Citation;
@@ -101,7 +102,7 @@ struct LeafOrigin {
                                       ///< defaults
   const ir::Entity *Source = nullptr; ///< `from SOURCE`
   std::vector<std::string> Notes;
-  std::string Spelling;               ///< "3.35 TB/s" as written
+  std::string Spelling;    ///< "3.35 TB/s" as written
   bool Assumed = false;    ///< a documented default, not given by the user
   bool Calibrated = false; ///< an efficiency or overlap factor
 };
@@ -119,12 +120,12 @@ struct Node {
 
 /// An SLA condition or an assert, lowered to a boolean node.
 struct Condition {
-  std::string Text;     ///< `ttft.p99 < 500 ms` as written
+  std::string Text; ///< `ttft.p99 < 500 ms` as written
   llvm::SMRange Range;
   bool IsAssert = false;
-  std::string Message;  ///< an assert's message
-  int NodeId = -1;      ///< -1: uses a metric no wall computes yet
-  std::string Missing;  ///< the unavailable metric, when NodeId < 0
+  std::string Message; ///< an assert's message
+  int NodeId = -1;     ///< -1: uses a metric no wall computes yet
+  std::string Missing; ///< the unavailable metric, when NodeId < 0
 };
 
 struct Graph {
@@ -132,9 +133,9 @@ struct Graph {
   std::vector<Node> Nodes; ///< topological: inputs precede users
   std::vector<uint32_t> Inputs;
   std::vector<LeafOrigin> Origins;
-  std::vector<double> LeafValues; ///< per node; meaningful for leaves
-  llvm::StringMap<uint32_t> Named; ///< metric and intermediate names
-  std::vector<std::string> Metrics; ///< metric names, in schema order
+  std::vector<double> LeafValues;       ///< per node; meaningful for leaves
+  llvm::StringMap<uint32_t> Named;      ///< metric and intermediate names
+  std::vector<std::string> Metrics;     ///< metric names, in schema order
   std::vector<std::string> Unavailable; ///< metrics no wall computes yet
   std::vector<Condition> Conditions;
   bool Training = false;

@@ -35,9 +35,9 @@ std::string Type::str() const {
 }
 
 const char *builtinName(Builtin B) {
-  static const char *const Names[] = {"min",  "max", "ceil", "floor",
-                                      "round", "abs", "sqrt", "log",
-                                      "log2", "log10", "exp"};
+  static const char *const Names[] = {"min",   "max",   "ceil", "floor",
+                                      "round", "abs",   "sqrt", "log",
+                                      "log2",  "log10", "exp"};
   return Names[static_cast<unsigned>(B)];
 }
 

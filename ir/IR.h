@@ -34,8 +34,8 @@ enum class TypeKind { Error, Quantity, Bool, String, Date, Entity, Enum, List };
 /// The static type of an expression. Lists carry their element type.
 struct Type {
   TypeKind Kind = TypeKind::Error;
-  Dimension Dim;           ///< Quantity, and lists of quantities
-  std::string Name;        ///< Entity: kind; Enum: "" (symbols are checked)
+  Dimension Dim;    ///< Quantity, and lists of quantities
+  std::string Name; ///< Entity: kind; Enum: "" (symbols are checked)
   TypeKind Elem = TypeKind::Error; ///< List only
 
   static Type error() { return {}; }
@@ -65,7 +65,19 @@ enum class ExprKind {
   Error,
 };
 
-enum class Builtin { Min, Max, Ceil, Floor, Round, Abs, Sqrt, Log, Log2, Log10, Exp };
+enum class Builtin {
+  Min,
+  Max,
+  Ceil,
+  Floor,
+  Round,
+  Abs,
+  Sqrt,
+  Log,
+  Log2,
+  Log10,
+  Exp
+};
 const char *builtinName(Builtin B);
 
 struct Expr;
@@ -85,16 +97,16 @@ struct Expr {
   int Year = 0, Month = 0, Day = 0; ///< Date
   bool BoolValue = false;
 
-  Entity *Target = nullptr;         ///< EntityRef, FieldRef, MetricRef
-  std::vector<std::string> Path;    ///< FieldRef / MetricRef path in Target
-  Let *LetTarget = nullptr;         ///< LetRef
+  Entity *Target = nullptr;      ///< EntityRef, FieldRef, MetricRef
+  std::vector<std::string> Path; ///< FieldRef / MetricRef path in Target
+  Let *LetTarget = nullptr;      ///< LetRef
 
-  Builtin Fn = Builtin::Min;        ///< Call
+  Builtin Fn = Builtin::Min; ///< Call
   ast::UnaryOp UOp = ast::UnaryOp::Negate;
   ast::BinaryOp BOp = ast::BinaryOp::Add;
   llvm::SMRange OpRange;
-  std::vector<ExprPtr> Operands;    ///< Call args, Unary/Binary operands,
-                                    ///< List items, Range lo/hi/step
+  std::vector<ExprPtr> Operands; ///< Call args, Unary/Binary operands,
+                                 ///< List items, Range lo/hi/step
 
   Expr(ExprKind K, llvm::SMRange R) : Kind(K), Range(R) {}
 };
@@ -104,9 +116,9 @@ struct Expr {
 /// A folded constant.
 struct Value {
   TypeKind Kind = TypeKind::Error;
-  double Number = 0;   ///< Quantity (SI base units); Bool as 0/1
+  double Number = 0; ///< Quantity (SI base units); Bool as 0/1
   Dimension Dim;
-  std::string Text;    ///< String, Enum symbol
+  std::string Text; ///< String, Enum symbol
   int Year = 0, Month = 0, Day = 0;
   const Entity *Ref = nullptr; ///< Entity
   std::vector<Value> Items;    ///< List
@@ -115,13 +127,13 @@ struct Value {
 // ---------------------------------------------------------------- entities
 
 struct Field {
-  std::string Path;              ///< "hbm.bandwidth"
+  std::string Path; ///< "hbm.bandwidth"
   const FieldSchema *Schema = nullptr;
   const ast::Expr *Syntax = nullptr; ///< the AST it was built from
-  ExprPtr Value;                 ///< typed IR (null for Constraints fields)
-  std::vector<ExprPtr> Conditions; ///< Constraints fields only
-  llvm::SMRange Range;           ///< where the assignment was written
-  Entity *Source = nullptr;      ///< `from SOURCE`
+  ExprPtr Value;                     ///< typed IR (null for Constraints fields)
+  std::vector<ExprPtr> Conditions;   ///< Constraints fields only
+  llvm::SMRange Range;               ///< where the assignment was written
+  Entity *Source = nullptr;          ///< `from SOURCE`
   std::vector<std::string> Notes;
   const Entity *InheritedFrom = nullptr; ///< set when written in a base
   std::optional<ir::Value> Folded;       ///< set by fold-constants
@@ -166,7 +178,7 @@ struct Program {
   std::vector<std::unique_ptr<ast::Module>> Modules; ///< dependency order
   std::vector<std::unique_ptr<Entity>> Entities;
   std::vector<std::unique_ptr<Let>> Lets;
-  std::vector<Assert> Asserts;      ///< of the main module only
+  std::vector<Assert> Asserts; ///< of the main module only
   llvm::StringMap<Entity *> EntityByName;
   llvm::StringMap<Let *> LetByName;
   unsigned MainBufferId = 0;

@@ -1,4 +1,5 @@
-//===- Quantities.h - Boost.Units types for formulas ---------------*- C++ -*-===//
+//===- Quantities.h - Boost.Units types for formulas ---------------*- C++
+//-*-===//
 //
 // The C++ mirror of Dimension.h: the same ten base dimensions as a
 // Boost.Units system, so each formula's dimensions are checked by the C++
@@ -59,10 +60,9 @@ MLSC_BASE_UNIT(RequestUnit, RequestBase, 1109, "req")
 MLSC_BASE_UNIT(SampleUnit, SampleBase, 1110, "sample")
 #undef MLSC_BASE_UNIT
 
-using System =
-    bu::make_system<SecondUnit, MetreUnit, KilogramUnit, JouleUnit, ByteUnit,
-                    FlopUnit, DollarUnit, TokenUnit, RequestUnit,
-                    SampleUnit>::type;
+using System = bu::make_system<SecondUnit, MetreUnit, KilogramUnit, JouleUnit,
+                               ByteUnit, FlopUnit, DollarUnit, TokenUnit,
+                               RequestUnit, SampleUnit>::type;
 
 template <class D> using Q = bu::quantity<bu::unit<D, System>, double>;
 
@@ -98,16 +98,36 @@ template <class QT> QT in(double SI) { return QT::from_value(SI); }
 namespace detail {
 
 template <class Tag> struct BaseOf;
-template <> struct BaseOf<TimeBase> { static constexpr BaseDim V = BaseDim::Time; };
-template <> struct BaseOf<LengthBase> { static constexpr BaseDim V = BaseDim::Length; };
-template <> struct BaseOf<MassBase> { static constexpr BaseDim V = BaseDim::Mass; };
-template <> struct BaseOf<EnergyBase> { static constexpr BaseDim V = BaseDim::Energy; };
-template <> struct BaseOf<DataBase> { static constexpr BaseDim V = BaseDim::Data; };
-template <> struct BaseOf<ComputeBase> { static constexpr BaseDim V = BaseDim::Compute; };
-template <> struct BaseOf<MoneyBase> { static constexpr BaseDim V = BaseDim::Money; };
-template <> struct BaseOf<TokenBase> { static constexpr BaseDim V = BaseDim::Token; };
-template <> struct BaseOf<RequestBase> { static constexpr BaseDim V = BaseDim::Request; };
-template <> struct BaseOf<SampleBase> { static constexpr BaseDim V = BaseDim::Sample; };
+template <> struct BaseOf<TimeBase> {
+  static constexpr BaseDim V = BaseDim::Time;
+};
+template <> struct BaseOf<LengthBase> {
+  static constexpr BaseDim V = BaseDim::Length;
+};
+template <> struct BaseOf<MassBase> {
+  static constexpr BaseDim V = BaseDim::Mass;
+};
+template <> struct BaseOf<EnergyBase> {
+  static constexpr BaseDim V = BaseDim::Energy;
+};
+template <> struct BaseOf<DataBase> {
+  static constexpr BaseDim V = BaseDim::Data;
+};
+template <> struct BaseOf<ComputeBase> {
+  static constexpr BaseDim V = BaseDim::Compute;
+};
+template <> struct BaseOf<MoneyBase> {
+  static constexpr BaseDim V = BaseDim::Money;
+};
+template <> struct BaseOf<TokenBase> {
+  static constexpr BaseDim V = BaseDim::Token;
+};
+template <> struct BaseOf<RequestBase> {
+  static constexpr BaseDim V = BaseDim::Request;
+};
+template <> struct BaseOf<SampleBase> {
+  static constexpr BaseDim V = BaseDim::Sample;
+};
 
 template <class List> struct Walk;
 template <> struct Walk<bu::dimensionless_type> {

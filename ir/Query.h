@@ -1,4 +1,5 @@
-//===- Query.h - Solve and sweep blocks, resolved against a graph -*- C++ -*-===//
+//===- Query.h - Solve and sweep blocks, resolved against a graph -*- C++
+//-*-===//
 //
 // lower-to-graph resolves each `solve` and `sweep` of the main file against
 // its scenario's evaluation graph: the decision variables become leaves to
@@ -22,13 +23,13 @@ namespace mlsc::query {
 
 /// A decision variable: a leaf and the values it may take.
 struct Variable {
-  std::string Name;      ///< `unit_gpu.hbm.bandwidth` as written
-  uint32_t Leaf = 0;     ///< node of the scenario graph
+  std::string Name;  ///< `unit_gpu.hbm.bandwidth` as written
+  uint32_t Leaf = 0; ///< node of the scenario graph
   Dimension Dim;
   llvm::SMRange Range;
-  bool Continuous = false; ///< `LO .. HI` without a step
-  bool Integer = false;    ///< whole values only
-  double Lo = 0, Hi = 0;   ///< bounds in SI units
+  bool Continuous = false;    ///< `LO .. HI` without a step
+  bool Integer = false;       ///< whole values only
+  double Lo = 0, Hi = 0;      ///< bounds in SI units
   std::vector<double> Values; ///< the grid, when not continuous
   /// An entity-valued variable (`node.accelerator in [H100_SXM, H200]`):
   /// Values are option indices 0..n-1; option i sets every leaf the graph
@@ -41,7 +42,7 @@ struct Variable {
 
 /// A metric or condition read from the graph.
 struct Term {
-  std::string Text;      ///< as written
+  std::string Text; ///< as written
   uint32_t Node = 0;
   Dimension Dim;
   bool IsBool = false;
@@ -53,17 +54,17 @@ struct Query {
   enum class Kind { Solve, Sweep } K = Kind::Solve;
   std::string Name;
   llvm::SMRange NameRange;
-  size_t Graph = 0;              ///< index into Compilation::Graphs
+  size_t Graph = 0; ///< index into Compilation::Graphs
   std::vector<Variable> Vars;
-  int Direction = -1;            ///< solve: -1 minimise, +1 maximise
-  std::vector<Term> Conditions;  ///< such_that / where
-  std::vector<Term> Objectives;  ///< solve over a grid: the Pareto metrics
-  std::vector<Term> Report;      ///< sweep: the columns
+  int Direction = -1;           ///< solve: -1 minimise, +1 maximise
+  std::vector<Term> Conditions; ///< such_that / where
+  std::vector<Term> Objectives; ///< solve over a grid: the Pareto metrics
+  std::vector<Term> Report;     ///< sweep: the columns
   std::vector<Term> SortBy;
-  double Tolerance = 1e-3;       ///< relative
-  double Top = 0;                ///< 0: all rows
+  double Tolerance = 1e-3; ///< relative
+  double Top = 0;          ///< 0: all rows
   double MaxPoints = 1e7;
-  std::string Output;            ///< sweep: file to write
+  std::string Output; ///< sweep: file to write
 };
 
 } // namespace mlsc::query

@@ -64,8 +64,9 @@ std::vector<KindSchema> buildKinds() {
   {                                                                            \
     llvm::StringRef U(Unit);                                                   \
     bool IsBool = U == "bool";                                                 \
-    kindNamed(Kinds, #Kind).Metrics.push_back(MetricSchema{                    \
-        Path, IsBool, IsBool ? Dimension() : dimensionOf(U), Unit, Doc});      \
+    kindNamed(Kinds, #Kind)                                                    \
+        .Metrics.push_back(MetricSchema{                                       \
+            Path, IsBool, IsBool ? Dimension() : dimensionOf(U), Unit, Doc});  \
   }
 #include "ir/Schema.def"
   return Kinds;
@@ -141,7 +142,8 @@ std::string withArticle(llvm::StringRef Noun) {
 std::string closestMatch(llvm::StringRef Word,
                          const std::vector<std::string> &Candidates) {
   std::string Best;
-  unsigned Limit = std::max<unsigned>(2, static_cast<unsigned>(Word.size()) / 3);
+  unsigned Limit =
+      std::max<unsigned>(2, static_cast<unsigned>(Word.size()) / 3);
   unsigned BestDistance = Limit + 1;
   for (const std::string &C : Candidates) {
     unsigned D = llvm::StringRef(C).edit_distance(Word, true, BestDistance);

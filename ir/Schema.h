@@ -36,8 +36,8 @@ inline bool isBlockField(FieldType T) {
 struct FieldSchema {
   std::string Path; ///< "hbm.bandwidth"
   FieldType Type;
-  Dimension Dim;                   ///< Quantity only
-  std::string UnitSpelling;        ///< Quantity: the unit written in Schema.def
+  Dimension Dim;            ///< Quantity only
+  std::string UnitSpelling; ///< Quantity: the unit written in Schema.def
   std::vector<std::string> Allowed; ///< Entity: kinds; Enum: symbols
   bool Required;
   std::string Doc;
@@ -56,7 +56,7 @@ struct KindSchema {
   std::string Doc;
   std::vector<FieldSchema> Fields;
   std::vector<MetricSchema> Metrics;
-  std::string VariantField;           ///< "" when the kind has no variants
+  std::string VariantField; ///< "" when the kind has no variants
   std::vector<std::string> Variants;
 
   const FieldSchema *field(llvm::StringRef Path) const;

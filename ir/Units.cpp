@@ -297,10 +297,9 @@ std::optional<Unit> parseUnit(llvm::StringRef Text, UnitParseError &Err) {
 std::optional<std::string> suggestUnitFor(llvm::StringRef Written,
                                           const Dimension &Expected) {
   static const char *const Preferred[] = {
-      "B/s", "FLOP/s", "W",     "J",     "Wh",  "s",       "B",
-      "FLOP", "USD",   "USD/h", "USD/kWh", "g/kWh", "L/kWh", "tok/s",
-      "req/s", "tok",  "req",   "sample/s", "Hz", "FLOP/B", "g",
-      "m",    "L"};
+      "B/s", "FLOP/s",   "W",       "J",      "Wh",    "s",     "B",     "FLOP",
+      "USD", "USD/h",    "USD/kWh", "g/kWh",  "L/kWh", "tok/s", "req/s", "tok",
+      "req", "sample/s", "Hz",      "FLOP/B", "g",     "m",     "L"};
   // The written unit's prefix: the longest table prefix that leaves a valid
   // unit, or none.
   llvm::StringRef FirstAtom = Written.take_until(
@@ -329,8 +328,8 @@ std::optional<std::string> suggestUnitFor(llvm::StringRef Written,
 std::vector<UnitTableRow> unitTable() {
   std::vector<UnitTableRow> Rows;
   for (const UnitDef &U : units())
-    Rows.push_back({U.Symbol, prefixesName(U.Allowed), U.Scale, U.Dim,
-                    U.Meaning});
+    Rows.push_back(
+        {U.Symbol, prefixesName(U.Allowed), U.Scale, U.Dim, U.Meaning});
   return Rows;
 }
 

@@ -13,8 +13,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "passes/Pipeline.h"
 #include "ir/Units.h"
+#include "passes/Pipeline.h"
 
 #include "llvm/ADT/StringExtras.h"
 
@@ -174,8 +174,8 @@ private:
       return Flat[&E];
     if (State == 1) {
       Diags.report(DiagKind::InheritanceCycle, E.Decl->BaseRange,
-                   fmt::format("`{}` derives from itself through `{}`",
-                               E.Name, E.Base->Name));
+                   fmt::format("`{}` derives from itself through `{}`", E.Name,
+                               E.Base->Name));
       E.Erroneous = true;
       E.Base = nullptr;
       return Flat[&E];
@@ -236,8 +236,7 @@ private:
                                            "`{} = ...`",
                                            Path, describeFieldType(*F), Path)
                              : fmt::format("`{}` is {}; write `{} {{ ... }}`",
-                                           Path, describeFieldType(*F),
-                                           Path));
+                                           Path, describeFieldType(*F), Path));
         continue;
       }
       auto [It, Inserted] = Own.try_emplace(Path, I.Range);
@@ -265,9 +264,9 @@ private:
     std::vector<std::string> Names;
     for (const FieldSchema &F : E.Schema->Fields)
       Names.push_back(F.Path);
-    Diagnostic &D = Diags.report(
-        DiagKind::UnknownField, R,
-        fmt::format("{} has no field `{}`", E.Kind, Path));
+    Diagnostic &D =
+        Diags.report(DiagKind::UnknownField, R,
+                     fmt::format("{} has no field `{}`", E.Kind, Path));
     std::string Close = closestMatch(Path, Names);
     if (!Close.empty()) {
       D.Message += fmt::format("; did you mean `{}`?", Close);
@@ -278,9 +277,9 @@ private:
   void reportUnknownName(const std::string &Name, llvm::SMRange R,
                          const std::vector<std::string> &Candidates,
                          const std::string &What) {
-    Diagnostic &D = Diags.report(
-        DiagKind::UnknownName, R,
-        fmt::format("unknown name `{}`; expected {}", Name, What));
+    Diagnostic &D =
+        Diags.report(DiagKind::UnknownName, R,
+                     fmt::format("unknown name `{}`; expected {}", Name, What));
     std::string Close = closestMatch(Name, Candidates);
     if (!Close.empty()) {
       D.Message += fmt::format("; did you mean `{}`?", Close);
@@ -293,9 +292,8 @@ private:
   /// The scenario a solve or sweep names, or null (then its conditions
   /// resolve as globals and bare metric names are unknown).
   Entity *queryScenario(const std::vector<Assignment> &Assigns) {
-    auto A = llvm::find_if(Assigns, [](const Assignment &X) {
-      return X.Path == "scenario";
-    });
+    auto A = llvm::find_if(
+        Assigns, [](const Assignment &X) { return X.Path == "scenario"; });
     if (A == Assigns.end() || !A->Item || !A->Item->Value)
       return nullptr;
     auto *Ref = llvm::dyn_cast<ast::RefExpr>(A->Item->Value.get());
@@ -334,9 +332,8 @@ private:
                          fmt::format("`{}` holds {} such as `{}`, not "
                                      "fields",
                                      FS.Path,
-                                     FS.Type == FieldType::Terms
-                                         ? "expressions"
-                                         : "conditions",
+                                     FS.Type == FieldType::Terms ? "expressions"
+                                                                 : "conditions",
                                      FS.Type == FieldType::Terms
                                          ? "throughput"
                                          : "ttft.p99 < 500 ms"));
@@ -357,12 +354,12 @@ private:
     std::vector<std::string> Missing;
     for (const FieldSchema &FS : E.Schema->Fields)
       if (FS.Required && !E.field(FS.Path))
-        Missing.push_back(fmt::format("`{}` ({})", FS.Path,
-                                      describeFieldType(FS)));
+        Missing.push_back(
+            fmt::format("`{}` ({})", FS.Path, describeFieldType(FS)));
     if (!Missing.empty())
       Diags.report(DiagKind::MissingField, E.NameRange,
-                   fmt::format("{} `{}` is missing required field{} {}",
-                               E.Kind, E.Name, Missing.size() > 1 ? "s" : "",
+                   fmt::format("{} `{}` is missing required field{} {}", E.Kind,
+                               E.Name, Missing.size() > 1 ? "s" : "",
                                llvm::join(Missing, ", ")));
   }
 
@@ -424,16 +421,16 @@ private:
     if (FS.Type == FieldType::Enum) {
       if (!Bare) {
         if (!llvm::isa<ast::ErrorExpr>(Syntax))
-          Diags.report(DiagKind::TypeMismatch, Syntax->range(),
-                       fmt::format("`{}` takes {}", FS.Path,
-                                   describeFieldType(FS)));
+          Diags.report(
+              DiagKind::TypeMismatch, Syntax->range(),
+              fmt::format("`{}` takes {}", FS.Path, describeFieldType(FS)));
         return error(Syntax->range());
       }
       if (!llvm::is_contained(FS.Allowed, Name)) {
-        Diagnostic &D = Diags.report(
-            DiagKind::UnknownEnumValue, Syntax->range(),
-            fmt::format("`{}` is not a valid `{}`; expected {}", Name,
-                        FS.Path, describeFieldType(FS)));
+        Diagnostic &D =
+            Diags.report(DiagKind::UnknownEnumValue, Syntax->range(),
+                         fmt::format("`{}` is not a valid `{}`; expected {}",
+                                     Name, FS.Path, describeFieldType(FS)));
         std::string Close = closestMatch(Name, FS.Allowed);
         if (!Close.empty()) {
           D.Message += fmt::format("; did you mean `{}`?", Close);
@@ -604,8 +601,8 @@ private:
     }
     auto X = std::make_unique<Expr>(ExprKind::Number, R);
     X->Number = SI;
-    X->Spelling = N.UnitText.empty() ? N.NumberText
-                                     : N.NumberText + " " + N.UnitText;
+    X->Spelling =
+        N.UnitText.empty() ? N.NumberText : N.NumberText + " " + N.UnitText;
     X->Ty = ir::Type::quantity(Dim);
     return X;
   }
@@ -628,8 +625,7 @@ private:
   /// continuing through entity-typed fields, checked later) or a metric.
   ExprPtr member(Entity *Target, const ast::Path &Name, size_t Begin,
                  llvm::SMRange R, bool ReportUnknown = true) {
-    std::vector<std::string> Rest(Name.Parts.begin() + Begin,
-                                  Name.Parts.end());
+    std::vector<std::string> Rest(Name.Parts.begin() + Begin, Name.Parts.end());
     std::string Joined = llvm::join(Rest, ".");
     if (Target->Schema->metric(Joined)) {
       auto X = std::make_unique<Expr>(ExprKind::MetricRef, R);
@@ -639,10 +635,9 @@ private:
     }
     size_t End = fieldPrefix(*Target->Schema, Name.Parts, Begin);
     if (End > Begin) {
-      const FieldSchema *F = Target->Schema->field(
-          llvm::join(llvm::ArrayRef<std::string>(Name.Parts).slice(
-                         Begin, End - Begin),
-                     "."));
+      const FieldSchema *F = Target->Schema->field(llvm::join(
+          llvm::ArrayRef<std::string>(Name.Parts).slice(Begin, End - Begin),
+          "."));
       if (End == Name.Parts.size() || F->Type == FieldType::Entity) {
         auto X = std::make_unique<Expr>(ExprKind::FieldRef, R);
         X->Target = Target;
@@ -658,10 +653,10 @@ private:
     for (const MetricSchema &M : Target->Schema->Metrics)
       Names.push_back(M.Path);
     llvm::SMRange At(Name.PartRanges[Begin].Start, Name.Range.End);
-    Diagnostic &D = Diags.report(
-        DiagKind::UnknownField, At,
-        fmt::format("{} `{}` has no field or metric `{}`", Target->Kind,
-                    Target->Name, Joined));
+    Diagnostic &D =
+        Diags.report(DiagKind::UnknownField, At,
+                     fmt::format("{} `{}` has no field or metric `{}`",
+                                 Target->Kind, Target->Name, Joined));
     std::string Close = closestMatch(Joined, Names);
     if (!Close.empty()) {
       D.Message += fmt::format("; did you mean `{}`?", Close);
@@ -704,9 +699,9 @@ private:
     if (Self && Name.Parts.size() > 1 && Self->Schema->hasFieldsUnder(Head)) {
       // `hbm.bandwith` inside an accelerator: a misspelled field, not an
       // unknown name.
-      Diagnostic &D = Diags.report(
-          DiagKind::UnknownField, Name.Range,
-          fmt::format("{} has no field `{}`", Self->Kind, Full));
+      Diagnostic &D =
+          Diags.report(DiagKind::UnknownField, Name.Range,
+                       fmt::format("{} has no field `{}`", Self->Kind, Full));
       std::string Close = closestMatch(Full, Candidates);
       if (!Close.empty()) {
         D.Message += fmt::format("; did you mean `{}`?", Close);

@@ -12,8 +12,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "passes/Pipeline.h"
 #include "ir/Units.h"
+#include "passes/Pipeline.h"
 
 #include "llvm/ADT/StringExtras.h"
 
@@ -204,8 +204,7 @@ private:
     case ExprKind::FieldRef:
       return fieldType(E.Target->Schema, E.Path, E.Range);
     case ExprKind::MetricRef: {
-      const MetricSchema *M =
-          E.Target->Schema->metric(llvm::join(E.Path, "."));
+      const MetricSchema *M = E.Target->Schema->metric(llvm::join(E.Path, "."));
       return M->IsBool ? Type::boolean() : Type::quantity(M->Dim);
     }
     case ExprKind::LetRef:
@@ -246,8 +245,7 @@ private:
       for (size_t I = 1; I < E.Operands.size(); ++I)
         if (E.Operands[I]->Ty.Dim != D) {
           Diags.report(DiagKind::UnitMismatch, E.Operands[I]->Range,
-                       fmt::format("`{}` mixes {} and {}", Name,
-                                   D.describe(),
+                       fmt::format("`{}` mixes {} and {}", Name, D.describe(),
                                    E.Operands[I]->Ty.Dim.describe()));
           return Type::error();
         }
@@ -504,10 +502,10 @@ private:
 
   void fieldDimensionMismatch(ir::Field &F, const Type &T) {
     const FieldSchema &S = *F.Schema;
-    Diagnostic &D = Diags.report(
-        DiagKind::FieldDimensionMismatch, F.Value->Range,
-        fmt::format("`{}` expects {}, got {}", F.Path, S.Dim.describe(),
-                    T.Dim.describe()));
+    Diagnostic &D =
+        Diags.report(DiagKind::FieldDimensionMismatch, F.Value->Range,
+                     fmt::format("`{}` expects {}, got {}", F.Path,
+                                 S.Dim.describe(), T.Dim.describe()));
     const auto *Lit = llvm::dyn_cast_or_null<ast::NumberExpr>(F.Syntax);
     if (Lit && F.Value->Kind == ExprKind::Number) {
       if (std::optional<std::string> U = suggestUnitFor(Lit->UnitText, S.Dim)) {
@@ -516,8 +514,8 @@ private:
         D.fixIt(F.Value->Range, Fixed);
       }
     } else {
-      D.Message += fmt::format("; the value must work out to [{}]",
-                               S.Dim.str());
+      D.Message +=
+          fmt::format("; the value must work out to [{}]", S.Dim.str());
     }
     F.Value->Ty = Type::error();
   }

@@ -1,11 +1,11 @@
 //===- FoldConstants.cpp - Evaluate constant fields and lets --------------===//
 //
 // Consumes the typed IR; sets Field::Folded, Let::Folded and Assert::Folded
-// to a value in SI base units wherever the expression depends only on literals, lets and other
-// constant fields (following entity-typed fields through the entities they
-// name). Anything that depends on a metric stays symbolic for evaluation.
-// Diagnoses DivisionByZero, NumberOutOfRange (overflow to infinity),
-// DomainError and ReferenceCycle between fields.
+// to a value in SI base units wherever the expression depends only on literals,
+// lets and other constant fields (following entity-typed fields through the
+// entities they name). Anything that depends on a metric stays symbolic for
+// evaluation. Diagnoses DivisionByZero, NumberOutOfRange (overflow to
+// infinity), DomainError and ReferenceCycle between fields.
 //
 //===----------------------------------------------------------------------===//
 
@@ -304,8 +304,7 @@ private:
       double V = std::pow(A, B);
       if (std::isnan(V)) {
         Diags.report(DiagKind::DomainError, E.Range,
-                     fmt::format("{} raised to {} is not a real number", A,
-                                 B));
+                     fmt::format("{} raised to {} is not a real number", A, B));
         throw FoldError();
       }
       return quantity(finite(V, E), E.Ty.Dim);

@@ -1,4 +1,5 @@
-//===- GraphBuilder.h - Appending nodes to an evaluation graph ---*- C++ -*-===//
+//===- GraphBuilder.h - Appending nodes to an evaluation graph ---*- C++
+//-*-===//
 //
 // Used by lower-to-graph: leaves with their origins, arithmetic nodes and
 // wall formulas, each appended after its inputs so the graph stays in
@@ -55,10 +56,10 @@ public:
                                ": wrong number of inputs");
     for (size_t I = 0; I < In.size(); ++I)
       if (G.Nodes[In[I]].Dim != F.Params[I])
-        llvm::report_fatal_error(
-            llvm::Twine("formula ") + F.Name + ": input " + llvm::Twine(I) +
-            " is [" + G.Nodes[In[I]].Dim.str() + "], expected [" +
-            F.Params[I].str() + "]");
+        llvm::report_fatal_error(llvm::Twine("formula ") + F.Name + ": input " +
+                                 llvm::Twine(I) + " is [" +
+                                 G.Nodes[In[I]].Dim.str() + "], expected [" +
+                                 F.Params[I].str() + "]");
     graph::Node N;
     N.Kind = graph::Op::Apply;
     N.F = &F;

@@ -95,10 +95,9 @@ bool ScenarioLowering::decoderInputs(Decoder &D, const ir::Entity &Model,
   D.Batch = orDefault(W, "batch", 1, One, "default: one sequence");
   D.Prompt = required(W, "prompt", "the prefill length");
   D.Output = required(W, "output", "the decode length");
-  D.TP = orDefault(W, "parallel.tp", 1, One,
-                   "default: no tensor parallelism");
-  D.PP = orDefault(W, "parallel.pp", 1, One,
-                   "default: no pipeline parallelism");
+  D.TP = orDefault(W, "parallel.tp", 1, One, "default: no tensor parallelism");
+  D.PP =
+      orDefault(W, "parallel.pp", 1, One, "default: no pipeline parallelism");
   D.EP = D.Moe ? orDefault(W, "parallel.ep", 1, One,
                            "default: no expert parallelism")
                : B.constant(1, "a dense model has no experts to shard");
@@ -114,8 +113,8 @@ bool ScenarioLowering::decoderInputs(Decoder &D, const ir::Entity &Model,
   M.EtaGemm = kernelEfficiency(W, "kernels.gemm");
   if (const ir::Field *F = W.field("kernels.fused_attention"))
     D.Fused = !F->Folded || F->Folded->Number != 0;
-  M.EtaAttention = kernelEfficiency(
-      W, D.Fused ? "kernels.attention" : "kernels.attention_unfused");
+  M.EtaAttention = kernelEfficiency(W, D.Fused ? "kernels.attention"
+                                               : "kernels.attention_unfused");
   M.EtaMem = orDefault(W, "memory_efficiency", 1, One,
                        "default: the full HBM bandwidth",
                        /*Calibrated=*/true);
@@ -127,8 +126,8 @@ bool ScenarioLowering::decoderInputs(Decoder &D, const ir::Entity &Model,
   M.WeightBytes = D.WeightBytes;
 
   // Wall 14: tensor-parallel all-reduces over the node's intra fabric.
-  const ir::Entity *Fabric = D.Sys.Node ? entity(*D.Sys.Node, "intra")
-                                        : nullptr;
+  const ir::Entity *Fabric =
+      D.Sys.Node ? entity(*D.Sys.Node, "intra") : nullptr;
   if (Fabric) {
     M.FabricBW = required(*Fabric, "bandwidth", "the TP fabric");
     M.FabricLatency = required(*Fabric, "latency", "the TP fabric");
@@ -172,8 +171,8 @@ bool ScenarioLowering::decoderInputs(Decoder &D, const ir::Entity &Model,
   PerStep.Spelling = "1 tok";
   PerStep.Notes.push_back("one new token per sequence per decode step");
   D.OneToken = B.leaf(1, Tok, std::move(PerStep));
-  uint32_t HalfOutput = B.op(
-      Op::Div, {D.Output, B.constant(2, "mean over the decode")}, Tok);
+  uint32_t HalfOutput =
+      B.op(Op::Div, {D.Output, B.constant(2, "mean over the decode")}, Tok);
   B.name(HalfOutput, "decode.half_output");
   D.Context = B.op(Op::Add, {D.Prompt, HalfOutput}, Tok);
   B.name(D.Context, "decode.context");
@@ -190,20 +189,19 @@ void ScenarioLowering::pruning(Decoder &D) {
   checkFraction(W, "pruning.sparsity");
   const ir::Field *SF = W.field("pruning.structured");
   bool Structured = SF && SF->Folded && SF->Folded->Number != 0;
-  uint32_t Kind = B.constant(Structured ? 1 : 0,
-                             Structured ? "N:M structured pruning"
-                                        : "unstructured pruning");
-  uint32_t Speedup = orDefault(*D.Sys.Accel, "sparse_speedup", 1,
-                               Dimension(),
+  uint32_t Kind =
+      B.constant(Structured ? 1 : 0, Structured ? "N:M structured pruning"
+                                                : "unstructured pruning");
+  uint32_t Speedup = orDefault(*D.Sys.Accel, "sparse_speedup", 1, Dimension(),
                                "default: no sparse tensor cores");
-  D.WeightBytes = B.apply(walls::PrunedBytesPerParamF,
-                          {D.WeightBytes, *Sparsity, Kind},
-                          "pruning.bytes_per_param");
-  D.GemmFactor = B.apply(walls::SparseGemmTimeFactorF,
-                         {*Sparsity, Kind, Speedup},
-                         "pruning.gemm_time_factor");
-  D.Machine.EtaGemm = B.op(Op::Div, {D.Machine.EtaGemm, *D.GemmFactor},
-                           Dimension());
+  D.WeightBytes =
+      B.apply(walls::PrunedBytesPerParamF, {D.WeightBytes, *Sparsity, Kind},
+              "pruning.bytes_per_param");
+  D.GemmFactor =
+      B.apply(walls::SparseGemmTimeFactorF, {*Sparsity, Kind, Speedup},
+              "pruning.gemm_time_factor");
+  D.Machine.EtaGemm =
+      B.op(Op::Div, {D.Machine.EtaGemm, *D.GemmFactor}, Dimension());
   B.name(D.Machine.EtaGemm, "pruning.gemm_efficiency");
 }
 
@@ -223,8 +221,7 @@ void ScenarioLowering::decoderCapacity(Decoder &D) {
                       B.op(Op::Mul, {D.TP, D.PP}, One), D.EP},
                      "weights_per_device");
   } else {
-    Stored = B.apply(walls::WeightBytesF,
-                     {D.Params, D.WeightBytes, D.TP, D.PP},
+    Stored = B.apply(walls::WeightBytesF, {D.Params, D.WeightBytes, D.TP, D.PP},
                      "weights_per_device");
   }
   D.Weights = Stored;
@@ -233,8 +230,7 @@ void ScenarioLowering::decoderCapacity(Decoder &D) {
     // Wall 6: two layers are resident (one computing, one streaming in).
     Resident = B.op(
         Op::Div,
-        {B.op(Op::Mul, {Stored, B.constant(2, "double-buffered layers")},
-              Data),
+        {B.op(Op::Mul, {Stored, B.constant(2, "double-buffered layers")}, Data),
          D.Layers},
         Data);
     B.name(Resident, "resident_weights_per_device");
@@ -247,32 +243,31 @@ void ScenarioLowering::decoderCapacity(Decoder &D) {
 
   // Activations: the largest forward pass is a request's prefill (the whole
   // batch's with static batching), or one chunk with chunked prefill.
-  uint32_t PassTokens =
-      D.Chunk ? *D.Chunk
-      : D.Static ? B.op(Op::Mul, {D.Batch, D.Prompt}, Tok)
-                 : D.Prompt;
-  uint32_t FFN = D.FFN ? *D.FFN
-                       : B.op(Op::Mul, {B.constant(4, "default ffn = 4h"),
-                                        D.Machine.Hidden},
-                              One);
+  uint32_t PassTokens = D.Chunk    ? *D.Chunk
+                        : D.Static ? B.op(Op::Mul, {D.Batch, D.Prompt}, Tok)
+                                   : D.Prompt;
+  uint32_t FFN =
+      D.FFN ? *D.FFN
+            : B.op(Op::Mul,
+                   {B.constant(4, "default ffn = 4h"), D.Machine.Hidden}, One);
   uint32_t Activations =
       B.apply(walls::InferenceActivationBytesF,
               {PassTokens, D.Machine.Hidden, FFN, D.TP, D.Bytes},
               "activations_per_device");
   if (!D.Fused) {
-    uint32_t Scores = B.apply(
-        walls::AttentionScoreBytesF,
-        {D.Static ? D.Batch : B.constant(1, "one request's prefill"),
-         D.Heads, D.Chunk ? *D.Chunk : D.Prompt, D.TP, D.Bytes},
-        "attention_scores_per_device");
+    uint32_t Scores =
+        B.apply(walls::AttentionScoreBytesF,
+                {D.Static ? D.Batch : B.constant(1, "one request's prefill"),
+                 D.Heads, D.Chunk ? *D.Chunk : D.Prompt, D.TP, D.Bytes},
+                "attention_scores_per_device");
     Activations = B.op(Op::Add, {Activations, Scores}, Data);
     B.name(Activations, "activations_per_device");
   }
 
   // Wall 5: the batch must fit a paged KV cache in the memory the serving
   // runtime leaves free (vLLM's defaults: 16-token blocks, 90% usable).
-  uint32_t Block = orDefault(W, "kv_block", 16, Tok,
-                             "default: vLLM's 16-token KV blocks");
+  uint32_t Block =
+      orDefault(W, "kv_block", 16, Tok, "default: vLLM's 16-token KV blocks");
   if (W.field("memory_utilization"))
     checkFraction(W, "memory_utilization");
   uint32_t Usable = orDefault(
@@ -283,39 +278,36 @@ void ScenarioLowering::decoderCapacity(Decoder &D) {
       B.op(Op::Sub, {B.constant(1, "all of the memory"), Usable}, One);
   uint32_t Reserve = B.op(Op::Mul, {D.Capacity, Unused}, Data);
   B.name(Reserve, "runtime_reserve");
-  uint32_t PerSequence = B.apply(walls::PagedKVBytesPerSequenceF,
-                                 {D.Sequence, Block, D.KV, D.TP},
-                                 "kv_bytes_per_sequence");
+  uint32_t PerSequence =
+      B.apply(walls::PagedKVBytesPerSequenceF, {D.Sequence, Block, D.KV, D.TP},
+              "kv_bytes_per_sequence");
   uint32_t AllWeights = Resident;
   if (D.Draft) {
-    uint32_t DraftPerSequence = B.apply(
-        walls::PagedKVBytesPerSequenceF, {D.Sequence, Block, D.Draft->KV, D.TP},
-        "draft.kv_bytes_per_sequence");
+    uint32_t DraftPerSequence = B.apply(walls::PagedKVBytesPerSequenceF,
+                                        {D.Sequence, Block, D.Draft->KV, D.TP},
+                                        "draft.kv_bytes_per_sequence");
     PerSequence = B.op(Op::Add, {PerSequence, DraftPerSequence}, Data);
     AllWeights = B.op(Op::Add, {Resident, D.Draft->Weights}, Data);
   }
   uint32_t Fixed = B.op(Op::Add, {AllWeights, Activations}, Data);
   B.name(Fixed, "fixed_memory_per_device");
-  uint32_t KVCache =
-      B.op(Op::Mul, {D.Batch, PerSequence}, Data);
+  uint32_t KVCache = B.op(Op::Mul, {D.Batch, PerSequence}, Data);
   B.name(KVCache, "kv_cache_per_device");
-  uint32_t Memory = B.op(Op::Add, {B.op(Op::Add, {Fixed, KVCache}, Data),
-                                   Reserve},
-                         Data);
+  uint32_t Memory =
+      B.op(Op::Add, {B.op(Op::Add, {Fixed, KVCache}, Data), Reserve}, Data);
   B.name(Memory, "memory_per_device");
   uint32_t Fits = B.op(Op::Le, {Memory, D.Capacity}, One, true);
   B.name(Fits, "memory_fits");
-  uint32_t TPFits =
-      B.op(Op::Le, {D.ReplicaDevices, D.Sys.Devices}, One, true);
+  uint32_t TPFits = B.op(Op::Le, {D.ReplicaDevices, D.Sys.Devices}, One, true);
   B.name(TPFits, "parallelism_fits");
   D.MaxSequences = B.apply(walls::MaxConcurrentSequencesF,
                            {D.Capacity, Fixed, Reserve, PerSequence},
                            "max_concurrent_sequences");
   uint32_t BatchFits = B.op(Op::Le, {D.Batch, D.MaxSequences}, One, true);
   B.name(BatchFits, "batch_fits");
-  uint32_t Feasible = B.op(
-      Op::And, {B.op(Op::And, {Fits, TPFits}, One, true), BatchFits}, One,
-      true);
+  uint32_t Feasible =
+      B.op(Op::And, {B.op(Op::And, {Fits, TPFits}, One, true), BatchFits}, One,
+           true);
   B.name(Feasible, "feasible");
 }
 
@@ -330,10 +322,10 @@ uint32_t ScenarioLowering::weightsRead(const Decoder &D, uint32_t Tokens,
   const auto &[Params, Active, Experts, TopK] = *D.Moe;
   // Pipeline stages each hold 1/pp of the layers: divide as the dense case.
   uint32_t PerStage = B.op(Op::Mul, {D.TP, D.PP}, Dimension());
-  return B.apply(walls::MoeWeightBytesReadF,
-                 {Params, Active, Experts, TopK, Tokens, D.WeightBytes,
-                  PerStage, D.EP},
-                 Name);
+  return B.apply(
+      walls::MoeWeightBytesReadF,
+      {Params, Active, Experts, TopK, Tokens, D.WeightBytes, PerStage, D.EP},
+      Name);
 }
 
 void ScenarioLowering::decoderSteps(Decoder &D) {
@@ -357,21 +349,19 @@ void ScenarioLowering::decoderSteps(Decoder &D) {
   D.DecodeStep = phase(
       "decode", "decode_step_time", D.Machine, D.Batch, D.OneToken,
       B.apply(walls::DecodeStepFlopsF,
-              {D.ComputeParams, D.Layers, D.AttnDim, D.Batch, D.Context,
-               D.TP},
+              {D.ComputeParams, D.Layers, D.AttnDim, D.Batch, D.Context, D.TP},
               "decode.flops"),
       B.apply(walls::DecodeAttentionFlopsF,
               {D.Layers, D.AttnDim, D.Batch, D.Context, D.TP},
               "decode.attention_flops"),
       B.apply(walls::DecodeStepBytesF,
-              {DecodeWeights, D.KV, D.Batch, D.Context, D.TP},
-              "decode.bytes"));
+              {DecodeWeights, D.KV, D.Batch, D.Context, D.TP}, "decode.bytes"));
   uint32_t Eta = G.Named.lookup("decode.efficiency");
   B.apply(walls::MemoryTimeF, {DecodeWeights, D.BW, D.Machine.EtaMem},
           "decode.weight_read_time");
   B.apply(walls::DecodeCrossoverBatchF,
-          {D.ComputeParams, D.Layers, D.AttnDim, D.Context, D.TP,
-           DecodeWeights, D.KV, D.Peak, Eta, D.BW, D.Machine.EtaMem},
+          {D.ComputeParams, D.Layers, D.AttnDim, D.Context, D.TP, DecodeWeights,
+           D.KV, D.Peak, Eta, D.BW, D.Machine.EtaMem},
           "decode.crossover_batch");
   B.apply(walls::RidgePointF, {D.Peak, D.BW}, "ridge_point");
 
@@ -387,8 +377,8 @@ void ScenarioLowering::decoderSteps(Decoder &D) {
                 {D.ComputeParams, D.Layers, D.AttnDim,
                  B.constant(1, "one sequence"), D.Context, D.TP},
                 "decode.flops_per_sequence");
-    uint32_t PerSequenceBytes = B.op(
-        Op::Div, {B.op(Op::Mul, {D.Context, D.KV}, Data), D.TP}, Data);
+    uint32_t PerSequenceBytes =
+        B.op(Op::Div, {B.op(Op::Mul, {D.Context, D.KV}, Data), D.TP}, Data);
     B.name(PerSequenceBytes, "decode.kv_bytes_per_sequence");
     B.apply(walls::MaxBatchUnderTPOTF,
             {*Limit, PerSequenceFlops, DecodeWeights, PerSequenceBytes,
@@ -417,11 +407,11 @@ void ScenarioLowering::decoderSteps(Decoder &D) {
         B.apply(walls::DecodeAttentionFlopsF,
                 {Dr.Layers, Dr.AttnDim, D.Batch, D.Context, D.TP},
                 "draft.decode.attention_flops"),
-        B.apply(walls::DecodeStepBytesF,
-                {D.Machine.InjectBW ? weightsRead(D, StepTokens, "")
-                                    : Dr.Weights,
-                 Dr.KV, D.Batch, D.Context, D.TP},
-                "draft.decode.bytes"));
+        B.apply(
+            walls::DecodeStepBytesF,
+            {D.Machine.InjectBW ? weightsRead(D, StepTokens, "") : Dr.Weights,
+             Dr.KV, D.Batch, D.Context, D.TP},
+            "draft.decode.bytes"));
     B.apply(walls::SpeculativeTokensPerStepF, {Dr.Acceptance, Dr.Tokens},
             "speculative.tokens_per_step");
     D.TPOT = B.apply(walls::SpeculativeTimePerTokenF,
@@ -466,10 +456,10 @@ ScenarioLowering::draftModel(const ir::Entity &W, uint32_t TP, uint32_t PP,
 }
 
 uint32_t ScenarioLowering::phase(const std::string &Phase,
-                                 const std::string &TimeName,
-                                 const Roofline &M, uint32_t Sequences,
-                                 uint32_t Tokens, uint32_t Flops,
-                                 uint32_t AttentionFlops, uint32_t Bytes) {
+                                 const std::string &TimeName, const Roofline &M,
+                                 uint32_t Sequences, uint32_t Tokens,
+                                 uint32_t Flops, uint32_t AttentionFlops,
+                                 uint32_t Bytes) {
   uint32_t Eta = B.apply(walls::BlendedEfficiencyF,
                          {Flops, AttentionFlops, M.EtaGemm, M.EtaAttention},
                          Phase + ".efficiency");
@@ -485,8 +475,8 @@ uint32_t ScenarioLowering::phase(const std::string &Phase,
     // Wall 6: each layer waits for the slower of its weights streaming in
     // and its GEMMs; attention and the KV cache stay on the device.
     const Dimension One;
-    uint32_t LayerParams = B.op(
-        Op::Div, {M.Params, B.op(Op::Mul, {M.Layers, M.TP}, One)}, One);
+    uint32_t LayerParams =
+        B.op(Op::Div, {M.Params, B.op(Op::Mul, {M.Layers, M.TP}, One)}, One);
     uint32_t BatchTokens =
         B.op(Op::Mul, {Sequences, Tokens}, G.Nodes[Tokens].Dim);
     uint32_t Layer = B.apply(walls::WeightStreamingLayerTimeF,
@@ -500,14 +490,13 @@ uint32_t ScenarioLowering::phase(const std::string &Phase,
   }
   uint32_t Comm;
   if (M.FabricBW) {
-    uint32_t Message =
-        B.apply(walls::TensorParallelMessageF,
-                {Sequences, Tokens, M.Hidden, M.ActivationBytes},
-                Phase + ".tp_message");
-    uint32_t Layer = B.apply(
-        walls::TensorParallelLayerTimeF,
-        {Message, M.TP, *M.FabricBW, M.EtaComm, *M.FabricLatency},
-        Phase + ".tp_layer_time");
+    uint32_t Message = B.apply(walls::TensorParallelMessageF,
+                               {Sequences, Tokens, M.Hidden, M.ActivationBytes},
+                               Phase + ".tp_message");
+    uint32_t Layer =
+        B.apply(walls::TensorParallelLayerTimeF,
+                {Message, M.TP, *M.FabricBW, M.EtaComm, *M.FabricLatency},
+                Phase + ".tp_layer_time");
     Comm = B.op(Op::Mul, {M.Layers, Layer}, Second);
   } else {
     Comm = none(Second, "0 s",

@@ -24,18 +24,17 @@ namespace mlsc {
 using graph::Op;
 
 void ScenarioLowering::perSample(const ir::Entity &W, const ir::Entity &Model,
-                                 const ir::Entity &Precision,
-                                 const System &Sys, bool Convolutional,
-                                 bool Training) {
+                                 const ir::Entity &Precision, const System &Sys,
+                                 bool Convolutional, bool Training) {
   const Dimension One;
   const Dimension Data = unit("B");
   const ir::Entity &Accel = *Sys.Accel;
   uint32_t Params = required(Model, "params", "weight bytes (wall 2)");
   uint32_t Bytes = required(Precision, "bytes", "bytes per parameter");
-  uint32_t Peak = required(
-      Accel, "peak." + Precision.Name,
-      fmt::format("its dense {} peak; the workload runs in {}",
-                  Precision.Name, Precision.Name));
+  uint32_t Peak =
+      required(Accel, "peak." + Precision.Name,
+               fmt::format("its dense {} peak; the workload runs in {}",
+                           Precision.Name, Precision.Name));
   uint32_t BW = required(Accel, "hbm.bandwidth", "memory bandwidth");
   uint32_t Capacity = required(Accel, "hbm.capacity", "memory capacity");
   uint32_t TDP = required(Accel, "tdp", "power draw (wall 18)");
@@ -45,8 +44,8 @@ void ScenarioLowering::perSample(const ir::Entity &W, const ir::Entity &Model,
                               /*Calibrated=*/true);
   std::optional<uint32_t> Forward, Eta, Activations;
   if (Convolutional) {
-    Forward = required(Model, "flops_per_sample",
-                       "the forward FLOPs of one sample");
+    Forward =
+        required(Model, "flops_per_sample", "the forward FLOPs of one sample");
     Eta = kernelEfficiency(W, "kernels.conv");
     B.name(*Eta, "batch.efficiency");
   } else {
@@ -68,12 +67,11 @@ void ScenarioLowering::perSample(const ir::Entity &W, const ir::Entity &Model,
       uint32_t AttnDim = B.op(Op::Mul, {Heads, HeadDim}, One);
       Forward = B.apply(walls::EncoderFlopsPerSampleF,
                         {Params, Layers, AttnDim, Seq}, "flops_per_sample");
-      uint32_t AttnFlops = B.apply(walls::EncoderAttentionFlopsF,
-                                   {Layers, AttnDim, Seq},
-                                   "attention_flops_per_sample");
+      uint32_t AttnFlops =
+          B.apply(walls::EncoderAttentionFlopsF, {Layers, AttnDim, Seq},
+                  "attention_flops_per_sample");
       Eta = B.apply(walls::BlendedEfficiencyF,
-                    {*Forward, AttnFlops, Gemm, Attention},
-                    "batch.efficiency");
+                    {*Forward, AttnFlops, Gemm, Attention}, "batch.efficiency");
     }
   }
   checkPositive(W, "batch");
@@ -109,15 +107,15 @@ void ScenarioLowering::perSample(const ir::Entity &W, const ir::Entity &Model,
 
   // Walls 1-3: the roofline of one batch.
   uint32_t PerSample = Training
-                           ? B.apply(walls::TrainingFlopsPerSampleF,
-                                     {*Forward}, "training_flops_per_sample")
+                           ? B.apply(walls::TrainingFlopsPerSampleF, {*Forward},
+                                     "training_flops_per_sample")
                            : *Forward;
   uint32_t Flops = B.op(Op::Mul, {PerSample, Batch}, G.Nodes[PerSample].Dim);
   B.name(Flops, "batch.flops");
-  uint32_t Compute = B.apply(walls::ComputeTimeF, {Flops, Peak, *Eta},
-                             "batch.compute_time");
-  uint32_t MemoryTime = B.apply(walls::MemoryTimeF, {Moved, BW, EtaMem},
-                                "batch.memory_time");
+  uint32_t Compute =
+      B.apply(walls::ComputeTimeF, {Flops, Peak, *Eta}, "batch.compute_time");
+  uint32_t MemoryTime =
+      B.apply(walls::MemoryTimeF, {Moved, BW, EtaMem}, "batch.memory_time");
   B.apply(walls::IntensityF, {Flops, Moved}, "batch.intensity");
   B.apply(walls::RidgePointF, {Peak, BW}, "ridge_point");
   uint32_t Roof = B.apply(walls::RooflineTimeF, {Compute, MemoryTime},
@@ -133,7 +131,8 @@ void ScenarioLowering::perSample(const ir::Entity &W, const ir::Entity &Model,
           ? entity(*Sys.Node, "inter")
           : entity(*Sys.Node, "intra");
   if (Fabric) {
-    uint32_t FabricBW = required(*Fabric, "bandwidth", "the gradient all-reduce");
+    uint32_t FabricBW =
+        required(*Fabric, "bandwidth", "the gradient all-reduce");
     uint32_t Latency = required(*Fabric, "latency", "the gradient all-reduce");
     uint32_t EtaComm = orDefault(W, "comm_efficiency", 1, One,
                                  "default: the fabric's full bandwidth",
@@ -160,17 +159,16 @@ void ScenarioLowering::perSample(const ir::Entity &W, const ir::Entity &Model,
     uint32_t Mfu = B.op(Op::Div, {Achieved, Peak}, One);
     B.name(Mfu, "mfu");
   }
-  uint32_t PerDevice = B.apply(walls::SampleThroughputF, {Batch, Step},
-                               "sample_throughput");
+  uint32_t PerDevice =
+      B.apply(walls::SampleThroughputF, {Batch, Step}, "sample_throughput");
   uint32_t Total =
       B.op(Op::Mul, {PerDevice, Sys.Devices}, G.Nodes[PerDevice].Dim);
   B.name(Total, "system_sample_throughput");
-  uint32_t Power = B.apply(walls::SystemPowerF,
-                           {Sys.Devices, TDP, Sys.Nodes, Sys.Overhead},
-                           "power");
+  uint32_t Power =
+      B.apply(walls::SystemPowerF, {Sys.Devices, TDP, Sys.Nodes, Sys.Overhead},
+              "power");
   // Wall 18 (part): energy per sample at nameplate power.
-  uint32_t Energy =
-      B.op(Op::Div, {Power, Total}, unit("J/sample"));
+  uint32_t Energy = B.op(Op::Div, {Power, Total}, unit("J/sample"));
   B.name(Energy, "energy_per_sample");
 }
 

@@ -152,8 +152,7 @@ private:
         if (!New && It->second != &V) {
           error(DiagKind::MalformedQuery, V.Range,
                 fmt::format("`{}` and `{}` both set `{}`; vary it once",
-                            It->second->Name, V.Name,
-                            G->Nodes[Leaf].Name));
+                            It->second->Name, V.Name, G->Nodes[Leaf].Name));
           return;
         }
       }
@@ -199,7 +198,8 @@ private:
         if (std::optional<Term> T = term(*E, "an objective"))
           Q.Objectives.push_back(*T);
       if (Q.Objectives.size() != 2 && !Failed)
-        error(DiagKind::MalformedQuery, QE.field(Max ? "maximize" : "minimize")->Range,
+        error(DiagKind::MalformedQuery,
+              QE.field(Max ? "maximize" : "minimize")->Range,
               "a solve over `vary` trades off exactly two metrics (a Pareto "
               "front): write `minimize { METRIC; METRIC }`");
     } else {
@@ -211,8 +211,8 @@ private:
         return;
       }
       variable(Q, *Objective.front(), /*AllowContinuous=*/true);
-      if (const ir::Field *I = QE.field("integer"); I && I->Folded &&
-                                                    !Q.Vars.empty()) {
+      if (const ir::Field *I = QE.field("integer");
+          I && I->Folded && !Q.Vars.empty()) {
         Variable &V = Q.Vars.back();
         V.Integer = I->Folded->Number != 0;
         if (V.Integer && V.Continuous && std::ceil(V.Lo) > std::floor(V.Hi))
@@ -255,8 +255,8 @@ private:
     }
     if (const auto *Sort = items("sort_by"))
       for (const ir::ExprPtr &E : *Sort) {
-        bool Descending = E->Kind == ir::ExprKind::Unary &&
-                          E->UOp == ast::UnaryOp::Negate;
+        bool Descending =
+            E->Kind == ir::ExprKind::Unary && E->UOp == ast::UnaryOp::Negate;
         const ir::Expr &Inner = Descending ? *E->Operands[0] : *E;
         if (std::optional<Term> T = term(Inner, "a sort key")) {
           T->Descending = Descending;
@@ -292,8 +292,7 @@ private:
           fmt::format("{} `{}` has {} = {:.4g} points, more than the {:.4g} "
                       "allowed; narrow a range, coarsen a step, or raise "
                       "`max_points`",
-                      QE.Kind, QE.Name, llvm::join(Sizes, " x "), Points,
-                      Max));
+                      QE.Kind, QE.Name, llvm::join(Sizes, " x "), Points, Max));
   }
 
   void conditions(Query &Q, llvm::StringRef Field) {
@@ -363,16 +362,15 @@ private:
                       const ir::Expr &Set, Variable V) {
     (void)E;
     auto Final = finalField(Ref);
-    const ir::Field *F =
-        Final ? Final->first->field(Final->second) : nullptr;
+    const ir::Field *F = Final ? Final->first->field(Final->second) : nullptr;
     const ir::Entity *Current =
         F && F->Folded && F->Folded->Kind == ir::TypeKind::Entity
             ? F->Folded->Ref
             : nullptr;
     if (Set.Kind != ir::ExprKind::List || !Current) {
-      error(DiagKind::MalformedQuery, Set.Range,
-            fmt::format("`{}` takes a list of entities, `[A, B, ...]`",
-                        V.Name));
+      error(
+          DiagKind::MalformedQuery, Set.Range,
+          fmt::format("`{}` takes a list of entities, `[A, B, ...]`", V.Name));
       return;
     }
     // Swapping leaves can replace numbers, not the graph's shape: a model,
@@ -396,9 +394,8 @@ private:
             fmt::format("`{}` is used by {} in scenario `{}`; varying `{}` "
                         "would change all of them: give each use its own "
                         "entity (`{} {}_b : {} {{}}`)",
-                        Current->Name, llvm::join(Uses, " and "),
-                        G->Scenario, V.Name, Current->Kind, Current->Name,
-                        Current->Name));
+                        Current->Name, llvm::join(Uses, " and "), G->Scenario,
+                        V.Name, Current->Kind, Current->Name, Current->Name));
       return;
     }
     // The leaves the graph reads from the current entity.
@@ -412,8 +409,8 @@ private:
       const graph::Node &N = G->Nodes[I];
       if (N.Kind == graph::Op::Leaf && N.Origin < G->Origins.size() &&
           G->Origins[N.Origin].Entity == Current)
-        Reads.push_back({I, G->Origins[N.Origin].Field,
-                         G->Origins[N.Origin].Assumed});
+        Reads.push_back(
+            {I, G->Origins[N.Origin].Field, G->Origins[N.Origin].Assumed});
     }
     if (Reads.empty()) {
       error(DiagKind::NotALeaf, Ref.Range,
@@ -427,8 +424,8 @@ private:
           Item->Kind == ir::ExprKind::EntityRef ? Item->Target : nullptr;
       if (!Option || Option->Kind != Current->Kind) {
         error(DiagKind::MalformedQuery, Item->Range,
-              fmt::format("`{}` takes {}s, like `{}`", V.Name,
-                          Current->Kind, Current->Name));
+              fmt::format("`{}` takes {}s, like `{}`", V.Name, Current->Kind,
+                          Current->Name));
         return;
       }
       std::vector<double> Values;

@@ -50,20 +50,21 @@ void ScenarioLowering::serving(Decoder &D) {
   if (D.Static) {
     RequestPrefill = D.PrefillTime;
   } else {
-    uint32_t PrefillWeights = weightsRead(D, Computed, "request.prefill.weight_bytes");
-    RequestPrefill = phase(
-        "request.prefill", "request.prefill_time", D.Machine, OneSequence,
-        Computed,
-        B.apply(walls::PrefillFlopsF,
-                {D.ComputeParams, D.Layers, D.AttnDim, OneSequence, Computed,
-                 D.TP},
-                "request.prefill.flops"),
-        B.apply(walls::PrefillAttentionFlopsF,
-                {D.Layers, D.AttnDim, OneSequence, Computed, D.TP},
-                "request.prefill.attention_flops"),
-        B.apply(walls::PrefillBytesF,
-                {PrefillWeights, D.KV, OneSequence, Computed, D.TP},
-                "request.prefill.bytes"));
+    uint32_t PrefillWeights =
+        weightsRead(D, Computed, "request.prefill.weight_bytes");
+    RequestPrefill =
+        phase("request.prefill", "request.prefill_time", D.Machine, OneSequence,
+              Computed,
+              B.apply(walls::PrefillFlopsF,
+                      {D.ComputeParams, D.Layers, D.AttnDim, OneSequence,
+                       Computed, D.TP},
+                      "request.prefill.flops"),
+              B.apply(walls::PrefillAttentionFlopsF,
+                      {D.Layers, D.AttnDim, OneSequence, Computed, D.TP},
+                      "request.prefill.attention_flops"),
+              B.apply(walls::PrefillBytesF,
+                      {PrefillWeights, D.KV, OneSequence, Computed, D.TP},
+                      "request.prefill.bytes"));
   }
 
   // Chunked prefill (Sarathi-Serve): chunks of C prompt tokens ride on
@@ -72,16 +73,14 @@ void ScenarioLowering::serving(Decoder &D) {
   // chunk is the slow one: the p99 inter-token latency.
   uint32_t ITLTail = D.TPOT;
   if (D.Chunk && !D.Static) {
-    RequestPrefill = B.apply(
-        walls::ChunkedPrefillTimeF,
-        {RequestPrefill, D.DecodeStep, Computed, *D.Chunk},
-        "request.chunked_prefill_time");
+    RequestPrefill = B.apply(walls::ChunkedPrefillTimeF,
+                             {RequestPrefill, D.DecodeStep, Computed, *D.Chunk},
+                             "request.chunked_prefill_time");
     B.apply(walls::PrefillChunksF, {Computed, *D.Chunk}, "prefill_chunks");
-    uint32_t Hybrid = B.apply(
-        walls::HybridIterationTimeF,
-        {G.Named.lookup("request.prefill_time"), D.DecodeStep, Computed,
-         *D.Chunk},
-        "hybrid_iteration_time");
+    uint32_t Hybrid = B.apply(walls::HybridIterationTimeF,
+                              {G.Named.lookup("request.prefill_time"),
+                               D.DecodeStep, Computed, *D.Chunk},
+                              "hybrid_iteration_time");
     ITLTail = B.op(Op::Max, {D.TPOT, Hybrid}, Second);
     B.name(ITLTail, "itl.tail_step");
   }
@@ -97,16 +96,16 @@ void ScenarioLowering::serving(Decoder &D) {
     if (Failed)
       return;
     uint32_t Shard = B.op(Op::Div, {D.KV, D.TP}, G.Nodes[D.KV].Dim);
-    uint32_t Transfer = B.apply(
-        walls::KVTransferTimeF,
-        {D.Prompt, Shard, B.op(Op::Mul, {BW, D.Machine.EtaComm}, BWDim),
-         Latency},
-        "request.kv_transfer_time");
-    FirstToken = B.apply(walls::TimeToFirstTokenF,
-                         {none(Second, "0 s",
-                               "the queue's wait is added by wall 7"),
-                          RequestPrefill, Transfer},
-                         "request.first_token_time");
+    uint32_t Transfer =
+        B.apply(walls::KVTransferTimeF,
+                {D.Prompt, Shard, B.op(Op::Mul, {BW, D.Machine.EtaComm}, BWDim),
+                 Latency},
+                "request.kv_transfer_time");
+    FirstToken =
+        B.apply(walls::TimeToFirstTokenF,
+                {none(Second, "0 s", "the queue's wait is added by wall 7"),
+                 RequestPrefill, Transfer},
+                "request.first_token_time");
   }
 
   B.name(D.TPOT, "tpot.p50");
@@ -115,8 +114,7 @@ void ScenarioLowering::serving(Decoder &D) {
   // Every replica (tp x pp x ep devices) serves `batch` requests at once:
   // the queue has replicas x batch servers.
   uint32_t Replicas = B.op(
-      Op::Floor, {B.op(Op::Div, {D.Sys.Devices, D.ReplicaDevices}, One)},
-      One);
+      Op::Floor, {B.op(Op::Div, {D.Sys.Devices, D.ReplicaDevices}, One)}, One);
   B.name(Replicas, "replicas");
   uint32_t Servers = B.op(Op::Mul, {Replicas, D.Batch}, One);
   B.name(Servers, "servers");
@@ -136,9 +134,9 @@ void ScenarioLowering::serving(Decoder &D) {
         {B.op(Op::Sub, {D.Batch, B.constant(1, "the request itself")}, One),
          D.Batch},
         One);
-    uint32_t Rate = B.op(
-        Op::Mul, {B.op(Op::Div, {*Arrival, Replicas}, RateDim), Others},
-        RateDim);
+    uint32_t Rate =
+        B.op(Op::Mul, {B.op(Op::Div, {*Arrival, Replicas}, RateDim), Others},
+             RateDim);
     B.name(Rate, "interfering_prefill_rate");
     uint32_t Extra = RequestPrefill;
     if (D.Chunk) {
@@ -150,8 +148,7 @@ void ScenarioLowering::serving(Decoder &D) {
     }
     uint32_t F = B.apply(walls::PrefillInterferenceF, {Rate, Extra},
                          "prefill_interference");
-    MeanTPOT = B.apply(walls::InterferedTokenTimeF, {D.TPOT, F},
-                       "tpot.mean");
+    MeanTPOT = B.apply(walls::InterferedTokenTimeF, {D.TPOT, F}, "tpot.mean");
     if (!D.Chunk) {
       B.apply(walls::PrefillStallProbabilityF, {D.TPOT, Rate},
               "itl.stall_probability");
@@ -166,17 +163,16 @@ void ScenarioLowering::serving(Decoder &D) {
 
   uint32_t Service;
   if (D.Static) {
-    uint32_t Longest = field(W, "max_output") ? *field(W, "max_output")
-                                              : D.Output;
-    Service = B.apply(walls::EndToEndLatencyF,
-                      {FirstToken, D.TPOT, Longest}, "request.service_time");
+    uint32_t Longest =
+        field(W, "max_output") ? *field(W, "max_output") : D.Output;
+    Service = B.apply(walls::EndToEndLatencyF, {FirstToken, D.TPOT, Longest},
+                      "request.service_time");
     // The batch's tokens over the batch's time.
     uint32_t Tokens = B.op(Op::Mul, {D.Batch, D.Output}, Tok);
     uint32_t X = B.op(Op::Div, {Tokens, Service}, unit("tok/s"));
     B.name(X, "throughput");
   } else {
-    Service = B.apply(walls::EndToEndLatencyF,
-                      {FirstToken, MeanTPOT, D.Output},
+    Service = B.apply(walls::EndToEndLatencyF, {FirstToken, MeanTPOT, D.Output},
                       "request.service_time");
     B.apply(walls::DecodeThroughputF, {D.Batch, D.TPOT}, "throughput");
   }
@@ -189,8 +185,8 @@ void ScenarioLowering::serving(Decoder &D) {
   uint32_t Power =
       B.apply(walls::SystemPowerF,
               {D.Sys.Devices, D.TDP, D.Sys.Nodes, D.Sys.Overhead}, "power");
-  uint32_t SystemThroughput = B.op(
-      Op::Mul, {Replicas, G.Named.lookup("throughput")}, unit("tok/s"));
+  uint32_t SystemThroughput =
+      B.op(Op::Mul, {Replicas, G.Named.lookup("throughput")}, unit("tok/s"));
   B.name(SystemThroughput, "system_throughput");
   B.apply(walls::EnergyPerTokenF, {Power, SystemThroughput},
           "energy_per_token");
@@ -202,8 +198,8 @@ void ScenarioLowering::serving(Decoder &D) {
                           "default: exponential service times (M/M/c)",
                           /*Calibrated=*/true);
   B.apply(walls::UtilisationF, {*Arrival, Service, Servers}, "utilisation");
-  uint32_t Stable = B.apply(walls::QueueIsStableF,
-                            {*Arrival, Service, Servers}, "queue_stable");
+  uint32_t Stable = B.apply(walls::QueueIsStableF, {*Arrival, Service, Servers},
+                            "queue_stable");
   G.Nodes[Stable].IsBool = true;
   // ln C(c, a) once; every percentile reads it.
   uint32_t LogC = B.apply(walls::LogErlangCF, {*Arrival, Service, Servers},
@@ -222,9 +218,9 @@ void ScenarioLowering::serving(Decoder &D) {
   // Sizing: the fewest replicas of `batch` slots whose P99 meets a target.
   if (std::optional<uint32_t> Target = field(W, "latency_target")) {
     checkPositive(W, "latency_target");
-    uint32_t Slots = B.apply(walls::ServersForP99LatencyF,
-                             {*Arrival, Service, CV, *Target},
-                             "servers_needed");
+    uint32_t Slots =
+        B.apply(walls::ServersForP99LatencyF, {*Arrival, Service, CV, *Target},
+                "servers_needed");
     uint32_t Needed =
         B.op(Op::Ceil, {B.op(Op::Div, {Slots, D.Batch}, One)}, One);
     B.name(Needed, "replicas_needed");
@@ -240,8 +236,7 @@ void ScenarioLowering::fidelity(Decoder &D) {
   // step with dense weights at the math precision. A compute-bound step
   // gains only from structured sparsity on sparse tensor cores (the math
   // precision, so the peak, is unchanged).
-  if ((!entity(W, "weight_precision") && !D.GemmFactor) ||
-      D.Machine.InjectBW)
+  if ((!entity(W, "weight_precision") && !D.GemmFactor) || D.Machine.InjectBW)
     return;
   const Dimension One;
   // The weights the step reads (all of them, or an MoE step's experts),
@@ -250,20 +245,20 @@ void ScenarioLowering::fidelity(Decoder &D) {
   uint32_t Read = G.Named.lookup("decode.weight_bytes");
   if (!G.Named.count("decode.weight_bytes"))
     Read = D.Weights;
-  uint32_t Baseline = B.op(
-      Op::Mul, {Read, B.op(Op::Div, {D.Bytes, D.WeightBytes}, One)}, Data);
+  uint32_t Baseline =
+      B.op(Op::Mul, {Read, B.op(Op::Div, {D.Bytes, D.WeightBytes}, One)}, Data);
   B.name(Baseline, "fidelity.baseline_weight_bytes");
-  uint32_t BaselineBytes = B.apply(
-      walls::DecodeStepBytesF, {Baseline, D.KV, D.Batch, D.Context, D.TP},
-      "fidelity.baseline_decode_bytes");
-  uint32_t ComputeBound =
-      B.op(Op::Ge, {G.Named.lookup("decode.compute_time"),
-                    G.Named.lookup("decode.memory_time")},
-           One, true);
+  uint32_t BaselineBytes = B.apply(walls::DecodeStepBytesF,
+                                   {Baseline, D.KV, D.Batch, D.Context, D.TP},
+                                   "fidelity.baseline_decode_bytes");
+  uint32_t ComputeBound = B.op(Op::Ge,
+                               {G.Named.lookup("decode.compute_time"),
+                                G.Named.lookup("decode.memory_time")},
+                               One, true);
   // Structured sparsity raises the effective peak of a compute-bound step.
-  uint32_t Peak = D.GemmFactor ? B.op(Op::Div, {D.Peak, *D.GemmFactor},
-                                      G.Nodes[D.Peak].Dim)
-                               : D.Peak;
+  uint32_t Peak =
+      D.GemmFactor ? B.op(Op::Div, {D.Peak, *D.GemmFactor}, G.Nodes[D.Peak].Dim)
+                   : D.Peak;
   B.apply(walls::QuantizationSpeedupF,
           {BaselineBytes, G.Named.lookup("decode.bytes"), D.Peak, Peak,
            ComputeBound},

@@ -13,8 +13,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "passes/ScenarioLowering.h"
 #include "ir/Units.h"
+#include "passes/ScenarioLowering.h"
 #include "passes/walls/EfficiencyWall.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -81,7 +81,8 @@ void ScenarioLowering::condition(const ir::Expr &E, llvm::SMRange R,
   G.Conditions.push_back(std::move(Cond));
 }
 
-const ir::Entity *ScenarioLowering::entity(const ir::Entity &E, llvm::StringRef Path) {
+const ir::Entity *ScenarioLowering::entity(const ir::Entity &E,
+                                           llvm::StringRef Path) {
   const ir::Field *F = E.field(Path);
   if (!F || !F->Folded || F->Folded->Kind != ir::TypeKind::Entity)
     return nullptr;
@@ -89,7 +90,7 @@ const ir::Entity *ScenarioLowering::entity(const ir::Entity &E, llvm::StringRef 
 }
 
 void ScenarioLowering::missing(const ir::Entity &Owner, llvm::StringRef Path,
-             llvm::StringRef Why) {
+                               llvm::StringRef Why) {
   MissingInputs.push_back(
       fmt::format("`{}.{}` ({})", Owner.Name, Path.str(), Why.str()));
   if (!llvm::is_contained(MissingOwners, &Owner))
@@ -101,18 +102,17 @@ void ScenarioLowering::missing(const ir::Entity &Owner, llvm::StringRef Path,
 void ScenarioLowering::reportMissing() {
   if (MissingInputs.empty())
     return;
-  Diagnostic &D = C.Diags.report(
-      DiagKind::MissingInput, S.NameRange,
-      fmt::format("scenario `{}` needs {}", S.Name,
-                  llvm::join(MissingInputs, ", ")));
+  Diagnostic &D = C.Diags.report(DiagKind::MissingInput, S.NameRange,
+                                 fmt::format("scenario `{}` needs {}", S.Name,
+                                             llvm::join(MissingInputs, ", ")));
   for (const ir::Entity *Owner : MissingOwners)
     D.note(DiagKind::DeclaredHere, Owner->NameRange,
-           fmt::format("{} `{}` is declared here", Owner->Kind,
-                       Owner->Name));
+           fmt::format("{} `{}` is declared here", Owner->Kind, Owner->Name));
 }
 
 /// The node of a field: its literal as a leaf, or its expression lowered.
-std::optional<uint32_t> ScenarioLowering::field(const ir::Entity &E, llvm::StringRef Path) {
+std::optional<uint32_t> ScenarioLowering::field(const ir::Entity &E,
+                                                llvm::StringRef Path) {
   const ir::Field *F = E.field(Path);
   if (!F || !F->Value || F->Value->Ty.Kind != ir::TypeKind::Quantity)
     return std::nullopt;
@@ -142,7 +142,7 @@ std::optional<uint32_t> ScenarioLowering::field(const ir::Entity &E, llvm::Strin
 }
 
 uint32_t ScenarioLowering::required(const ir::Entity &E, llvm::StringRef Path,
-                  llvm::StringRef Why) {
+                                    llvm::StringRef Why) {
   if (std::optional<uint32_t> Id = field(E, Path))
     return *Id;
   missing(E, Path, Why);
@@ -150,8 +150,9 @@ uint32_t ScenarioLowering::required(const ir::Entity &E, llvm::StringRef Path,
 }
 
 /// A field, or a documented default when the field is not given.
-uint32_t ScenarioLowering::orDefault(const ir::Entity &E, llvm::StringRef Path, double Value,
-                   Dimension D, const std::string &Why, bool Calibrated) {
+uint32_t ScenarioLowering::orDefault(const ir::Entity &E, llvm::StringRef Path,
+                                     double Value, Dimension D,
+                                     const std::string &Why, bool Calibrated) {
   if (std::optional<uint32_t> Id = field(E, Path))
     return *Id;
   LeafOrigin O;
@@ -168,7 +169,8 @@ uint32_t ScenarioLowering::orDefault(const ir::Entity &E, llvm::StringRef Path, 
 
 /// Lowers an IR expression; nullopt when it uses an unavailable metric
 /// (named in \p Missing) or cannot be lowered.
-std::optional<uint32_t> ScenarioLowering::expr(const ir::Expr &E, std::string &Missing) {
+std::optional<uint32_t> ScenarioLowering::expr(const ir::Expr &E,
+                                               std::string &Missing) {
   using K = ir::ExprKind;
   switch (E.Kind) {
   case K::Number: {
@@ -239,8 +241,8 @@ std::optional<uint32_t> ScenarioLowering::expr(const ir::Expr &E, std::string &M
         return std::nullopt;
       In.push_back(*Id);
     }
-    static const Op Ops[] = {Op::Min,   Op::Max, Op::Ceil, Op::Floor,
-                             Op::Round, Op::Abs, Op::Sqrt, Op::Log,
+    static const Op Ops[] = {Op::Min,   Op::Max,   Op::Ceil, Op::Floor,
+                             Op::Round, Op::Abs,   Op::Sqrt, Op::Log,
                              Op::Log2,  Op::Log10, Op::Exp};
     return B.op(Ops[static_cast<unsigned>(E.Fn)], In, E.Ty.Dim);
   }
@@ -279,19 +281,19 @@ Dimension ScenarioLowering::unit(const char *Text) {
   return parseUnit(Text, Err)->Dim;
 }
 
-
 /// A fraction must lie in [0, 1]; the check uses the folded value, so a
 /// later change of the leaf (a sweep) is the caller's to bound.
-void ScenarioLowering::checkFraction(const ir::Entity &E, llvm::StringRef Path) {
+void ScenarioLowering::checkFraction(const ir::Entity &E,
+                                     llvm::StringRef Path) {
   const ir::Field *F = E.field(Path);
   if (!F || !F->Folded)
     return;
   double V = F->Folded->Number;
   if (V >= 0 && V <= 1)
     return;
-  C.Diags.report(DiagKind::DomainError, F->Value->Range,
-                 fmt::format("`{}` is a fraction between 0 and 1, got {}",
-                             Path.str(), V));
+  C.Diags.report(
+      DiagKind::DomainError, F->Value->Range,
+      fmt::format("`{}` is a fraction between 0 and 1, got {}", Path.str(), V));
   Failed = true;
 }
 
@@ -306,7 +308,8 @@ void ScenarioLowering::checkPositive(const ir::Entity &E,
   Failed = true;
 }
 /// A field's folded number, or 1 when it is not a constant.
-double ScenarioLowering::foldedNumber(const ir::Entity &E, llvm::StringRef Path) {
+double ScenarioLowering::foldedNumber(const ir::Entity &E,
+                                      llvm::StringRef Path) {
   const ir::Field *F = E.field(Path);
   return F && F->Folded ? F->Folded->Number : 1;
 }
@@ -319,13 +322,23 @@ void ScenarioLowering::finishMetrics() {
   // throughput for an LLM, token latencies for a CNN, training figures for
   // inference; and those that only echo or answer an optional input
   // (accuracy_delta, max_batch_under_tpot) when the input is not given.
-  static const char *const PerSampleOnly[] = {
-      "batch_time", "sample_throughput", "energy_per_sample"};
-  static const char *const TokenOnly[] = {
-      "ttft.", "tpot.", "itl.", "latency.", "utilisation", "prefill_time",
-      "decode_step_time", "throughput", "max_concurrent_sequences",
-      "energy_per_token", "cost_per_mtok", "max_batch_under_tpot",
-      "accuracy_delta", "throughput_per_device", "replicas_needed"};
+  static const char *const PerSampleOnly[] = {"batch_time", "sample_throughput",
+                                              "energy_per_sample"};
+  static const char *const TokenOnly[] = {"ttft.",
+                                          "tpot.",
+                                          "itl.",
+                                          "latency.",
+                                          "utilisation",
+                                          "prefill_time",
+                                          "decode_step_time",
+                                          "throughput",
+                                          "max_concurrent_sequences",
+                                          "energy_per_token",
+                                          "cost_per_mtok",
+                                          "max_batch_under_tpot",
+                                          "accuracy_delta",
+                                          "throughput_per_device",
+                                          "replicas_needed"};
   static const char *const TrainingOnly[] = {"step_time", "mfu"};
   static const char *const OnInput[] = {
       "accuracy_delta", "max_batch_under_tpot", "replicas_needed"};
@@ -385,10 +398,9 @@ ScenarioLowering::system(const ir::Entity &Sys) {
       return std::nullopt;
     R.Accel = entity(*R.Node, "accelerator");
     R.Nodes = required(Sys, "nodes", "node count");
-    R.Devices = B.op(Op::Mul,
-                     {required(*R.Node, "count", "accelerators per node"),
-                      R.Nodes},
-                     Dimension());
+    R.Devices = B.op(
+        Op::Mul, {required(*R.Node, "count", "accelerators per node"), R.Nodes},
+        Dimension());
     R.Overhead = orDefault(*R.Node, "overhead", 0, Watt,
                            "default: no power beyond the accelerators");
   }
@@ -403,7 +415,7 @@ int ScenarioLowering::leafFor(const ir::Entity &E, llvm::StringRef Path) {
     auto It = FieldNodes.find(F);
     if (It != FieldNodes.end())
       return G.Nodes[It->second].Kind == Op::Leaf ? static_cast<int>(It->second)
-                                                   : -2;
+                                                  : -2;
   }
   // A documented default stands in for a field the entity does not write.
   for (uint32_t I = 0; I < G.Nodes.size(); ++I) {
@@ -451,9 +463,9 @@ bool runLowerToGraph(Compilation &C) {
     return false; // lowering assumes a well-typed program
   std::vector<const ir::Entity *> Scenarios;
   for (const auto &E : C.Program.Entities)
-    if (E->Kind == "scenario" && C.SM.FindBufferContainingLoc(
-                                     E->NameRange.Start) ==
-                                     C.Program.MainBufferId)
+    if (E->Kind == "scenario" &&
+        C.SM.FindBufferContainingLoc(E->NameRange.Start) ==
+            C.Program.MainBufferId)
       Scenarios.push_back(E.get());
   C.Graphs.resize(Scenarios.size());
   std::vector<std::unique_ptr<ScenarioLowering>> Lowerings;
@@ -487,7 +499,7 @@ bool runLowerToGraph(Compilation &C) {
     if (It == Scenarios.end())
       continue; // a scenario of an imported module is not evaluated
     Lowerings[It - Scenarios.begin()]->condition(*A.Condition, A.Range, true,
-                                                  A.Message);
+                                                 A.Message);
   }
   lowerQueries(C, Scenarios, Lowerings);
   return !C.Diags.hasErrors();

@@ -17,15 +17,14 @@ llvm::ArrayRef<PassInfo> allPasses() { return PassTable; }
 
 bool compile(Compilation &C, std::unique_ptr<llvm::MemoryBuffer> Main,
              llvm::StringRef StopAfter) {
-  C.Program.MainBufferId = C.SM.AddNewSourceBuffer(std::move(Main),
-                                                   llvm::SMLoc());
+  C.Program.MainBufferId =
+      C.SM.AddNewSourceBuffer(std::move(Main), llvm::SMLoc());
   for (const PassInfo &P : allPasses()) {
     P.Run(C);
-    if (C.DumpStream && (C.Options.PrintIRAfter == P.Flag ||
-                         C.Options.PrintIRAfter == "all")) {
+    if (C.DumpStream &&
+        (C.Options.PrintIRAfter == P.Flag || C.Options.PrintIRAfter == "all")) {
       *C.DumpStream << "// -----// IR after " << P.Flag << " //----- //\n";
-      ir::printProgram(C.Program, C.SM, *C.DumpStream,
-                       C.Options.PrintImported);
+      ir::printProgram(C.Program, C.SM, *C.DumpStream, C.Options.PrintImported);
     }
     if (StopAfter == P.Flag)
       break;

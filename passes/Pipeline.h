@@ -1,4 +1,5 @@
-//===- Pipeline.h - The compilation pipeline ---------------------*- C++ -*-===//
+//===- Pipeline.h - The compilation pipeline ---------------------*- C++
+//-*-===//
 //
 // One readable function runs the passes of Passes.def in order over a
 // Compilation (the SourceMgr, diagnostics and the program being built).
@@ -24,11 +25,11 @@ namespace mlsc {
 
 struct CompileOptions {
   std::vector<std::string> IncludeDirs; ///< -I, searched after the file's dir
-  std::string DataDir;   ///< holds stdlib/ and registries/; searched last
+  std::string DataDir;     ///< holds stdlib/ and registries/; searched last
   bool LoadPrelude = true; ///< implicitly import stdlib.prelude
   FrontendLimits Limits;
-  std::string PrintIRAfter;     ///< pass flag, or "all"
-  bool PrintImported = false;   ///< dumps include imported modules' entities
+  std::string PrintIRAfter;   ///< pass flag, or "all"
+  bool PrintImported = false; ///< dumps include imported modules' entities
 };
 
 struct Compilation {

@@ -119,9 +119,9 @@ private:
             Cycle.push_back(moduleName(P));
         }
         Cycle.push_back(moduleName(Key));
-        C.Diags.report(DiagKind::ImportCycle, I.Module.Range,
-                       fmt::format("import cycle: {}",
-                                   llvm::join(Cycle, " -> ")));
+        C.Diags.report(
+            DiagKind::ImportCycle, I.Module.Range,
+            fmt::format("import cycle: {}", llvm::join(Cycle, " -> ")));
       }
       return;
     }

@@ -1,4 +1,5 @@
-//===- ScenarioLowering.h - One scenario to its graph -------------*- C++ -*-===//
+//===- ScenarioLowering.h - One scenario to its graph -------------*- C++
+//-*-===//
 //
 // The lower-to-graph pass, split by workload: LowerToGraph.cpp holds the
 // pass, leaves, expressions and conditions; LowerDecoder.cpp lowers a
@@ -125,7 +126,7 @@ private:
     /// MoE: total and active parameters, experts, top_k.
     std::optional<std::array<uint32_t, 4>> Moe;
     bool Static = false;
-    bool Fused = true; ///< fused attention (FlashAttention)
+    bool Fused = true;                  ///< fused attention (FlashAttention)
     std::optional<uint32_t> GemmFactor; ///< pruning: GEMM time factor
     std::optional<uint32_t> Chunk;
     uint32_t PrefillTime = 0, DecodeStep = 0, TPOT = 0;

@@ -125,9 +125,9 @@ void printAuditCSV(const std::vector<AuditRecord> &Records,
        << csv(R.Field->Path) << ","
        << fmt::format("{:.17g}", R.Field->Folded->Number) << ","
        << csv(R.Field->Folded->Dim.str()) << "," << csv(display(R)) << ","
-       << csv(R.File) << "," << R.Line << "," << (Src ? Src->Name : "")
-       << "," << csv(text(Src, "kind")) << "," << csv(text(Src, "title"))
-       << "," << csv(text(Src, "url")) << "," << text(Src, "verified") << ","
+       << csv(R.File) << "," << R.Line << "," << (Src ? Src->Name : "") << ","
+       << csv(text(Src, "kind")) << "," << csv(text(Src, "title")) << ","
+       << csv(text(Src, "url")) << "," << text(Src, "verified") << ","
        << csv(Flags) << "\n";
   }
 }
@@ -150,8 +150,8 @@ nlohmann::ordered_json auditJSON(const std::vector<AuditRecord> &Records) {
       S["name"] = Src->Name;
       S["kind"] = text(Src, "kind");
       S["title"] = text(Src, "title");
-      S["url"] = text(Src, "url").empty() ? json(nullptr)
-                                          : json(text(Src, "url"));
+      S["url"] =
+          text(Src, "url").empty() ? json(nullptr) : json(text(Src, "url"));
       S["verified"] = text(Src, "verified").empty()
                           ? json(nullptr)
                           : json(text(Src, "verified"));

@@ -1,4 +1,5 @@
-//===- Audit.h - Provenance of every registry value ---------------*- C++ -*-===//
+//===- Audit.h - Provenance of every registry value ---------------*- C++
+//-*-===//
 //
 // `mlsc audit` lists every numeric value declared in the audited files with
 // where it was written and the source record it cites, and flags values

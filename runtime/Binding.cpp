@@ -9,10 +9,14 @@ namespace mlsc {
 
 const char *wallShortName(unsigned Number) {
   switch (Number) {
-  case 1: return "compute";
-  case 2: return "memory";
-  case 6: return "weight streaming";
-  case 14: return "communication";
+  case 1:
+    return "compute";
+  case 2:
+    return "memory";
+  case 6:
+    return "weight streaming";
+  case 14:
+    return "communication";
   }
   return "infeasible";
 }

@@ -1,4 +1,5 @@
-//===- Binding.h - Which wall binds an evaluated scenario ----------*- C++ -*-===//
+//===- Binding.h - Which wall binds an evaluated scenario ----------*- C++
+//-*-===//
 //
 // The largest of a phase's compute, memory, weight-streaming and
 // communication times names the binding wall; the runner-up gives the
@@ -15,13 +16,13 @@
 namespace mlsc {
 
 struct BindingWall {
-  unsigned Number = 0;     ///< 1 compute, 2 memory, 6 streaming, 14 comm
-  const char *Short = "";  ///< "memory"
-  const char *Wall = "";   ///< "wall 2: memory"
+  unsigned Number = 0;    ///< 1 compute, 2 memory, 6 streaming, 14 comm
+  const char *Short = ""; ///< "memory"
+  const char *Wall = "";  ///< "wall 2: memory"
   const char *RunnerUp = "";
-  double Margin = 0;       ///< binding time / the runner-up's
-  std::string Phase;       ///< "decode" or "batch"
-  bool Known = false;      ///< the graph has the phase's times
+  double Margin = 0;  ///< binding time / the runner-up's
+  std::string Phase;  ///< "decode" or "batch"
+  bool Known = false; ///< the graph has the phase's times
 };
 
 /// "compute" (1), "memory" (2), "weight streaming" (6), "communication"

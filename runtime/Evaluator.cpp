@@ -45,37 +45,86 @@ inline void Evaluator::exec(const Instr &In) {
   auto x = [&](unsigned K) { return V[A[K]]; };
   double R = 0;
   switch (In.Kind) {
-  case Op::Leaf: return;
-  case Op::Add: R = x(0) + x(1); break;
-  case Op::Sub: R = x(0) - x(1); break;
-  case Op::Mul: R = x(0) * x(1); break;
-  case Op::Div: R = x(0) / x(1); break;
-  case Op::Pow: R = std::pow(x(0), x(1)); break;
-  case Op::Neg: R = -x(0); break;
+  case Op::Leaf:
+    return;
+  case Op::Add:
+    R = x(0) + x(1);
+    break;
+  case Op::Sub:
+    R = x(0) - x(1);
+    break;
+  case Op::Mul:
+    R = x(0) * x(1);
+    break;
+  case Op::Div:
+    R = x(0) / x(1);
+    break;
+  case Op::Pow:
+    R = std::pow(x(0), x(1));
+    break;
+  case Op::Neg:
+    R = -x(0);
+    break;
   case Op::Min:
   case Op::Max:
     R = x(0);
     for (unsigned K = 1; K < In.NumInputs; ++K)
       R = In.Kind == Op::Min ? std::min(R, x(K)) : std::max(R, x(K));
     break;
-  case Op::Ceil: R = std::ceil(x(0)); break;
-  case Op::Floor: R = std::floor(x(0)); break;
-  case Op::Round: R = std::round(x(0)); break;
-  case Op::Abs: R = std::fabs(x(0)); break;
-  case Op::Sqrt: R = std::sqrt(x(0)); break;
-  case Op::Log: R = std::log(x(0)); break;
-  case Op::Log2: R = std::log2(x(0)); break;
-  case Op::Log10: R = std::log10(x(0)); break;
-  case Op::Exp: R = std::exp(x(0)); break;
-  case Op::Lt: R = x(0) < x(1); break;
-  case Op::Le: R = x(0) <= x(1); break;
-  case Op::Gt: R = x(0) > x(1); break;
-  case Op::Ge: R = x(0) >= x(1); break;
-  case Op::Eq: R = x(0) == x(1); break;
-  case Op::Ne: R = x(0) != x(1); break;
-  case Op::And: R = x(0) != 0 && x(1) != 0; break;
-  case Op::Or: R = x(0) != 0 || x(1) != 0; break;
-  case Op::Not: R = x(0) == 0; break;
+  case Op::Ceil:
+    R = std::ceil(x(0));
+    break;
+  case Op::Floor:
+    R = std::floor(x(0));
+    break;
+  case Op::Round:
+    R = std::round(x(0));
+    break;
+  case Op::Abs:
+    R = std::fabs(x(0));
+    break;
+  case Op::Sqrt:
+    R = std::sqrt(x(0));
+    break;
+  case Op::Log:
+    R = std::log(x(0));
+    break;
+  case Op::Log2:
+    R = std::log2(x(0));
+    break;
+  case Op::Log10:
+    R = std::log10(x(0));
+    break;
+  case Op::Exp:
+    R = std::exp(x(0));
+    break;
+  case Op::Lt:
+    R = x(0) < x(1);
+    break;
+  case Op::Le:
+    R = x(0) <= x(1);
+    break;
+  case Op::Gt:
+    R = x(0) > x(1);
+    break;
+  case Op::Ge:
+    R = x(0) >= x(1);
+    break;
+  case Op::Eq:
+    R = x(0) == x(1);
+    break;
+  case Op::Ne:
+    R = x(0) != x(1);
+    break;
+  case Op::And:
+    R = x(0) != 0 && x(1) != 0;
+    break;
+  case Op::Or:
+    R = x(0) != 0 || x(1) != 0;
+    break;
+  case Op::Not:
+    R = x(0) == 0;
+    break;
   case Op::Apply:
     for (unsigned K = 0; K < In.NumInputs; ++K)
       Scratch[K] = x(K);

@@ -1,4 +1,5 @@
-//===- Evaluator.h - Evaluate a graph on plain doubles ------------*- C++ -*-===//
+//===- Evaluator.h - Evaluate a graph on plain doubles ------------*- C++
+//-*-===//
 //
 // Dimensions were proven at compile time, so a scenario graph is compiled
 // once into a compact program: one 16-byte instruction per computed node
@@ -58,8 +59,8 @@ private:
   struct Instr {
     graph::Op Kind;
     uint8_t NumInputs;
-    uint32_t Out;        ///< node index written
-    uint32_t FirstInput; ///< into Operands
+    uint32_t Out;                   ///< node index written
+    uint32_t FirstInput;            ///< into Operands
     double (*Eval)(const double *); ///< Apply only
   };
   const graph::Graph *G;

@@ -1,4 +1,5 @@
-//===- Format.h - Numbers for people: units and significant digits -*- C++ -*-===//
+//===- Format.h - Numbers for people: units and significant digits -*- C++
+//-*-===//
 //
 // Every quantity prints with four significant digits in a unit chosen for its
 // size (`21.07 ms`, `141.2 GB`, `989.0 TFLOP/s`), deterministically, so golden

@@ -75,8 +75,7 @@ public:
   double Count = 0; ///< discrete values
 
   double at(double Index) const { // discrete
-    return Values.empty() ? First + Index
-                          : Values[static_cast<size_t>(Index)];
+    return Values.empty() ? First + Index : Values[static_cast<size_t>(Index)];
   }
   double lerp(double T) const { // continuous, T in [0, 1]
     return Log ? V.Lo * std::pow(V.Hi / V.Lo, T) : V.Lo + (V.Hi - V.Lo) * T;
@@ -154,18 +153,18 @@ void closedForm(const Evaluator &E, const Query &Q, SolveResult &R) {
                                                 q::in<q::Time>(T - Comm),
                                                 q::in<q::Number>(Eta))
                            .value();
-        R.ClosedFormRule = fmt::format("{}.bytes / (({} - comm) x eta_mem)",
-                                       Phase, Metric);
+        R.ClosedFormRule =
+            fmt::format("{}.bytes / (({} - comm) x eta_mem)", Phase, Metric);
       } else {
         double Eta;
         if (!value(P + ".flops", Work) || !value(P + ".efficiency", Eta))
           continue;
-        R.ClosedForm = walls::requiredPeak(q::in<q::Flops>(Work),
-                                           q::in<q::Time>(T - Comm),
-                                           q::in<q::Number>(Eta))
-                           .value();
-        R.ClosedFormRule = fmt::format("{}.flops / (({} - comm) x eta)",
-                                       Phase, Metric);
+        R.ClosedForm =
+            walls::requiredPeak(q::in<q::Flops>(Work), q::in<q::Time>(T - Comm),
+                                q::in<q::Number>(Eta))
+                .value();
+        R.ClosedFormRule =
+            fmt::format("{}.flops / (({} - comm) x eta)", Phase, Metric);
       }
       return;
     }
@@ -242,10 +241,10 @@ SolveResult solveOne(Evaluator &E, const Query &Q) {
 
   // 2b. Bracket the first value that holds (minimise) or the last
   // (maximise) between a sample that fails and one that holds.
-  size_t Index = Minimize ? First - Ok.begin()
-                          : Ok.size() - 1 -
-                                (std::find(Ok.rbegin(), Ok.rend(), 1) -
-                                 Ok.rbegin());
+  size_t Index = Minimize
+                     ? First - Ok.begin()
+                     : Ok.size() - 1 -
+                           (std::find(Ok.rbegin(), Ok.rend(), 1) - Ok.rbegin());
   double Good = Pos[Index];
   bool AtEnd = Minimize ? Index == 0 : Index + 1 == Pos.size();
   double BadEnd = Good;
@@ -362,8 +361,8 @@ std::vector<GridRow> evaluateGrid(const Evaluator &Base, const Query &Q,
   Start.run();
   EvalPlan Plan = Start.plan(Leaves);
   std::atomic<size_t> Done{0};
-  Threads = std::max(1u, std::min<unsigned>(
-                             Threads, static_cast<unsigned>(
+  Threads = std::max(
+      1u, std::min<unsigned>(Threads, static_cast<unsigned>(
                                           std::max<size_t>(1, Total / 1024))));
   if (Threads == 1 && !P) {
     evaluateRange(Start, Plan, Q, Terms, 0, Total, Rows, Done);
@@ -412,19 +411,18 @@ GridResult runSweep(const Evaluator &Base, const Query &Q, unsigned Threads,
       R.Rows.push_back(std::move(Row));
   R.Kept = R.Rows.size();
   if (!Q.SortBy.empty())
-    std::stable_sort(R.Rows.begin(), R.Rows.end(),
-                     [&](const GridRow &A, const GridRow &B) {
-                       for (size_t K = 0; K < Q.SortBy.size(); ++K) {
-                         double X = A.Values[SortColumn[K]],
-                                Y = B.Values[SortColumn[K]];
-                         if (X == Y || (std::isnan(X) && std::isnan(Y)))
-                           continue;
-                         if (std::isnan(X) != std::isnan(Y))
-                           return std::isnan(Y); // NaN last
-                         return Q.SortBy[K].Descending ? X > Y : X < Y;
-                       }
-                       return false;
-                     });
+    std::stable_sort(
+        R.Rows.begin(), R.Rows.end(), [&](const GridRow &A, const GridRow &B) {
+          for (size_t K = 0; K < Q.SortBy.size(); ++K) {
+            double X = A.Values[SortColumn[K]], Y = B.Values[SortColumn[K]];
+            if (X == Y || (std::isnan(X) && std::isnan(Y)))
+              continue;
+            if (std::isnan(X) != std::isnan(Y))
+              return std::isnan(Y); // NaN last
+            return Q.SortBy[K].Descending ? X > Y : X < Y;
+          }
+          return false;
+        });
   if (Q.Top > 0 && R.Rows.size() > Q.Top)
     R.Rows.resize(static_cast<size_t>(Q.Top));
   for (GridRow &Row : R.Rows)
@@ -460,8 +458,7 @@ GridResult paretoFront(const Evaluator &Base, const Query &Q,
     if (!Keep) {
       const GridRow &Last = R.Rows.back();
       double Best = Sign * Last.Values[1], Here = Sign * Row.Values[1];
-      Keep = Here < Best ||
-             (Here == Best && Row.Values[0] == Last.Values[0]);
+      Keep = Here < Best || (Here == Best && Row.Values[0] == Last.Values[0]);
     }
     if (Keep)
       R.Rows.push_back(std::move(Row));

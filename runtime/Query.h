@@ -1,4 +1,5 @@
-//===- Query.h - Inverse queries and sweeps on a compiled graph ---*- C++ -*-===//
+//===- Query.h - Inverse queries and sweeps on a compiled graph ---*- C++
+//-*-===//
 //
 // Runs the solve and sweep blocks that lower-to-graph resolved
 // (ir/Query.h). Everything here only sets leaves and re-evaluates the
@@ -31,15 +32,15 @@ namespace mlsc {
 
 struct SolveResult {
   bool Found = false;
-  double Answer = 0;          ///< SI units of the variable
+  double Answer = 0; ///< SI units of the variable
   unsigned Evaluations = 0;
-  unsigned Samples = 0;       ///< of which sampling for monotonicity
-  bool Monotone = false;      ///< the samples changed from fail to pass once
+  unsigned Samples = 0;  ///< of which sampling for monotonicity
+  bool Monotone = false; ///< the samples changed from fail to pass once
   /// When nothing meets the conditions: the end of the range that comes
   /// closest, and the first condition that fails there.
   double Closest = 0;
-  int FailingCondition = -1;  ///< index into Query::Conditions
-  BindingWall Binding;        ///< at the answer, or at the closest end
+  int FailingCondition = -1; ///< index into Query::Conditions
+  BindingWall Binding;       ///< at the answer, or at the closest end
   /// Beyond the answer: the neighbouring value that fails (the bracket's
   /// other end) and the first condition that fails there; -1 when the
   /// answer is an end of the range.
@@ -66,9 +67,9 @@ struct GridRow {
 };
 
 struct GridResult {
-  std::vector<GridRow> Rows;  ///< after filtering, sorting and top N
-  size_t Points = 0;          ///< evaluated
-  size_t Kept = 0;            ///< meeting the conditions
+  std::vector<GridRow> Rows; ///< after filtering, sorting and top N
+  size_t Points = 0;         ///< evaluated
+  size_t Kept = 0;           ///< meeting the conditions
 };
 
 /// Called now and then from the main thread with points done so far.

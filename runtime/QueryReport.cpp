@@ -88,8 +88,8 @@ void printSolve(const Query &Q, const SolveResult &R, const Evaluator &E,
                         R.Samples, Q.Direction < 0 ? "lower" : "upper",
                         Q.Direction < 0 ? "first" : "last");
   if (!R.Found) {
-    OS << "  infeasible    no " << V.Name << " in " << rangeText(V)
-       << " meets " << conditionsText(Q) << "\n";
+    OS << "  infeasible    no " << V.Name << " in " << rangeText(V) << " meets "
+       << conditionsText(Q) << "\n";
     if (R.FailingCondition >= 0) {
       const Term &C = Q.Conditions[R.FailingCondition];
       std::string Why = comparisonOperands(E, C.Node);
@@ -102,18 +102,17 @@ void printSolve(const Query &Q, const SolveResult &R, const Evaluator &E,
     row(OS, "evaluations", fmt::format("{} ({})", R.Evaluations, Monotone));
     return;
   }
-  std::string Precision =
-      V.Continuous && !V.Integer
-          ? fmt::format("to {:g}%", 100 * Q.Tolerance)
-          : "exact";
-  row(OS, "answer", fmt::format("{}   ({})", show(R.Answer, V.Dim),
-                                Precision));
+  std::string Precision = V.Continuous && !V.Integer
+                              ? fmt::format("to {:g}%", 100 * Q.Tolerance)
+                              : "exact";
+  row(OS, "answer", fmt::format("{}   ({})", show(R.Answer, V.Dim), Precision));
   for (const Term &C : Q.Conditions) {
     std::string Ops = comparisonOperands(E, C.Node);
     row(OS, C.Text == "feasible" ? "feasible" : "holds",
         C.Text == "feasible"
             ? (E.value(C.Node) != 0 ? "yes" : "no")
-            : fmt::format("{}{}", C.Text, Ops.empty() ? "" : "  (" + Ops + ")"));
+            : fmt::format("{}{}", C.Text,
+                          Ops.empty() ? "" : "  (" + Ops + ")"));
   }
   if (R.LimitingCondition >= 0) {
     const Term &C = Q.Conditions[R.LimitingCondition];
@@ -179,8 +178,7 @@ json solveJSON(const Query &Q, const SolveResult &R, const Evaluator &E) {
 }
 
 std::string gridTable(const Query &Q, const GridResult &R,
-                      const graph::Graph &G, TableFormat F,
-                      unsigned Workers) {
+                      const graph::Graph &G, TableFormat F, unsigned Workers) {
   const std::vector<Term> &Terms =
       Q.K == Query::Kind::Sweep ? Q.Report : Q.Objectives;
   struct Column {
@@ -201,10 +199,10 @@ std::string gridTable(const Query &Q, const GridResult &R,
   if (F == TableFormat::CSV) {
     std::vector<std::string> Head;
     for (const Column &C : Cols)
-      Head.push_back(csvField(C.Dim.isDimensionless() || C.IsBool || C.Labels
-                                  ? C.Name
-                                  : fmt::format("{} [{}]", C.Name,
-                                                C.Dim.str())));
+      Head.push_back(
+          csvField(C.Dim.isDimensionless() || C.IsBool || C.Labels
+                       ? C.Name
+                       : fmt::format("{} [{}]", C.Name, C.Dim.str())));
     Head.push_back("binding_wall");
     Out += llvm::join(Head, ",") + "\n";
     // Large tables are formatted in chunks on every core, then joined in
@@ -221,7 +219,8 @@ std::string gridTable(const Query &Q, const GridResult &R,
             fmt::format_to(std::back_inserter(B), "{},", Row.Vars[K]);
         for (double X : Row.Values)
           fmt::format_to(std::back_inserter(B), "{},", X);
-        fmt::format_to(std::back_inserter(B), "{}\n", wallShortName(Row.Binding));
+        fmt::format_to(std::back_inserter(B), "{}\n",
+                       wallShortName(Row.Binding));
       }
       Text.assign(B.data(), B.size());
     };
@@ -341,8 +340,7 @@ bool writeFileAtomically(llvm::StringRef Path, llvm::StringRef Contents,
   Model += ".tmp-%%%%%%";
   int FD;
   llvm::SmallString<256> Temp;
-  if (std::error_code EC =
-          llvm::sys::fs::createUniqueFile(Model, FD, Temp)) {
+  if (std::error_code EC = llvm::sys::fs::createUniqueFile(Model, FD, Temp)) {
     Error = fmt::format("cannot create a file next to `{}`: {}", Path.str(),
                         EC.message());
     return false;

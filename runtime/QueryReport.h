@@ -1,4 +1,5 @@
-//===- QueryReport.h - Printing solve and sweep results -----------*- C++ -*-===//
+//===- QueryReport.h - Printing solve and sweep results -----------*- C++
+//-*-===//
 #ifndef MLSC_RUNTIME_QUERYREPORT_H
 #define MLSC_RUNTIME_QUERYREPORT_H
 
@@ -13,8 +14,8 @@
 namespace mlsc {
 
 /// "no `x` in [a, b] meets `c`: ..." or the answer with the metrics there.
-void printSolve(const query::Query &Q, const SolveResult &R,
-                const Evaluator &E, llvm::raw_ostream &OS);
+void printSolve(const query::Query &Q, const SolveResult &R, const Evaluator &E,
+                llvm::raw_ostream &OS);
 nlohmann::ordered_json solveJSON(const query::Query &Q, const SolveResult &R,
                                  const Evaluator &E);
 

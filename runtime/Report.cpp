@@ -104,11 +104,10 @@ public:
       const graph::LeafOrigin &O = G.Origins[N.Origin];
       json Or;
       Or["written"] = O.Spelling;
-      Or["location"] = O.Range.isValid() ? json(location(SM, O.Range))
-                                         : json(nullptr);
+      Or["location"] =
+          O.Range.isValid() ? json(location(SM, O.Range)) : json(nullptr);
       Or["source"] = O.Source ? json(O.Source->Name) : json(nullptr);
-      Or["source_kind"] =
-          O.Source ? json(sourceKind(O.Source)) : json(nullptr);
+      Or["source_kind"] = O.Source ? json(sourceKind(O.Source)) : json(nullptr);
       Or["estimate"] = sourceKind(O.Source) == "estimate";
       Or["notes"] = O.Notes;
       Or["assumed"] = O.Assumed;
@@ -221,11 +220,11 @@ void printLeaves(const Evaluator &E, uint32_t Node, llvm::SourceMgr &SM,
      << formatQuantity(E.value(Node), G.Nodes[Node].Dim, G.Nodes[Node].IsBool)
      << " depends on " << Count[0] << " value" << (Count[0] == 1 ? "" : "s")
      << " from imported modules, " << Count[1] << " from " << File << ", "
-     << Count[2] << " assumed default" << (Count[2] == 1 ? "" : "s")
-     << " and " << Count[3] << " formula constant"
-     << (Count[3] == 1 ? "" : "s") << "; " << Estimates << " estimate"
-     << (Estimates == 1 ? "" : "s") << ", " << Calibrated
-     << " calibrated factor" << (Calibrated == 1 ? "" : "s") << "\n";
+     << Count[2] << " assumed default" << (Count[2] == 1 ? "" : "s") << " and "
+     << Count[3] << " formula constant" << (Count[3] == 1 ? "" : "s") << "; "
+     << Estimates << " estimate" << (Estimates == 1 ? "" : "s") << ", "
+     << Calibrated << " calibrated factor" << (Calibrated == 1 ? "" : "s")
+     << "\n";
   for (unsigned C = 0; C < 4; ++C) {
     if (!Count[C])
       continue;
@@ -254,8 +253,8 @@ json leavesJSON(const Evaluator &E, uint32_t Node, llvm::SourceMgr &SM,
     J["value"] = quantityJSON(E.value(Id), G.Nodes[Id].Dim, G.Nodes[Id].IsBool);
     J["class"] = Classes[static_cast<unsigned>(classify(O, SM, MainBuffer))];
     J["written"] = O.Spelling;
-    J["location"] = O.Range.isValid() ? json(location(SM, O.Range))
-                                      : json(nullptr);
+    J["location"] =
+        O.Range.isValid() ? json(location(SM, O.Range)) : json(nullptr);
     J["source"] = O.Source ? json(O.Source->Name) : json(nullptr);
     J["source_kind"] = O.Source ? json(sourceKind(O.Source)) : json(nullptr);
     J["estimate"] = sourceKind(O.Source) == "estimate";
@@ -278,17 +277,17 @@ void printGraph(const Graph &G, llvm::SourceMgr &SM, llvm::raw_ostream &OS) {
     const graph::Node &N = G.Nodes[I];
     OS << "  %" << I << " = ";
     if (N.Kind == Op::Leaf) {
-      OS << "leaf " << formatQuantity(G.LeafValues[I], N.Dim, N.IsBool)
-         << "   " << originText(G.Origins[N.Origin], SM);
+      OS << "leaf " << formatQuantity(G.LeafValues[I], N.Dim, N.IsBool) << "   "
+         << originText(G.Origins[N.Origin], SM);
     } else {
       OS << (N.Kind == Op::Apply ? N.F->Name : graph::opSpelling(N.Kind))
          << "(";
       for (uint32_t K = 0; K < N.NumInputs; ++K)
         OS << (K ? ", " : "") << "%" << G.inputOf(I, K);
-      OS << ") : " << (N.IsBool ? std::string("bool") : "[" + N.Dim.str() + "]");
+      OS << ") : "
+         << (N.IsBool ? std::string("bool") : "[" + N.Dim.str() + "]");
       if (N.Kind == Op::Apply)
-        OS << "   [wall " << wallInfo(N.F->W)->Number << "] "
-           << N.F->Equation;
+        OS << "   [wall " << wallInfo(N.F->W)->Number << "] " << N.F->Equation;
     }
     if (!N.Name.empty())
       OS << "   -> " << N.Name;
@@ -334,8 +333,8 @@ json wallsJSON() {
     J["citation"] = W.Citation;
     J["pass"] = W.Pass;
     J["status"] = wallStatusName(W.Status);
-    J["implemented"] = W.Status == WallStatus::Implemented ||
-                       W.Status == WallStatus::Partial;
+    J["implemented"] =
+        W.Status == WallStatus::Implemented || W.Status == WallStatus::Partial;
     A.push_back(J);
   }
   return A;

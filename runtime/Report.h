@@ -1,4 +1,5 @@
-//===- Report.h - Scorecards, explanations and dumps --------------*- C++ -*-===//
+//===- Report.h - Scorecards, explanations and dumps --------------*- C++
+//-*-===//
 //
 // Turns evaluated graphs into what users read: the scorecard of `mlsc eval`,
 // the condition results of `mlsc check`, the derivation tree of

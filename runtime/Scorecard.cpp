@@ -1,8 +1,8 @@
 //===- Scorecard.cpp - The three-level scorecard, text and JSON -----------===//
 
-#include "runtime/Report.h"
 #include "runtime/Binding.h"
 #include "runtime/Format.h"
+#include "runtime/Report.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Format.h"
@@ -28,8 +28,8 @@ std::string location(llvm::SourceMgr &SM, llvm::SMRange R) {
   auto LC = SM.getLineAndColumn(R.Start, Buf);
   return fmt::format(
       "{}:{}:{}",
-      llvm::sys::path::filename(
-          SM.getMemoryBuffer(Buf)->getBufferIdentifier()).str(),
+      llvm::sys::path::filename(SM.getMemoryBuffer(Buf)->getBufferIdentifier())
+          .str(),
       LC.first, LC.second);
 }
 
@@ -37,7 +37,7 @@ Verdict verdict(const graph::Condition &C, const Evaluator &E) {
   if (C.NodeId < 0)
     return Verdict::Unknown;
   return E.value(static_cast<uint32_t>(C.NodeId)) != 0 ? Verdict::Pass
-                                                        : Verdict::Fail;
+                                                       : Verdict::Fail;
 }
 
 static const char *verdictWord(Verdict V) {
@@ -50,11 +50,9 @@ std::string comparisonOperands(const Evaluator &E, uint32_t Node) {
   if (N.Kind < Op::Lt || N.Kind > Op::Ne)
     return "";
   uint32_t L = G.inputOf(Node, 0), R = G.inputOf(Node, 1);
-  return fmt::format("{} vs {}",
-                     formatQuantity(E.value(L), G.Nodes[L].Dim,
-                                    G.Nodes[L].IsBool),
-                     formatQuantity(E.value(R), G.Nodes[R].Dim,
-                                    G.Nodes[R].IsBool));
+  return fmt::format(
+      "{} vs {}", formatQuantity(E.value(L), G.Nodes[L].Dim, G.Nodes[L].IsBool),
+      formatQuantity(E.value(R), G.Nodes[R].Dim, G.Nodes[R].IsBool));
 }
 
 json quantityJSON(double SI, const Dimension &D, bool IsBool) {
@@ -220,12 +218,11 @@ bool printDecoderFeasibility(const View &V, llvm::raw_ostream &OS) {
   std::string MemText =
       V["memory_fits"] != 0
           ? fmt::format("{} of {} ({}%)", V.show("memory_per_device"),
-                        V.show("device_memory"),
-                        formatNumber(100 * Mem / Cap))
-          : fmt::format("{} exceeds {} by {}", V.show("memory_per_device"),
-                        V.show("device_memory"),
-                        formatQuantity(Mem - Cap,
-                                       Dimension::base(BaseDim::Data)));
+                        V.show("device_memory"), formatNumber(100 * Mem / Cap))
+          : fmt::format(
+                "{} exceeds {} by {}", V.show("memory_per_device"),
+                V.show("device_memory"),
+                formatQuantity(Mem - Cap, Dimension::base(BaseDim::Data)));
   row(OS, "memory per device", MemText, "[wall 2: memory capacity]");
   std::string Weights = V.has("resident_weights_per_device")
                             ? V.show("resident_weights_per_device") +
@@ -234,17 +231,15 @@ bool printDecoderFeasibility(const View &V, llvm::raw_ostream &OS) {
   row(OS, "  made of",
       fmt::format("{} + {} KV cache + {} activations + {} runtime reserve",
                   Weights, V.show("kv_cache_per_device"),
-                  V.show("activations_per_device"),
-                  V.show("runtime_reserve")));
+                  V.show("activations_per_device"), V.show("runtime_reserve")));
   row(OS, "concurrent seqs",
       fmt::format("up to {} per replica in a paged KV cache; batch {}{}",
                   formatNumber(V["max_concurrent_sequences"]),
                   formatNumber(V["batch"]),
                   V["batch_fits"] != 0 ? "" : " does not fit"),
       "[wall 5: batching]");
-  double EP = V.has("replica_devices")
-                  ? V["replica_devices"] / (V["tp"] * V["pp"])
-                  : 1;
+  double EP =
+      V.has("replica_devices") ? V["replica_devices"] / (V["tp"] * V["pp"]) : 1;
   row(OS, "parallelism",
       fmt::format("tp {} x pp {}{} on {} device{}", formatNumber(V["tp"]),
                   formatNumber(V["pp"]),
@@ -266,12 +261,12 @@ void printServingOptions(const View &V, llvm::raw_ostream &OS) {
     row(OS, "MoE weights read",
         fmt::format("{} of {} per decode step (the experts a batch of {} "
                     "touches)",
-                    V.show("decode.weight_bytes"),
-                    V.show("weights_per_device"), formatNumber(V["batch"])),
+                    V.show("decode.weight_bytes"), V.show("weights_per_device"),
+                    formatNumber(V["batch"])),
         "[wall 2]");
   if (V.has("decode.streaming_time"))
     row(OS, "weight streaming",
-        fmt::format("{} per decode step, {} per layer", 
+        fmt::format("{} per decode step, {} per layer",
                     V.show("decode.streaming_time"),
                     V.show("decode.streaming_layer_time")),
         "[wall 6: weight streaming]");
@@ -293,18 +288,19 @@ void printServingOptions(const View &V, llvm::raw_ostream &OS) {
     row(OS, "KV transfer", V.show("request.kv_transfer_time"),
         "prefill to decode replica, added to TTFT [wall 4: disaggregation]");
   if (V.has("fidelity.decode_speedup"))
-    row(OS, V.has("pruning.bytes_per_param") ? "pruned weights"
-                                              : "quantized weights",
-        fmt::format("{} per device; decode {}x faster than with dense "
-                    "weights at the math precision{}",
-                    V.show("weights_per_device"),
-                    formatNumber(V["fidelity.decode_speedup"]),
-                    V.has("pruning.gemm_time_factor") &&
-                            V["pruning.gemm_time_factor"] < 1
-                        ? fmt::format("; GEMMs take {}x the dense time",
-                                      formatNumber(
-                                          V["pruning.gemm_time_factor"]))
-                        : ""),
+    row(OS,
+        V.has("pruning.bytes_per_param") ? "pruned weights"
+                                         : "quantized weights",
+        fmt::format(
+            "{} per device; decode {}x faster than with dense "
+            "weights at the math precision{}",
+            V.show("weights_per_device"),
+            formatNumber(V["fidelity.decode_speedup"]),
+            V.has("pruning.gemm_time_factor") &&
+                    V["pruning.gemm_time_factor"] < 1
+                ? fmt::format("; GEMMs take {}x the dense time",
+                              formatNumber(V["pruning.gemm_time_factor"]))
+                : ""),
         "[wall 13: fidelity]");
   if (V.has("accuracy_delta"))
     row(OS, "accuracy delta", formatNumber(V["accuracy_delta"]),
@@ -320,8 +316,8 @@ void printDecoderPerformance(const View &V, llvm::raw_ostream &OS) {
       boundText(V, "decode"));
   printServingOptions(V, OS);
   bool Static = V.has("request.service_time") && !V.has("request.prefill_time");
-  std::string PerDevice = "; " + V.show("throughput_per_device") +
-                          " per device";
+  std::string PerDevice =
+      "; " + V.show("throughput_per_device") + " per device";
   row(OS, "throughput", V.show("throughput"),
       (Static ? "per replica, static batching: the batch's tokens over its "
                 "prefill and longest decode"
@@ -354,17 +350,16 @@ void printDecoderPerformance(const View &V, llvm::raw_ostream &OS) {
               ? fmt::format("{} mean, {} p99", V.show("tpot.mean"),
                             V.show("itl.p99"))
               : std::string("unbounded: prefills alone fill the replica"),
-          fmt::format("other requests' prefills take {}% of a replica's "
-                      "time{} [wall 4]",
-                      formatNumber(100 * V["prefill_interference"]),
-                      V.has("itl.stall_probability")
-                          ? fmt::format(", stalling {}% of token gaps",
-                                        formatNumber(
-                                            100 * V["itl.stall_probability"]))
-                          : ""));
+          fmt::format(
+              "other requests' prefills take {}% of a replica's "
+              "time{} [wall 4]",
+              formatNumber(100 * V["prefill_interference"]),
+              V.has("itl.stall_probability")
+                  ? fmt::format(", stalling {}% of token gaps",
+                                formatNumber(100 * V["itl.stall_probability"]))
+                  : ""));
     if (!Unstable) {
-      row(OS, "TTFT p50 / p99",
-          V.show("ttft.p50") + " / " + V.show("ttft.p99"),
+      row(OS, "TTFT p50 / p99", V.show("ttft.p50") + " / " + V.show("ttft.p99"),
           "p99.9 " + V.show("ttft.p999"));
       row(OS, "latency p50 / p99",
           V.show("latency.p50") + " / " + V.show("latency.p99"),
@@ -402,9 +397,10 @@ void printConditions(const View &V, bool Feasible, llvm::SourceMgr &SM,
   OS << "\nConditions\n";
   for (const graph::Condition &C : V.G.Conditions) {
     Verdict Vd = Feasible ? verdict(C, V.E) : Verdict::Unknown;
-    std::string Detail = C.NodeId < 0 ? "`" + C.Missing + "` is not computed yet"
-                         : !Feasible  ? "not evaluated: infeasible"
-                                      : comparisonOperands(V.E, C.NodeId);
+    std::string Detail = C.NodeId < 0
+                             ? "`" + C.Missing + "` is not computed yet"
+                         : !Feasible ? "not evaluated: infeasible"
+                                     : comparisonOperands(V.E, C.NodeId);
     OS << "  " << (C.IsAssert ? "assert " : "sla    ") << C.Text;
     OS.indent(C.Text.size() < 30 ? 30 - C.Text.size() : 1);
     OS << verdictWord(Vd);
@@ -461,10 +457,10 @@ json scorecardJSON(const Evaluator &E, llvm::SourceMgr &SM) {
   if (V.has("feasible")) {
     json F;
     F["status"] = Feasible ? "PASS" : "FAIL";
-    F["memory_per_device"] =
-        quantityJSON(V["memory_per_device"], G.Nodes[G.find("memory_per_device")].Dim);
-    F["device_memory"] = quantityJSON(V["device_memory"],
-                                      G.Nodes[G.find("device_memory")].Dim);
+    F["memory_per_device"] = quantityJSON(
+        V["memory_per_device"], G.Nodes[G.find("memory_per_device")].Dim);
+    F["device_memory"] =
+        quantityJSON(V["device_memory"], G.Nodes[G.find("device_memory")].Dim);
     F["memory_fits"] = V["memory_fits"] != 0;
     // What fills the memory (a decoder's parts; a batch model's state).
     json Parts = json::object();
@@ -507,8 +503,8 @@ json scorecardJSON(const Evaluator &E, llvm::SourceMgr &SM) {
     P["binding_wall"] = W;
   } else {
     P["status"] = "NOT_EVALUATED";
-    P["reason"] = G.Training ? "training walls are not implemented yet"
-                             : "infeasible";
+    P["reason"] =
+        G.Training ? "training walls are not implemented yet" : "infeasible";
   }
   J["performance"] = P;
   json Conds = json::array();

@@ -1,4 +1,5 @@
-//===- Sensitivity.h - Elasticities and binding-wall flips --------*- C++ -*-===//
+//===- Sensitivity.h - Elasticities and binding-wall flips --------*- C++
+//-*-===//
 //
 // Wall 21 (Saltelli et al., Global Sensitivity Analysis: The Primer, 2008):
 //  - the elasticity of every metric with respect to every leaf,
@@ -26,8 +27,8 @@ namespace mlsc {
 
 struct Elasticity {
   uint32_t Leaf;
-  std::string Name;  ///< "H100_SXM.hbm.bandwidth"
-  double Value;      ///< d ln m / d ln x
+  std::string Name; ///< "H100_SXM.hbm.bandwidth"
+  double Value;     ///< d ln m / d ln x
 };
 
 /// The non-zero elasticities of \p Metric with respect to every numeric,
@@ -36,14 +37,14 @@ struct Elasticity {
 std::vector<Elasticity> elasticities(Evaluator &E, uint32_t Metric);
 
 struct FlipPoint {
-  double At;                 ///< the factor's value where the wall changes
-  unsigned From, To;         ///< wall numbers below and above it
+  double At;         ///< the factor's value where the wall changes
+  unsigned From, To; ///< wall numbers below and above it
 };
 
 struct FactorFlips {
   uint32_t Leaf;
-  std::string Name;          ///< "chat.kernels.gemm"
-  double Value, Low, High;   ///< current value and plausible range
+  std::string Name;        ///< "chat.kernels.gemm"
+  double Value, Low, High; ///< current value and plausible range
   const char *Source;
   unsigned WallAtLow = 0, WallAtHigh = 0;
   std::vector<FlipPoint> Flips; ///< empty: the binding wall is robust

@@ -63,8 +63,7 @@ Flops encoderFlopsPerSample(Number Params, Number Layers, Number AttnDim,
 
 Flops trainingFlopsPerSample(Flops Forward) { return 3.0 * Forward; }
 
-Bandwidth requiredBandwidth(Bytes Moved, Time Target,
-                            Number MemoryEfficiency) {
+Bandwidth requiredBandwidth(Bytes Moved, Time Target, Number MemoryEfficiency) {
   return Moved / (Target * MemoryEfficiency);
 }
 
@@ -100,12 +99,12 @@ Number decodeCrossoverBatch(Number Params, Number Layers, Number AttnDim,
                             Tokens Context, Number TP, Bytes Weights,
                             BytesPerToken KV, FlopRate Peak, Number Efficiency,
                             Bandwidth BW, Number MemoryEfficiency) {
-  Flops PerSequence = decodeStepFlops(Params, Layers, AttnDim,
-                                      in<Number>(1), Context, TP);
+  Flops PerSequence =
+      decodeStepFlops(Params, Layers, AttnDim, in<Number>(1), Context, TP);
   Bytes KVPerSequence = Context * KV / TP;
-  Bytes Denominator = PerSequence * (BW * MemoryEfficiency) /
-                          (Peak * Efficiency) -
-                      KVPerSequence;
+  Bytes Denominator =
+      PerSequence * (BW * MemoryEfficiency) / (Peak * Efficiency) -
+      KVPerSequence;
   if (Denominator.value() <= 0)
     return in<Number>(std::numeric_limits<double>::infinity());
   return Weights / Denominator;
@@ -123,8 +122,7 @@ const Formula TrainingFlopsPerSampleF = makeFormula<&trainingFlopsPerSample>(
     "training_flops_per_sample", Wall::Compute, "F_train = 3 * F_forward",
     "Kaplan et al. 2020, section 2.1 (backward = 2 x forward)");
 const Formula SampleThroughputF = makeFormula<&sampleThroughput>(
-    "sample_throughput", Wall::Compute, "X = B samples / T_step",
-    "definition");
+    "sample_throughput", Wall::Compute, "X = B samples / T_step", "definition");
 
 const Formula StepTimeF = makeFormula<&stepTime>(
     "step_time", Wall::Compute, "T = max(T_compute, T_memory) + T_comm",
@@ -132,8 +130,7 @@ const Formula StepTimeF = makeFormula<&stepTime>(
     "(Megatron-LM inference)");
 
 const Formula DecodeStepFlopsF = makeFormula<&decodeStepFlops>(
-    "decode_step_flops", Wall::Compute,
-    "F = (2*N*B + 2*L*B*ctx*d_attn) / tp",
+    "decode_step_flops", Wall::Compute, "F = (2*N*B + 2*L*B*ctx*d_attn) / tp",
     "Kaplan et al. 2020, Scaling Laws, Table 1");
 const Formula PrefillFlopsF = makeFormula<&prefillFlops>(
     "prefill_flops", Wall::Compute, "F = (2*N*B*S + L*B*S*(S+1)*d_attn) / tp",
@@ -151,7 +148,6 @@ const Formula RidgePointF = makeFormula<&ridgePoint>(
     "ridge_point", Wall::Compute, "I_ridge = peak / BW",
     "Williams, Waterman, Patterson, Roofline, CACM 2009");
 const Formula DecodeThroughputF = makeFormula<&decodeThroughput>(
-    "decode_throughput", Wall::Compute, "X = B tokens / T_step",
-    "definition");
+    "decode_throughput", Wall::Compute, "X = B tokens / T_step", "definition");
 
 } // namespace mlsc::walls

@@ -1,4 +1,5 @@
-//===- ComputeWall.h - Wall 1: compute time and the roofline ------*- C++ -*-===//
+//===- ComputeWall.h - Wall 1: compute time and the roofline ------*- C++
+//-*-===//
 #ifndef MLSC_PASSES_WALLS_COMPUTEWALL_H
 #define MLSC_PASSES_WALLS_COMPUTEWALL_H
 
@@ -10,14 +11,12 @@ namespace mlsc::walls {
 /// Attention FLOPs of a decode step per device: 2*L*B*ctx*d_attn / tp.
 /// Kaplan et al. 2020, Table 1.
 q::Flops decodeAttentionFlops(q::Number Layers, q::Number AttnDim,
-                              q::Number Batch, q::Tokens Context,
-                              q::Number TP);
+                              q::Number Batch, q::Tokens Context, q::Number TP);
 
 /// Causal attention FLOPs of a prefill of S tokens per device:
 /// L*B*S*(S+1)*d_attn / tp (Kaplan's 2*L*ctx*d_attn summed over 1..S).
 q::Flops prefillAttentionFlops(q::Number Layers, q::Number AttnDim,
-                               q::Number Batch, q::Tokens Prompt,
-                               q::Number TP);
+                               q::Number Batch, q::Tokens Prompt, q::Number TP);
 
 /// Bidirectional attention FLOPs of one encoder sample: 2*L*S^2*d_attn.
 q::Flops encoderAttentionFlops(q::Number Layers, q::Number AttnDim,
@@ -90,8 +89,8 @@ q::Number decodeCrossoverBatch(q::Number Params, q::Number Layers,
                                q::Number Efficiency, q::Bandwidth BW,
                                q::Number MemoryEfficiency);
 
-extern const Formula TrainingFlopsPerSampleF, DecodeCrossoverBatchF, StepTimeF, EncoderFlopsPerSampleF,
-    SampleThroughputF;
+extern const Formula TrainingFlopsPerSampleF, DecodeCrossoverBatchF, StepTimeF,
+    EncoderFlopsPerSampleF, SampleThroughputF;
 
 extern const Formula DecodeStepFlopsF, PrefillFlopsF, ComputeTimeF,
     RooflineTimeF, IntensityF, RidgePointF, DecodeThroughputF;

@@ -34,13 +34,12 @@ const KernelClass Classes[] = {
      "H100 (Bekman, ML Engineering, MAMF table, 2024-25); FlashAttention-2 "
      "and -3 put optimised GEMM at 80-90% (arXiv 2307.08691, 2407.08608); "
      "real model shapes and FP8 (71% on H100) do worse"},
-    {"kernels.attention", "attention, fused (FlashAttention)", 0.55, 0.35,
-     0.75,
+    {"kernels.attention", "attention, fused (FlashAttention)", 0.55, 0.35, 0.75,
      "FlashAttention-2 reaches 50-73% of A100 peak (Dao, arXiv 2307.08691); "
      "FlashAttention-3 up to 75% of H100 BF16 peak, about 60% in FP8 (Shah "
      "et al., arXiv 2407.08608); FlashAttention-1 25-40%"},
-    {"kernels.attention_unfused", "attention, unfused (scores in memory)",
-     0.10, 0.03, 0.25,
+    {"kernels.attention_unfused", "attention, unfused (scores in memory)", 0.10,
+     0.03, 0.25,
      "standard PyTorch attention reaches 5-14% of H100 peak, 2-3.5% causal "
      "(Shah et al., arXiv 2407.08608, Fig. 5); FlashAttention-2 is 3-10x "
      "faster than it on A100 (arXiv 2307.08691)"},

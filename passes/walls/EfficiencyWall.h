@@ -1,4 +1,5 @@
-//===- EfficiencyWall.h - Wall 3: software efficiency -------------*- C++ -*-===//
+//===- EfficiencyWall.h - Wall 3: software efficiency -------------*- C++
+//-*-===//
 #ifndef MLSC_PASSES_WALLS_EFFICIENCYWALL_H
 #define MLSC_PASSES_WALLS_EFFICIENCYWALL_H
 
@@ -13,8 +14,8 @@ namespace mlsc::walls {
 /// default the lowering uses when a workload gives no value, the plausible
 /// range sensitivity analysis explores, and where the figures come from.
 struct KernelClass {
-  const char *Field;   ///< the workload field: "kernels.gemm"
-  const char *Name;    ///< "GEMM (linear layers)"
+  const char *Field; ///< the workload field: "kernels.gemm"
+  const char *Name;  ///< "GEMM (linear layers)"
   double Default, Low, High;
   const char *Source;
 };

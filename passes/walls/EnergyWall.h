@@ -1,4 +1,5 @@
-//===- EnergyWall.h - Wall 18 (part): power draw and energy per token -*- C++ -*-===//
+//===- EnergyWall.h - Wall 18 (part): power draw and energy per token -*- C++
+//-*-===//
 #ifndef MLSC_PASSES_WALLS_ENERGYWALL_H
 #define MLSC_PASSES_WALLS_ENERGYWALL_H
 

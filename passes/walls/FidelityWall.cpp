@@ -72,7 +72,8 @@ Number sparseGemmTimeFactor(Number Sparsity, Number Structured,
 
 const Formula PrunedBytesPerParamF = makeFormula<&prunedBytesPerParam>(
     "pruned_bytes_per_param", Wall::Fidelity,
-    "b' = (1 - s) * (b + 0.25 B) structured; (1 - s) * b + 0.125 B unstructured",
+    "b' = (1 - s) * (b + 0.25 B) structured; (1 - s) * b + 0.125 B "
+    "unstructured",
     "Mishra et al., Accelerating Sparse Deep Neural Networks, arXiv "
     "2104.08378 (2:4 metadata); a bitmap for unstructured sparsity");
 const Formula SparseGemmTimeFactorF = makeFormula<&sparseGemmTimeFactor>(

@@ -1,4 +1,5 @@
-//===- Formula.h - Wrapping Boost.Units formulas for the graph ---*- C++ -*-===//
+//===- Formula.h - Wrapping Boost.Units formulas for the graph ---*- C++
+//-*-===//
 //
 // makeFormula<&fn>(...) turns a function over Boost.Units quantities into a
 // Formula the evaluator runs on doubles in SI base units: each argument is
@@ -19,8 +20,7 @@ namespace mlsc::walls {
 
 template <auto Fn> struct FormulaAdapter;
 
-template <class R, class... Args, R (*Fn)(Args...)>
-struct FormulaAdapter<Fn> {
+template <class R, class... Args, R (*Fn)(Args...)> struct FormulaAdapter<Fn> {
   static double eval(const double *In) {
     return call(In, std::index_sequence_for<Args...>{});
   }

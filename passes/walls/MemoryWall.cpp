@@ -41,15 +41,15 @@ Bytes moeWeightBytesRead(Number Params, Number ActiveParams, Number Experts,
                          Number Shards, Number EP) {
   Number PerExpert = (Params - ActiveParams) / (Experts - TopK);
   Number AlwaysActive = Params - Experts * PerExpert;
-  double Missed = std::pow(1.0 - (TopK / Experts).value(),
-                           (Routed / OneToken).value());
+  double Missed =
+      std::pow(1.0 - (TopK / Experts).value(), (Routed / OneToken).value());
   Number Touched = Experts / EP * (1.0 - Missed);
   return (AlwaysActive + Touched * PerExpert) * BytesPerParam / Shards;
 }
 
 Bytes moeWeightBytesPerDevice(Number Params, Number ActiveParams,
-                              Number Experts, Number TopK,
-                              Bytes BytesPerParam, Number Shards, Number EP) {
+                              Number Experts, Number TopK, Bytes BytesPerParam,
+                              Number Shards, Number EP) {
   Number PerExpert = (Params - ActiveParams) / (Experts - TopK);
   Number AlwaysActive = Params - Experts * PerExpert;
   return (AlwaysActive + Experts * PerExpert / EP) * BytesPerParam / Shards;
@@ -57,12 +57,11 @@ Bytes moeWeightBytesPerDevice(Number Params, Number ActiveParams,
 
 Bytes inferenceActivationBytes(Tokens PassTokens, Number Hidden, Number FFN,
                                Number TP, Bytes BytesPerElem) {
-  return PassTokens / OneToken * (2.0 * Hidden + 2.0 * FFN / TP) *
-         BytesPerElem;
+  return PassTokens / OneToken * (2.0 * Hidden + 2.0 * FFN / TP) * BytesPerElem;
 }
 
-Bytes attentionScoreBytes(Number Batch, Number Heads, Tokens Prompt,
-                          Number TP, Bytes BytesPerElem) {
+Bytes attentionScoreBytes(Number Batch, Number Heads, Tokens Prompt, Number TP,
+                          Bytes BytesPerElem) {
   Number S = Prompt / OneToken;
   return Batch * Heads / TP * S * S * BytesPerElem;
 }
@@ -89,8 +88,8 @@ Bytes decodeStepBytes(Bytes Weights, BytesPerToken KV, Number Batch,
   return Weights + Batch * Context * KV / TP;
 }
 
-Bytes prefillBytes(Bytes Weights, BytesPerToken KV, Number Batch,
-                   Tokens Prompt, Number TP) {
+Bytes prefillBytes(Bytes Weights, BytesPerToken KV, Number Batch, Tokens Prompt,
+                   Number TP) {
   return Weights + Batch * Prompt * KV / TP;
 }
 

@@ -1,4 +1,5 @@
-//===- MemoryWall.h - Wall 2: bytes moved and memory capacity ----*- C++ -*-===//
+//===- MemoryWall.h - Wall 2: bytes moved and memory capacity ----*- C++
+//-*-===//
 #ifndef MLSC_PASSES_WALLS_MEMORYWALL_H
 #define MLSC_PASSES_WALLS_MEMORYWALL_H
 
@@ -18,8 +19,8 @@ q::BytesPerToken kvBytesPerToken(q::Number Layers, q::Number KVHeads,
 
 /// Bytes read by one decode step per device: every weight once, plus the
 /// KV cache of B sequences at context ctx: W + B*ctx*kv / tp.
-q::Bytes decodeStepBytes(q::Bytes Weights, q::BytesPerToken KV,
-                         q::Number Batch, q::Tokens Context, q::Number TP);
+q::Bytes decodeStepBytes(q::Bytes Weights, q::BytesPerToken KV, q::Number Batch,
+                         q::Tokens Context, q::Number TP);
 
 /// Bytes moved by a prefill per device: weights read once, KV written:
 /// W + B*S*kv / tp.
@@ -30,8 +31,8 @@ q::Bytes prefillBytes(q::Bytes Weights, q::BytesPerToken KV, q::Number Batch,
 q::Time memoryTime(q::Bytes Moved, q::Bandwidth BW, q::Number Efficiency);
 
 /// Memory needed per device: weights + the KV cache of B full sequences.
-q::Bytes memoryPerDevice(q::Bytes Weights, q::BytesPerToken KV,
-                         q::Number Batch, q::Tokens Sequence, q::Number TP);
+q::Bytes memoryPerDevice(q::Bytes Weights, q::BytesPerToken KV, q::Number Batch,
+                         q::Tokens Sequence, q::Number TP);
 
 /// KV-cache bytes per token under multi-head latent attention, which caches
 /// one compressed latent and one decoupled rotary key per layer:
@@ -49,9 +50,9 @@ q::BytesPerToken mlaKVBytesPerToken(q::Number Layers, q::Number KVRank,
 /// W = ((N - E*P_e) + (E/ep)*(1 - (1 - k/E)^T) * P_e) * bytes / shards,
 /// shards = tp * pp.
 q::Bytes moeWeightBytesRead(q::Number Params, q::Number ActiveParams,
-                            q::Number Experts, q::Number TopK,
-                            q::Tokens Routed, q::Bytes BytesPerParam,
-                            q::Number Shards, q::Number EP);
+                            q::Number Experts, q::Number TopK, q::Tokens Routed,
+                            q::Bytes BytesPerParam, q::Number Shards,
+                            q::Number EP);
 
 /// MoE weights stored per device: the always-active parameters sharded by
 /// tp * pp, the experts by tp * pp * ep (Lepikhin et al., GShard, 2020;
@@ -74,9 +75,8 @@ q::Bytes inferenceActivationBytes(q::Tokens PassTokens, q::Number Hidden,
 /// Unfused attention writes each sequence's S x S scores per head:
 /// A = B * (heads/tp) * S^2 * bytes (fused kernels keep them on chip; Dao
 /// et al., FlashAttention, NeurIPS 2022).
-q::Bytes attentionScoreBytes(q::Number Batch, q::Number Heads,
-                             q::Tokens Prompt, q::Number TP,
-                             q::Bytes BytesPerElem);
+q::Bytes attentionScoreBytes(q::Number Batch, q::Number Heads, q::Tokens Prompt,
+                             q::Number TP, q::Bytes BytesPerElem);
 
 /// Training state per device, mixed precision with Adam: weights and
 /// gradients at b bytes each plus the optimizer's bytes per parameter

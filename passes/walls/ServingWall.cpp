@@ -191,11 +191,9 @@ const Formula InterferedTokenTimeF = makeFormula<&interferedTokenTime>(
     "interfered_token_time", Wall::Serving, "TPOT_mean = TPOT / (1 - f)",
     "renewal argument: decode progresses in the 1 - f of the time left "
     "(Agrawal et al., Sarathi-Serve, OSDI 2024)");
-const Formula PrefillStallProbabilityF =
-    makeFormula<&prefillStallProbability>(
-        "prefill_stall_probability", Wall::Serving,
-        "P(stall) = 1 - exp(-r * TPOT)",
-        "Poisson arrivals of prefills at r per replica");
+const Formula PrefillStallProbabilityF = makeFormula<&prefillStallProbability>(
+    "prefill_stall_probability", Wall::Serving, "P(stall) = 1 - exp(-r * TPOT)",
+    "Poisson arrivals of prefills at r per replica");
 const Formula ChunkedPrefillTimeF = makeFormula<&chunkedPrefillTime>(
     "chunked_prefill_time", Wall::Serving,
     "T = sum_i max(T_prefill * C_i / S, T_decode), i = 1..ceil(S / C)",

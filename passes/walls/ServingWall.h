@@ -99,9 +99,8 @@ q::FlopsPerToken forwardFlopsPerToken(q::Number ActiveParams);
 extern const Formula SpeculativeTokensPerStepF, TimePerOutputTokenF,
     SpeculativeTimePerTokenF, PrefillChunksF, HybridIterationTimeF,
     ChunkedPrefillTimeF, PrefillStallItlF, PrefillStallProbabilityF,
-    PrefillInterferenceF, InterferedTokenTimeF,
-    PrefillTokensComputedF, KVTransferTimeF,
-    TimeToFirstTokenF, EndToEndLatencyF, ReplicaThroughputF,
+    PrefillInterferenceF, InterferedTokenTimeF, PrefillTokensComputedF,
+    KVTransferTimeF, TimeToFirstTokenF, EndToEndLatencyF, ReplicaThroughputF,
     ThroughputPerDeviceF, MoEActiveParamsF, ForwardFlopsPerTokenF;
 
 } // namespace mlsc::walls

@@ -140,8 +140,8 @@ double waitGiven(double LogC, RequestRate ArrivalRate, Time ServiceTime,
 
 double serviceWaitQuantile(RequestRate ArrivalRate, Time ServiceTime,
                            Number Servers, Number ServiceCV, double P) {
-  double LogC = logErlangC(wholeServers(Servers),
-                           erlangs(ArrivalRate, ServiceTime));
+  double LogC =
+      logErlangC(wholeServers(Servers), erlangs(ArrivalRate, ServiceTime));
   return waitGiven(LogC, ArrivalRate, ServiceTime, Servers, ServiceCV, P);
 }
 
@@ -242,8 +242,7 @@ Time latencyP999(RequestRate ArrivalRate, Time ServiceTime, Number Servers,
                          in<Number>(0.999));
 }
 
-Number logErlangCOf(RequestRate ArrivalRate, Time ServiceTime,
-                    Number Servers) {
+Number logErlangCOf(RequestRate ArrivalRate, Time ServiceTime, Number Servers) {
   return in<Number>(
       logErlangC(wholeServers(Servers), erlangs(ArrivalRate, ServiceTime)));
 }
@@ -252,7 +251,7 @@ Time latencyQuantileGiven(Number LogC, RequestRate ArrivalRate,
                           Time ServiceTime, Number Servers, Number ServiceCV,
                           Number Percentile) {
   return in<Time>(waitGiven(LogC.value(), ArrivalRate, ServiceTime, Servers,
-                           ServiceCV, Percentile.value())) +
+                            ServiceCV, Percentile.value())) +
          ServiceTime;
 }
 
@@ -260,7 +259,7 @@ Time ttftQuantileGiven(Number LogC, RequestRate ArrivalRate, Time ServiceTime,
                        Number Servers, Number ServiceCV, Time FirstToken,
                        Number Percentile) {
   return in<Time>(waitGiven(LogC.value(), ArrivalRate, ServiceTime, Servers,
-                           ServiceCV, Percentile.value())) +
+                            ServiceCV, Percentile.value())) +
          FirstToken;
 }
 

@@ -1,4 +1,5 @@
-//===- EfficiencyTest.cpp - Known answers: wall 3, MoE, MLA, training ------===//
+//===- EfficiencyTest.cpp - Known answers: wall 3, MoE, MLA, training
+//------===//
 //
 // Kernel-class efficiencies (wall 3), and the memory formulas that came with
 // them: multi-head latent attention's KV cache, the expert weights an MoE
@@ -47,14 +48,14 @@ TEST(EfficiencyWall, BlendedEfficiencySumsTheClassesTimes) {
           .value(),
       10.0 / 12.0);
   // Equal classes give that class's efficiency; no attention gives eta_gemm.
-  EXPECT_NEAR(blendedEfficiency(Total, Attention, in<Number>(0.7),
-                                in<Number>(0.7))
-                  .value(),
-              0.7, 1e-15);
-  EXPECT_DOUBLE_EQ(blendedEfficiency(Total, in<Flops>(0), in<Number>(0.8),
-                                     in<Number>(0.1))
-                       .value(),
-                   0.8);
+  EXPECT_NEAR(
+      blendedEfficiency(Total, Attention, in<Number>(0.7), in<Number>(0.7))
+          .value(),
+      0.7, 1e-15);
+  EXPECT_DOUBLE_EQ(
+      blendedEfficiency(Total, in<Flops>(0), in<Number>(0.8), in<Number>(0.1))
+          .value(),
+      0.8);
   // A step with no FLOPs does not divide by zero.
   EXPECT_DOUBLE_EQ(blendedEfficiency(in<Flops>(0), in<Flops>(0),
                                      in<Number>(0.8), in<Number>(0.1))
@@ -78,20 +79,20 @@ TEST(EfficiencyWall, AttentionFlopsAreTheAttentionTermsOfWall1) {
   EXPECT_DOUBLE_EQ(prefillAttentionFlops(L, D, B, S, TP).value(),
                    80.0 * 4 * 2048 * 2049 * 8192 / 2);
   // BERT-base at 128 tokens: 2 x 12 x 128^2 x 768 = 0.302 GFLOP.
-  EXPECT_DOUBLE_EQ(encoderAttentionFlops(in<Number>(12), in<Number>(768),
-                                         in<Tokens>(128))
-                       .value(),
-                   2.0 * 12 * 128 * 128 * 768);
+  EXPECT_DOUBLE_EQ(
+      encoderAttentionFlops(in<Number>(12), in<Number>(768), in<Tokens>(128))
+          .value(),
+      2.0 * 12 * 128 * 128 * 768);
 }
 
 TEST(MemoryWall, MlaKVCacheOfDeepSeekV3) {
   // DeepSeek-V3: 61 layers cache a 512-wide latent and a 64-wide rotary key
   // per token: 61 x 576 x 2 B = 70,272 B/token in bf16 (about 70 KB, against
   // 61 x 2 x 128 x 128 x 2 B = 4 MB for the same heads under plain MHA).
-  EXPECT_DOUBLE_EQ(mlaKVBytesPerToken(in<Number>(61), in<Number>(512),
-                                      in<Number>(64), Bf16)
-                       .value(),
-                   70272);
+  EXPECT_DOUBLE_EQ(
+      mlaKVBytesPerToken(in<Number>(61), in<Number>(512), in<Number>(64), Bf16)
+          .value(),
+      70272);
 }
 
 TEST(MemoryWall, MoeWeightsReadGrowWithTheTokensRouted) {
@@ -112,17 +113,16 @@ TEST(MemoryWall, MoeWeightsReadGrowWithTheTokensRouted) {
   // A prefill of thousands of tokens reads every expert: all 93.4 GB; TP 2
   // halves it.
   EXPECT_NEAR(
-      moeWeightBytesRead(N, A, E, K, in<Tokens>(4096), Bf16, in<Number>(2),
-                         One)
+      moeWeightBytesRead(N, A, E, K, in<Tokens>(4096), Bf16, in<Number>(2), One)
           .value(),
       46.7e9, 1e3);
   // Expert parallelism 8: each device holds one expert and reads it when
   // a token routes there; a 4,096-token prefill touches it surely:
   // (1.6333e9 + 5.6333e9) x 2 B = 14.53 GB.
-  EXPECT_NEAR(moeWeightBytesRead(N, A, E, K, in<Tokens>(4096), Bf16, One,
-                                 in<Number>(8))
-                  .value(),
-              (Always + PerExpert) * 2, 1e3);
+  EXPECT_NEAR(
+      moeWeightBytesRead(N, A, E, K, in<Tokens>(4096), Bf16, One, in<Number>(8))
+          .value(),
+      (Always + PerExpert) * 2, 1e3);
   // Stored per device under ep 8: the same 14.53 GB; without ep, 93.4 GB.
   EXPECT_NEAR(
       moeWeightBytesPerDevice(N, A, E, K, Bf16, One, in<Number>(8)).value(),
@@ -134,8 +134,7 @@ TEST(MemoryWall, MoeWeightsReadGrowWithTheTokensRouted) {
 TEST(MemoryWall, InferenceActivationsAndUnfusedScores) {
   // 2,048 tokens of Llama-3-70B at TP 8: 2,048 x (2 x 8,192 + 2 x 28,672 /
   // 8) x 2 B = 96,468,992 B.
-  EXPECT_DOUBLE_EQ(inferenceActivationBytes(in<Tokens>(2048),
-                                            in<Number>(8192),
+  EXPECT_DOUBLE_EQ(inferenceActivationBytes(in<Tokens>(2048), in<Number>(8192),
                                             in<Number>(28672), in<Number>(8),
                                             Bf16)
                        .value(),
@@ -156,19 +155,16 @@ TEST(MemoryWall, TrainingStateAndActivations) {
       120e9);
   // Traffic per step: 7.5e9 x (4 x 2 + 2 x 12) B = 240 GB.
   EXPECT_DOUBLE_EQ(
-      trainingStepBytes(in<Number>(7.5e9), Bf16, in<Bytes>(12)).value(),
-      240e9);
+      trainingStepBytes(in<Number>(7.5e9), Bf16, in<Bytes>(12)).value(), 240e9);
   // Korthikanti et al., eq. 1, GPT-3 175B layer shapes (h 12,288, 96 heads,
   // s 2,048, micro-batch 1): 2,048 x 12,288 x (34 + 5 x 96 x 2,048 /
   // 12,288) = 2,048 x 12,288 x 114 B = 2.869 GB per layer.
   EXPECT_DOUBLE_EQ(transformerActivationBytes(One, in<Tokens>(2048), One,
-                                              in<Number>(12288),
-                                              in<Number>(96))
+                                              in<Number>(12288), in<Number>(96))
                        .value(),
                    2048.0 * 12288 * 114);
   // Training does three forward passes' worth of FLOPs.
-  EXPECT_DOUBLE_EQ(trainingFlopsPerSample(in<Flops>(8.22e9)).value(),
-                   24.66e9);
+  EXPECT_DOUBLE_EQ(trainingFlopsPerSample(in<Flops>(8.22e9)).value(), 24.66e9);
 }
 
 } // namespace
@@ -178,17 +174,16 @@ namespace {
 TEST(ComputeWall, InverseRooflineByHand) {
   // 2.2625 GB in 1 ms at full efficiency: 2.2625 TB/s; at eta_mem 0.8,
   // 2.828 TB/s. 32.26 TFLOP in 40 ms at eta 1: 806.6 TFLOP/s.
-  EXPECT_DOUBLE_EQ(requiredBandwidth(in<Bytes>(2.2625e9), in<Time>(1e-3),
-                                     in<Number>(1))
-                       .value(),
-                   2.2625e12);
-  EXPECT_DOUBLE_EQ(requiredBandwidth(in<Bytes>(2.2625e9), in<Time>(1e-3),
-                                     in<Number>(0.8))
-                       .value(),
-                   2.2625e12 / 0.8);
   EXPECT_DOUBLE_EQ(
-      requiredPeak(in<Flops>(32.26e12), in<Time>(40e-3), in<Number>(1))
+      requiredBandwidth(in<Bytes>(2.2625e9), in<Time>(1e-3), in<Number>(1))
           .value(),
+      2.2625e12);
+  EXPECT_DOUBLE_EQ(
+      requiredBandwidth(in<Bytes>(2.2625e9), in<Time>(1e-3), in<Number>(0.8))
+          .value(),
+      2.2625e12 / 0.8);
+  EXPECT_DOUBLE_EQ(
+      requiredPeak(in<Flops>(32.26e12), in<Time>(40e-3), in<Number>(1)).value(),
       32.26e12 / 40e-3);
   // Round trip: the forward roofline at the synthesised bandwidth takes
   // exactly the target time.

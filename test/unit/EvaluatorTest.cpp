@@ -1,7 +1,7 @@
 //===- EvaluatorTest.cpp - Graph evaluation and re-evaluation -------------===//
 
-#include "passes/Pipeline.h"
 #include "runtime/Evaluator.h"
+#include "passes/Pipeline.h"
 
 #include <gtest/gtest.h>
 
@@ -25,8 +25,8 @@ std::unique_ptr<Compilation> build() {
   auto C = std::make_unique<Compilation>();
   C->Options.LoadPrelude = false;
   C->Options.DataDir = MLSC_SOURCE_DIR;
-  EXPECT_TRUE(compile(*C, llvm::MemoryBuffer::getMemBufferCopy(Scenario,
-                                                               "t.mls")));
+  EXPECT_TRUE(
+      compile(*C, llvm::MemoryBuffer::getMemBufferCopy(Scenario, "t.mls")));
   EXPECT_EQ(C->Graphs.size(), 1u);
   return C;
 }
@@ -83,12 +83,13 @@ TEST(Evaluator, InheritedDerivedFieldsFollowOverrides) {
   // changing the input leaf changes it.
   auto C = std::make_unique<Compilation>();
   C->Options.LoadPrelude = false;
-  ASSERT_TRUE(compile(*C, llvm::MemoryBuffer::getMemBufferCopy(
-                              std::string(Scenario) +
-                                  "accelerator slow : gpu { hbm.bandwidth = "
-                                  "0.5 * gpu.hbm.bandwidth }\n"
-                                  "scenario t { workload = w; system = slow }\n",
-                              "t.mls")));
+  ASSERT_TRUE(
+      compile(*C, llvm::MemoryBuffer::getMemBufferCopy(
+                      std::string(Scenario) +
+                          "accelerator slow : gpu { hbm.bandwidth = "
+                          "0.5 * gpu.hbm.bandwidth }\n"
+                          "scenario t { workload = w; system = slow }\n",
+                      "t.mls")));
   ASSERT_EQ(C->Graphs.size(), 2u);
   Evaluator Fast(C->Graphs[0]), Slow(C->Graphs[1]);
   Fast.run();

@@ -94,12 +94,12 @@ namespace {
 TEST(FidelityWall, PrunedBytesPerWeight) {
   // 2:4 in bf16: half the values plus a 2-bit index each:
   // 0.5 x (2 + 0.25) = 1.125 B per original weight.
-  EXPECT_DOUBLE_EQ(
-      prunedBytesPerParam(Bf16, in<Number>(0.5), One).value(), 1.125);
+  EXPECT_DOUBLE_EQ(prunedBytesPerParam(Bf16, in<Number>(0.5), One).value(),
+                   1.125);
   // Unstructured 70%: 0.3 x 2 B + a 1-bit bitmap = 0.725 B; at 5% the
   // bitmap costs more than the zeros save: 1.9 + 0.125 > 2.
-  EXPECT_DOUBLE_EQ(
-      prunedBytesPerParam(Bf16, in<Number>(0.7), Zero).value(), 0.725);
+  EXPECT_DOUBLE_EQ(prunedBytesPerParam(Bf16, in<Number>(0.7), Zero).value(),
+                   0.725);
   EXPECT_GT(prunedBytesPerParam(Bf16, in<Number>(0.05), Zero).value(), 2.0);
 }
 

@@ -1,7 +1,7 @@
 //===- FormatTest.cpp - Display rules for numbers -------------------------===//
 
-#include "ir/Units.h"
 #include "runtime/Format.h"
+#include "ir/Units.h"
 
 #include <gtest/gtest.h>
 

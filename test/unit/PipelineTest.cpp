@@ -113,9 +113,8 @@ TEST(Pipeline, PathsFollowEntityFields) {
 
 TEST(Pipeline, IndependentErrorsAreAllReported) {
   auto C = compileText("let a = 1 GB + 1 s\nlet b = 2 TBs\nlet c = nope\n");
-  std::vector<DiagKind> Expected = {DiagKind::UnitMismatch,
-                                    DiagKind::UnknownUnit,
-                                    DiagKind::UnknownName};
+  std::vector<DiagKind> Expected = {
+      DiagKind::UnitMismatch, DiagKind::UnknownUnit, DiagKind::UnknownName};
   std::vector<DiagKind> Got = kinds(*C);
   std::sort(Got.begin(), Got.end());
   std::sort(Expected.begin(), Expected.end());

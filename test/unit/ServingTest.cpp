@@ -177,16 +177,15 @@ TEST(ServingWall, PrefillStallsWithoutChunking) {
       prefillStallItl(TPOT, Prefill, Rate, in<Number>(0.99)).value(),
       8.686e-3 + 69.44e-3);
   // At 1 req/s P(N = 0) = 0.99135 >= 0.99: no stall at the p99.
-  EXPECT_DOUBLE_EQ(prefillStallItl(TPOT, Prefill, in<RequestRate>(1),
-                                   in<Number>(0.99))
-                       .value(),
-                   8.686e-3);
+  EXPECT_DOUBLE_EQ(
+      prefillStallItl(TPOT, Prefill, in<RequestRate>(1), in<Number>(0.99))
+          .value(),
+      8.686e-3);
   // Heavier: mean 3.875 x 1 s = 3.875 prefills per gap; the Poisson p99
   // is 9 (P(N <= 8) = 0.9821, P(N <= 9) = 0.9934).
-  EXPECT_DOUBLE_EQ(prefillStallItl(in<Time>(1), Prefill, Rate,
-                                   in<Number>(0.99))
-                       .value(),
-                   1 + 9 * 69.44e-3);
+  EXPECT_DOUBLE_EQ(
+      prefillStallItl(in<Time>(1), Prefill, Rate, in<Number>(0.99)).value(),
+      1 + 9 * 69.44e-3);
 }
 
 TEST(ServingWall, PrefillInterferenceStretchesTheMeanGap) {

@@ -27,8 +27,8 @@ TEST(Units, BitsAndBytesAreDistinct) {
   // 400 Gb/s = 50 GB/s.
   EXPECT_DOUBLE_EQ(400 * parse("Gb/s").Scale, 50 * parse("GB/s").Scale);
   EXPECT_DOUBLE_EQ(parse("Gbps").Scale, parse("Gb/s").Scale);
-  EXPECT_EQ(parse("Gb/s").Dim, Dimension::base(BaseDim::Data) /
-                                   Dimension::base(BaseDim::Time));
+  EXPECT_EQ(parse("Gb/s").Dim,
+            Dimension::base(BaseDim::Data) / Dimension::base(BaseDim::Time));
 }
 
 TEST(Units, RidgePointOfH100) {

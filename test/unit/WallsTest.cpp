@@ -72,15 +72,15 @@ TEST(ComputeWall, BatchOneDecodeIsMemoryBoundPrefillIsComputeBound) {
   Number P = in<Number>(70.6e9), L = in<Number>(80), D = in<Number>(8192),
          TP = in<Number>(2);
   Bytes W = weightBytesPerDevice(P, in<Bytes>(2), TP, One);
-  BytesPerToken KV = kvBytesPerToken(L, in<Number>(8), in<Number>(128),
-                                     in<Bytes>(2));
+  BytesPerToken KV =
+      kvBytesPerToken(L, in<Number>(8), in<Number>(128), in<Bytes>(2));
   Intensity Ridge = ridgePoint(in<FlopRate>(989e12), in<Bandwidth>(3.35e12));
-  Intensity Decode = arithmeticIntensity(
-      decodeStepFlops(P, L, D, One, in<Tokens>(2048), TP),
-      decodeStepBytes(W, KV, One, in<Tokens>(2048), TP));
-  Intensity Prefill = arithmeticIntensity(
-      prefillFlops(P, L, D, One, in<Tokens>(2048), TP),
-      prefillBytes(W, KV, One, in<Tokens>(2048), TP));
+  Intensity Decode =
+      arithmeticIntensity(decodeStepFlops(P, L, D, One, in<Tokens>(2048), TP),
+                          decodeStepBytes(W, KV, One, in<Tokens>(2048), TP));
+  Intensity Prefill =
+      arithmeticIntensity(prefillFlops(P, L, D, One, in<Tokens>(2048), TP),
+                          prefillBytes(W, KV, One, in<Tokens>(2048), TP));
   EXPECT_LT(Decode, Ridge);
   EXPECT_GT(Prefill, Ridge);
   EXPECT_NEAR(Decode.value(), 1.0, 0.05);
@@ -89,9 +89,8 @@ TEST(ComputeWall, BatchOneDecodeIsMemoryBoundPrefillIsComputeBound) {
 TEST(Formulas, DoubleAdapterMatchesTypedCallBitForBit) {
   double In[] = {1e9, 2, 64, 3, 100, 2};
   double ViaGraph = DecodeStepFlopsF.Eval(In);
-  double Typed = decodeStepFlops(in<Number>(1e9), in<Number>(2),
-                                 in<Number>(64), in<Number>(3),
-                                 in<Tokens>(100), in<Number>(2))
+  double Typed = decodeStepFlops(in<Number>(1e9), in<Number>(2), in<Number>(64),
+                                 in<Number>(3), in<Tokens>(100), in<Number>(2))
                      .value();
   EXPECT_EQ(ViaGraph, Typed);
 }
@@ -135,16 +134,16 @@ TEST(ComputeWall, DecodeCrossoverBatchByHand) {
   // cost f/1000 bytes-equivalent: B* = 2e9 / (2,000,000.08 - 1,000) = 1000.5.
   using namespace mlsc::q;
   Number One = in<Number>(1);
-  Number B = decodeCrossoverBatch(in<Number>(1e9), One, in<Number>(4),
-                                  in<Tokens>(10), One, in<Bytes>(2e9),
-                                  in<BytesPerToken>(100), in<FlopRate>(1e15),
-                                  One, in<Bandwidth>(1e12), One);
+  Number B =
+      decodeCrossoverBatch(in<Number>(1e9), One, in<Number>(4), in<Tokens>(10),
+                           One, in<Bytes>(2e9), in<BytesPerToken>(100),
+                           in<FlopRate>(1e15), One, in<Bandwidth>(1e12), One);
   EXPECT_NEAR(B.value(), 2e9 / (2000000.08 - 1000), 1e-9);
   // KV reads that outgrow the FLOPs: compute never binds.
-  Number Never = decodeCrossoverBatch(
-      in<Number>(1), One, One, in<Tokens>(10), One, in<Bytes>(1),
-      in<BytesPerToken>(1e6), in<FlopRate>(1e15), One, in<Bandwidth>(1e12),
-      One);
+  Number Never =
+      decodeCrossoverBatch(in<Number>(1), One, One, in<Tokens>(10), One,
+                           in<Bytes>(1), in<BytesPerToken>(1e6),
+                           in<FlopRate>(1e15), One, in<Bandwidth>(1e12), One);
   EXPECT_TRUE(std::isinf(Never.value()));
 }
 

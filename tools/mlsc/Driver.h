@@ -1,4 +1,5 @@
-//===- Driver.h - The mlsc command-line driver's shared parts ----*- C++ -*-===//
+//===- Driver.h - The mlsc command-line driver's shared parts ----*- C++
+//-*-===//
 #ifndef MLSC_TOOLS_DRIVER_H
 #define MLSC_TOOLS_DRIVER_H
 
@@ -38,8 +39,7 @@ struct DriverOptions {
 
 /// Compiles for evaluation; prints diagnostics. Null on errors.
 std::unique_ptr<Compilation>
-compileForEval(const DriverOptions &O,
-               std::unique_ptr<llvm::MemoryBuffer> Buf);
+compileForEval(const DriverOptions &O, std::unique_ptr<llvm::MemoryBuffer> Buf);
 
 /// `mlsc solve FILE [NAME]` (Queries.cpp).
 int solve(const DriverOptions &O, std::unique_ptr<llvm::MemoryBuffer> Buf);

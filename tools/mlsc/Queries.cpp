@@ -38,9 +38,9 @@ std::vector<const query::Query *> select(const Compilation &C,
     Error = Name.empty()
                 ? fmt::format("the file has no {} block", What)
                 : fmt::format("no {} named `{}`{}", What, Name,
-                              Names.empty()
-                                  ? ""
-                                  : "; the file has " + llvm::join(Names, ", "));
+                              Names.empty() ? ""
+                                            : "; the file has " +
+                                                  llvm::join(Names, ", "));
   return Out;
 }
 
@@ -142,10 +142,9 @@ int sweep(const DriverOptions &O, std::unique_ptr<llvm::MemoryBuffer> Buf) {
         Shown = true;
         int Width = 40;
         int Fill = Total ? static_cast<int>(Width * Done / Total) : Width;
-        llvm::errs() << fmt::format("\r{} [{}{}] {}/{} points", Q.Name,
-                                    std::string(Fill, '#'),
-                                    std::string(Width - Fill, ' '), Done,
-                                    Total);
+        llvm::errs() << fmt::format(
+            "\r{} [{}{}] {}/{} points", Q.Name, std::string(Fill, '#'),
+            std::string(Width - Fill, ' '), Done, Total);
         if (Done == Total)
           llvm::errs() << "\n";
       };
@@ -169,13 +168,13 @@ int sweep(const DriverOptions &O, std::unique_ptr<llvm::MemoryBuffer> Buf) {
     }
     if (F == TableFormat::Text)
       llvm::outs() << (I ? "\n" : "")
-                   << fmt::format("sweep {}: {} points, {} meet the "
-                                  "conditions{}\n",
-                                  Q.Name, R.Points, R.Kept,
-                                  R.Rows.size() < R.Kept
-                                      ? fmt::format(", first {} shown",
-                                                    R.Rows.size())
-                                      : "");
+                   << fmt::format(
+                          "sweep {}: {} points, {} meet the "
+                          "conditions{}\n",
+                          Q.Name, R.Points, R.Kept,
+                          R.Rows.size() < R.Kept
+                              ? fmt::format(", first {} shown", R.Rows.size())
+                              : "");
     llvm::outs() << Table;
   }
   return Success;
@@ -196,9 +195,8 @@ int sensitivity(const DriverOptions &O,
   const graph::Graph *G = nullptr;
   std::string Metric;
   for (const graph::Graph &Gr : C->Graphs)
-    if (Target == Gr.Scenario ||
-        (Target.startswith(Gr.Scenario + ".") &&
-         Target.size() > Gr.Scenario.size() + 1)) {
+    if (Target == Gr.Scenario || (Target.startswith(Gr.Scenario + ".") &&
+                                  Target.size() > Gr.Scenario.size() + 1)) {
       G = &Gr;
       if (Target != Gr.Scenario)
         Metric = Target.drop_front(Gr.Scenario.size() + 1).str();
@@ -207,8 +205,8 @@ int sensitivity(const DriverOptions &O,
     std::vector<std::string> Names;
     for (const graph::Graph &Gr : C->Graphs)
       Names.push_back(Gr.Scenario);
-    llvm::errs() << "mlsc: error: no scenario `" << Target
-                 << "`; the file has " << llvm::join(Names, ", ") << "\n";
+    llvm::errs() << "mlsc: error: no scenario `" << Target << "`; the file has "
+                 << llvm::join(Names, ", ") << "\n";
     return UsageError;
   }
   std::vector<std::string> Metrics;
@@ -248,13 +246,12 @@ int sensitivity(const DriverOptions &O,
                     {"elasticities", List}});
       continue;
     }
-    llvm::outs() << "\n" << M << " = " << formatQuantity(E.value(Id), N.Dim)
-                 << "\n";
+    llvm::outs() << "\n"
+                 << M << " = " << formatQuantity(E.value(Id), N.Dim) << "\n";
     if (Es.empty())
       llvm::outs() << "  (no input moves it)\n";
     for (size_t K = 0; K < Es.size() && K < Shown; ++K)
-      llvm::outs() << fmt::format("  {:>+9.4f}  {}\n", Es[K].Value,
-                                  Es[K].Name);
+      llvm::outs() << fmt::format("  {:>+9.4f}  {}\n", Es[K].Value, Es[K].Name);
     if (Es.size() > Shown)
       llvm::outs() << fmt::format("  ... {} more (name the metric to see "
                                   "all)\n",
@@ -290,8 +287,7 @@ int sensitivity(const DriverOptions &O,
   for (const FactorFlips &F : Flips) {
     std::string Where =
         F.Flips.empty()
-            ? fmt::format("{} throughout (robust)",
-                          wallShortName(F.WallAtLow))
+            ? fmt::format("{} throughout (robust)", wallShortName(F.WallAtLow))
             : "";
     for (const FlipPoint &P : F.Flips)
       Where += fmt::format("{}{} below {}, {} above", Where.empty() ? "" : "; ",

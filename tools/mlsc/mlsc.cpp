@@ -15,14 +15,14 @@
 #include "passes/Pipeline.h"
 #include "runtime/Audit.h"
 #include "runtime/Evaluator.h"
-#include "tools/mlsc/Driver.h"
 #include "runtime/Report.h"
+#include "tools/mlsc/Driver.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
-#include "llvm/Support/Path.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <fmt/format.h>
@@ -196,8 +196,7 @@ int parseArgs(int Argc, char **Argv, DriverOptions &O) {
       return usage("unknown option `" + A.str() + "`");
     } else if (I == 1 && (A == "compile" || A == "eval" || A == "check" ||
                           A == "explain" || A == "walls" || A == "audit" ||
-                          A == "solve" || A == "sweep" ||
-                          A == "sensitivity")) {
+                          A == "solve" || A == "sweep" || A == "sensitivity")) {
       O.Command = A.str();
     } else if (O.Command == "audit") {
       O.AuditPaths.push_back(A.str());
@@ -257,8 +256,9 @@ int list(const std::string &What) {
 
 std::unique_ptr<llvm::MemoryBuffer> readInput(const std::string &Path,
                                               std::string &Error) {
-  auto Buf = llvm::MemoryBuffer::getFileOrSTDIN(Path, /*IsText=*/false,
-                                                /*RequiresNullTerminator=*/true);
+  auto Buf =
+      llvm::MemoryBuffer::getFileOrSTDIN(Path, /*IsText=*/false,
+                                         /*RequiresNullTerminator=*/true);
   if (!Buf) {
     Error = Buf.getError().message();
     return nullptr;
@@ -383,10 +383,13 @@ int check(const DriverOptions &O, std::unique_ptr<llvm::MemoryBuffer> Buf) {
     bool Feasible = FeasibleNode < 0 || E.value(FeasibleNode) != 0;
     if (!Feasible) {
       ++Fail;
-      std::string Where = location(C->SM, C->Program.entity(G.Scenario)->NameRange);
+      std::string Where =
+          location(C->SM, C->Program.entity(G.Scenario)->NameRange);
       if (O.Json)
-        Results.push_back({{"scenario", G.Scenario}, {"kind", "feasibility"},
-                           {"location", Where}, {"verdict", "fail"}});
+        Results.push_back({{"scenario", G.Scenario},
+                           {"kind", "feasibility"},
+                           {"location", Where},
+                           {"verdict", "fail"}});
       else
         llvm::outs() << Where << ": FAIL scenario " << G.Scenario
                      << " is infeasible (run `mlsc eval` for the reason)\n";
@@ -537,9 +540,8 @@ int audit(const DriverOptions &O) {
     if (!compile(*C, std::move(Buf)))
       Errors = true;
     C->Diags.flush(llvm::errs());
-    std::string Shown = llvm::StringRef(F).startswith(Prefix)
-                            ? F.substr(Prefix.size())
-                            : F;
+    std::string Shown =
+        llvm::StringRef(F).startswith(Prefix) ? F.substr(Prefix.size()) : F;
     size_t First = Records.size();
     collectAudit(C->Program, C->SM, C->Program.MainBufferId, Shown, Cutoff,
                  Records);
