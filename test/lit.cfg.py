@@ -19,6 +19,10 @@ for var in ["ASAN_OPTIONS", "UBSAN_OPTIONS"]:
     if var in os.environ:
         config.environment[var] = os.environ[var]
 
+# `%expect-exit N cmd`: passes only when cmd exits with exactly N.
+config.substitutions.append(("%expect-exit",
+                             os.path.join(config.mlsc_src_root, "utils",
+                                          "expect-exit.sh")))
 config.substitutions.append(("%python", config.python_executable))
 config.substitutions.append(("%lit", config.python_executable + " " + config.lit_py))
 config.substitutions.append(("%src", config.mlsc_src_root))
