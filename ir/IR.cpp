@@ -34,6 +34,24 @@ std::string Type::str() const {
   return "";
 }
 
+const char *spelling(UnaryOp Op) {
+  switch (Op) {
+  case UnaryOp::Negate:
+    return "-";
+  case UnaryOp::Plus:
+    return "+";
+  case UnaryOp::Not:
+    return "not";
+  }
+  return "?";
+}
+
+const char *spelling(BinaryOp Op) {
+  static const char *const Names[] = {"+", "-",  "*",  "/",  "^",  "<",   "<=",
+                                      ">", ">=", "==", "!=", "in", "and", "or"};
+  return Names[static_cast<unsigned>(Op)];
+}
+
 const char *builtinName(Builtin B) {
   static const char *const Names[] = {"min",   "max",   "ceil", "floor",
                                       "round", "abs",   "sqrt", "log",
@@ -82,10 +100,10 @@ std::string exprToString(const Expr &E) {
     return std::string(builtinName(E.Fn)) + "(" + llvm::join(Args, ", ") + ")";
   }
   case ExprKind::Unary:
-    return std::string("(") + ast::spelling(E.UOp) +
-           (E.UOp == ast::UnaryOp::Not ? " " : "") + sub(0) + ")";
+    return std::string("(") + spelling(E.UOp) +
+           (E.UOp == UnaryOp::Not ? " " : "") + sub(0) + ")";
   case ExprKind::Binary:
-    return "(" + sub(0) + " " + ast::spelling(E.BOp) + " " + sub(1) + ")";
+    return "(" + sub(0) + " " + spelling(E.BOp) + " " + sub(1) + ")";
   case ExprKind::List: {
     std::vector<std::string> Items;
     for (size_t I = 0; I < E.Operands.size(); ++I)

@@ -11,7 +11,6 @@
 #ifndef MLSC_IR_IR_H
 #define MLSC_IR_IR_H
 
-#include "frontend/AST.h"
 #include "ir/Dimension.h"
 #include "ir/Schema.h"
 
@@ -80,6 +79,37 @@ enum class Builtin {
 };
 const char *builtinName(Builtin B);
 
+/// The IR's own operators: the front end's are mapped by build-ir, so the
+/// IR (and everything after it) never sees the AST.
+enum class UnaryOp { Negate, Plus, Not };
+enum class BinaryOp {
+  Add,
+  Sub,
+  Mul,
+  Div,
+  Pow,
+  Lt,
+  Le,
+  Gt,
+  Ge,
+  Eq,
+  Ne,
+  In,
+  And,
+  Or,
+};
+const char *spelling(UnaryOp Op);
+const char *spelling(BinaryOp Op);
+
+/// The source text a range covers (`ttft.p99 < 500 ms`), or "" when the
+/// range is invalid. The IR keeps ranges into the source buffers, which
+/// outlive it.
+inline std::string sourceText(llvm::SMRange R) {
+  if (!R.isValid())
+    return "";
+  return std::string(R.Start.getPointer(), R.End.getPointer());
+}
+
 struct Expr;
 using ExprPtr = std::unique_ptr<Expr>;
 
@@ -94,6 +124,7 @@ struct Expr {
   // Number: value in SI base units, as written in source.
   double Number = 0;
   std::string Spelling; ///< Number: "3.35 TB/s"; String/Enum: the text
+  std::string NumberText, UnitText; ///< Number: "3.35" and "TB/s"
   int Year = 0, Month = 0, Day = 0; ///< Date
   bool BoolValue = false;
 
@@ -102,8 +133,8 @@ struct Expr {
   Let *LetTarget = nullptr;      ///< LetRef
 
   Builtin Fn = Builtin::Min; ///< Call
-  ast::UnaryOp UOp = ast::UnaryOp::Negate;
-  ast::BinaryOp BOp = ast::BinaryOp::Add;
+  UnaryOp UOp = UnaryOp::Negate;
+  BinaryOp BOp = BinaryOp::Add;
   llvm::SMRange OpRange;
   std::vector<ExprPtr> Operands; ///< Call args, Unary/Binary operands,
                                  ///< List items, Range lo/hi/step
@@ -129,11 +160,10 @@ struct Value {
 struct Field {
   std::string Path; ///< "hbm.bandwidth"
   const FieldSchema *Schema = nullptr;
-  const ast::Expr *Syntax = nullptr; ///< the AST it was built from
-  ExprPtr Value;                     ///< typed IR (null for Constraints fields)
-  std::vector<ExprPtr> Conditions;   ///< Constraints fields only
-  llvm::SMRange Range;               ///< where the assignment was written
-  Entity *Source = nullptr;          ///< `from SOURCE`
+  ExprPtr Value;                   ///< typed IR (null for Constraints fields)
+  std::vector<ExprPtr> Conditions; ///< Constraints fields only
+  llvm::SMRange Range;             ///< where the assignment was written
+  Entity *Source = nullptr;        ///< `from SOURCE`
   std::vector<std::string> Notes;
   const Entity *InheritedFrom = nullptr; ///< set when written in a base
   std::optional<ir::Value> Folded;       ///< set by fold-constants
@@ -145,7 +175,6 @@ struct Entity {
   std::string Name;
   llvm::SMRange NameRange;
   llvm::SMRange Range;
-  const ast::EntityDecl *Decl = nullptr;
   Entity *Base = nullptr;
   std::vector<Field> Fields; ///< in schema order
   bool Erroneous = false;    ///< suppress follow-on diagnostics
@@ -157,7 +186,6 @@ struct Entity {
 struct Let {
   std::string Name;
   llvm::SMRange NameRange;
-  const ast::LetDecl *Decl = nullptr;
   ExprPtr Value;
   Entity *Source = nullptr;
   std::vector<std::string> Notes;
@@ -174,8 +202,9 @@ struct Assert {
 };
 
 /// The whole compiled program: every module's declarations, imports first.
+/// It refers to the source only by ranges (the ASTs stay in the pipeline's
+/// Compilation).
 struct Program {
-  std::vector<std::unique_ptr<ast::Module>> Modules; ///< dependency order
   std::vector<std::unique_ptr<Entity>> Entities;
   std::vector<std::unique_ptr<Let>> Lets;
   std::vector<Assert> Asserts; ///< of the main module only

@@ -1,6 +1,6 @@
 //===- BuildIR.cpp - Declare, flatten, check fields, resolve names --------===//
 //
-// Consumes Program::Modules (ASTs); produces Program::Entities, Lets and
+// Consumes Compilation::Modules (ASTs); produces Program::Entities, Lets and
 // Asserts with every field's expression lowered to IR and every name bound:
 // fields of the enclosing entity, then lets and entities, dotted paths into
 // other entities' fields and metrics. Inheritance (`KIND NAME : BASE`) is
@@ -16,6 +16,7 @@
 #include "ir/Units.h"
 #include "passes/Pipeline.h"
 
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringExtras.h"
 
 #include <fmt/format.h>
@@ -43,6 +44,54 @@ struct Assignment {
   llvm::SMRange VariantRange;
 };
 
+ir::UnaryOp irOperator(ast::UnaryOp Op) {
+  switch (Op) {
+  case ast::UnaryOp::Negate:
+    return ir::UnaryOp::Negate;
+  case ast::UnaryOp::Plus:
+    return ir::UnaryOp::Plus;
+  case ast::UnaryOp::Not:
+    return ir::UnaryOp::Not;
+  }
+  llvm_unreachable("unknown unary operator");
+}
+
+ir::BinaryOp irOperator(ast::BinaryOp Op) {
+  using A = ast::BinaryOp;
+  using I = ir::BinaryOp;
+  switch (Op) {
+  case A::Add:
+    return I::Add;
+  case A::Sub:
+    return I::Sub;
+  case A::Mul:
+    return I::Mul;
+  case A::Div:
+    return I::Div;
+  case A::Pow:
+    return I::Pow;
+  case A::Lt:
+    return I::Lt;
+  case A::Le:
+    return I::Le;
+  case A::Gt:
+    return I::Gt;
+  case A::Ge:
+    return I::Ge;
+  case A::Eq:
+    return I::Eq;
+  case A::Ne:
+    return I::Ne;
+  case A::In:
+    return I::In;
+  case A::And:
+    return I::And;
+  case A::Or:
+    return I::Or;
+  }
+  llvm_unreachable("unknown binary operator");
+}
+
 class IRBuilder {
 public:
   explicit IRBuilder(Compilation &C) : C(C), P(C.Program), Diags(C.Diags) {}
@@ -57,7 +106,7 @@ public:
       lowerFields(*E);
     for (auto &L : P.Lets)
       lowerLet(*L);
-    for (const auto &M : P.Modules)
+    for (const auto &M : C.Modules)
       if (M->BufferId == P.MainBufferId)
         for (const ast::AssertDecl &A : M->Asserts)
           P.Asserts.push_back({lower(A.Condition.get(), nullptr), A.Message,
@@ -67,6 +116,10 @@ public:
 private:
   Compilation &C;
   ir::Program &P;
+  /// The declaration each entity and let was built from: the IR keeps
+  /// source ranges only, so the AST stays in this pass.
+  llvm::DenseMap<const Entity *, const ast::EntityDecl *> EntityDecls;
+  llvm::DenseMap<const ir::Let *, const ast::LetDecl *> LetDecls;
   DiagnosticEngine &Diags;
   std::map<const Entity *, std::vector<Assignment>> Flat;
   std::map<const Entity *, int> FlattenState; ///< 1 visiting, 2 done
@@ -95,7 +148,7 @@ private:
       auto Let = std::make_unique<ir::Let>();
       Let->Name = L.Name;
       Let->NameRange = L.NameRange;
-      Let->Decl = &L;
+      LetDecls[Let.get()] = &L;
       P.LetByName[L.Name] = Let.get();
       P.Lets.push_back(std::move(Let));
     };
@@ -120,13 +173,13 @@ private:
       E->Name = D.Name;
       E->NameRange = D.NameRange;
       E->Range = D.Range;
-      E->Decl = &D;
+      EntityDecls[E.get()] = &D;
       P.EntityByName[D.Name] = E.get();
       P.Entities.push_back(std::move(E));
     };
     // In source order, so the first definition is the one kept and the
     // duplicate's note points back to it.
-    for (const auto &M : P.Modules)
+    for (const auto &M : C.Modules)
       for (auto [Tag, Index] : M->Order) {
         if (Tag == 2)
           declareLet(M->Lets[Index]);
@@ -138,7 +191,7 @@ private:
   // --------------------------------------------------------- inheritance
 
   void resolveBase(Entity &E) {
-    const ast::EntityDecl &D = *E.Decl;
+    const ast::EntityDecl &D = *EntityDecls.lookup(&E);
     if (!D.Base)
       return;
     Entity *B = P.entity(*D.Base);
@@ -173,7 +226,8 @@ private:
     if (State == 2)
       return Flat[&E];
     if (State == 1) {
-      Diags.report(DiagKind::InheritanceCycle, E.Decl->BaseRange,
+      Diags.report(DiagKind::InheritanceCycle,
+                   EntityDecls.lookup(&E)->BaseRange,
                    fmt::format("`{}` derives from itself through `{}`", E.Name,
                                E.Base->Name));
       E.Erroneous = true;
@@ -188,11 +242,11 @@ private:
       if (Base->Erroneous)
         E.Erroneous = true;
     }
-    const ast::EntityDecl &D = *E.Decl;
+    const ast::EntityDecl &D = *EntityDecls.lookup(&E);
     if (D.Base && !E.Base && !E.Erroneous && E.Schema->isVariant(*D.Base))
       Result.push_back({E.Schema->VariantField, nullptr, &E, D.BaseRange});
     std::map<std::string, llvm::SMRange> Own;
-    collect(E, E.Decl->Items, "", Result, Own);
+    collect(E, EntityDecls.lookup(&E)->Items, "", Result, Own);
     if (D.HasSyntaxError)
       E.Erroneous = true;
     State = 2;
@@ -205,7 +259,7 @@ private:
                std::map<std::string, llvm::SMRange> &Own) {
     for (const ast::Item &I : Items) {
       if (I.K == ast::Item::Kind::Constraint) {
-        if (E.Decl->HasSyntaxError)
+        if (EntityDecls.lookup(&E)->HasSyntaxError)
           continue; // most likely debris of the syntax error
         Diags.report(DiagKind::SyntaxError, I.Range,
                      fmt::format("a condition is not a field of {} `{}`; "
@@ -342,8 +396,7 @@ private:
           F.Conditions.push_back(lower(Cond.Value.get(), Self));
         }
       } else {
-        F.Syntax = A->Item->Value.get();
-        F.Value = lowerFieldValue(FS, F.Syntax, E);
+        F.Value = lowerFieldValue(FS, A->Item->Value.get(), E);
         F.Source = resolveSource(A->Item->Prov);
         F.Notes = A->Item->Prov.Notes;
       }
@@ -371,14 +424,14 @@ private:
     F.Range = A.VariantRange;
     F.InheritedFrom = A.WrittenIn == &E ? nullptr : A.WrittenIn;
     F.Value = std::make_unique<Expr>(ExprKind::EnumSymbol, A.VariantRange);
-    F.Value->Spelling = A.WrittenIn->Decl->Base.value_or("");
+    F.Value->Spelling = EntityDecls.lookup(A.WrittenIn)->Base.value_or("");
     return F;
   }
 
   void lowerLet(ir::Let &L) {
-    L.Value = lower(L.Decl->Value.get(), nullptr);
-    L.Source = resolveSource(L.Decl->Prov);
-    L.Notes = L.Decl->Prov.Notes;
+    L.Value = lower(LetDecls.lookup(&L)->Value.get(), nullptr);
+    L.Source = resolveSource(LetDecls.lookup(&L)->Prov);
+    L.Notes = LetDecls.lookup(&L)->Prov.Notes;
   }
 
   Entity *resolveSource(const ast::Provenance &Prov) {
@@ -517,7 +570,7 @@ private:
     case K::Unary: {
       auto *U = llvm::cast<ast::UnaryExpr>(E);
       auto X = std::make_unique<Expr>(ExprKind::Unary, R);
-      X->UOp = U->Op;
+      X->UOp = irOperator(U->Op);
       X->OpRange = U->OpRange;
       X->Operands.push_back(lower(U->Operand.get(), Self));
       return X;
@@ -525,7 +578,7 @@ private:
     case K::Binary: {
       auto *B = llvm::cast<ast::BinaryExpr>(E);
       auto X = std::make_unique<Expr>(ExprKind::Binary, R);
-      X->BOp = B->Op;
+      X->BOp = irOperator(B->Op);
       X->OpRange = B->OpRange;
       X->Operands.push_back(lower(B->LHS.get(), Self));
       X->Operands.push_back(lower(B->RHS.get(), Self));
@@ -603,6 +656,8 @@ private:
     X->Number = SI;
     X->Spelling =
         N.UnitText.empty() ? N.NumberText : N.NumberText + " " + N.UnitText;
+    X->NumberText = N.NumberText;
+    X->UnitText = N.UnitText;
     X->Ty = ir::Type::quantity(Dim);
     return X;
   }

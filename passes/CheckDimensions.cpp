@@ -53,7 +53,7 @@ private:
   std::map<const ir::Let *, int> LetState; ///< 1 visiting, 2 done
 
   static std::string text(llvm::SMRange R) {
-    std::string S = ast::sourceText(R);
+    std::string S = ir::sourceText(R);
     if (S.size() > 40)
       S = S.substr(0, 37) + "...";
     return S;
@@ -174,9 +174,9 @@ private:
   static std::optional<double> constantNumber(const Expr &E) {
     if (E.Kind == ExprKind::Number)
       return E.Number;
-    if (E.Kind == ExprKind::Unary && E.UOp != ast::UnaryOp::Not)
+    if (E.Kind == ExprKind::Unary && E.UOp != ir::UnaryOp::Not)
       if (std::optional<double> V = constantNumber(*E.Operands[0]))
-        return E.UOp == ast::UnaryOp::Negate ? -*V : *V;
+        return E.UOp == ir::UnaryOp::Negate ? -*V : *V;
     return std::nullopt;
   }
 
@@ -281,7 +281,7 @@ private:
 
   Type unary(Expr &E) {
     const Expr &O = *E.Operands[0];
-    if (E.UOp == ast::UnaryOp::Not) {
+    if (E.UOp == ir::UnaryOp::Not) {
       if (!requireBool(O, "`not`"))
         return Type::error();
       return Type::boolean();
@@ -311,13 +311,13 @@ private:
   }
 
   Type binary(Expr &E) {
-    using Op = ast::BinaryOp;
+    using Op = ir::BinaryOp;
     const Expr &L = *E.Operands[0];
     const Expr &R = *E.Operands[1];
     switch (E.BOp) {
     case Op::And:
     case Op::Or: {
-      std::string Context = fmt::format("`{}`", ast::spelling(E.BOp));
+      std::string Context = fmt::format("`{}`", ir::spelling(E.BOp));
       if (!requireBool(L, Context.c_str()) || !requireBool(R, Context.c_str()))
         return Type::error();
       return Type::boolean();
@@ -506,10 +506,10 @@ private:
         Diags.report(DiagKind::FieldDimensionMismatch, F.Value->Range,
                      fmt::format("`{}` expects {}, got {}", F.Path,
                                  S.Dim.describe(), T.Dim.describe()));
-    const auto *Lit = llvm::dyn_cast_or_null<ast::NumberExpr>(F.Syntax);
-    if (Lit && F.Value->Kind == ExprKind::Number) {
-      if (std::optional<std::string> U = suggestUnitFor(Lit->UnitText, S.Dim)) {
-        std::string Fixed = Lit->NumberText + " " + *U;
+    if (F.Value->Kind == ExprKind::Number) {
+      if (std::optional<std::string> U =
+              suggestUnitFor(F.Value->UnitText, S.Dim)) {
+        std::string Fixed = F.Value->NumberText + " " + *U;
         D.Message += fmt::format("; did you mean `{}`?", Fixed);
         D.fixIt(F.Value->Range, Fixed);
       }

@@ -166,9 +166,9 @@ private:
       std::optional<Value> O = fold(*E.Operands[0]);
       if (!O)
         return std::nullopt;
-      if (E.UOp == ast::UnaryOp::Not)
+      if (E.UOp == ir::UnaryOp::Not)
         return boolean(O->Number == 0);
-      return quantity(E.UOp == ast::UnaryOp::Negate ? -O->Number : O->Number,
+      return quantity(E.UOp == ir::UnaryOp::Negate ? -O->Number : O->Number,
                       O->Dim);
     }
     case ExprKind::Binary:
@@ -275,7 +275,7 @@ private:
   }
 
   std::optional<Value> binary(const Expr &E) {
-    using Op = ast::BinaryOp;
+    using Op = ir::BinaryOp;
     std::optional<Value> L = fold(*E.Operands[0]);
     std::optional<Value> R = fold(*E.Operands[1]);
     if (!L || !R)

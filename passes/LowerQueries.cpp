@@ -256,11 +256,11 @@ private:
     if (const auto *Sort = items("sort_by"))
       for (const ir::ExprPtr &E : *Sort) {
         bool Descending =
-            E->Kind == ir::ExprKind::Unary && E->UOp == ast::UnaryOp::Negate;
+            E->Kind == ir::ExprKind::Unary && E->UOp == ir::UnaryOp::Negate;
         const ir::Expr &Inner = Descending ? *E->Operands[0] : *E;
         if (std::optional<Term> T = term(Inner, "a sort key")) {
           T->Descending = Descending;
-          T->Text = ast::sourceText(E->Range);
+          T->Text = ir::sourceText(E->Range);
           Q.SortBy.push_back(*T);
         }
       }
@@ -326,7 +326,7 @@ private:
       return std::nullopt;
     }
     Term T;
-    T.Text = ast::sourceText(E.Range);
+    T.Text = ir::sourceText(E.Range);
     T.Node = *Node;
     T.Dim = G->Nodes[*Node].Dim;
     T.IsBool = G->Nodes[*Node].IsBool;
@@ -457,7 +457,7 @@ private:
   }
 
   void variable(Query &Q, const ir::Expr &E, bool AllowContinuous) {
-    if (E.Kind != ir::ExprKind::Binary || E.BOp != ast::BinaryOp::In ||
+    if (E.Kind != ir::ExprKind::Binary || E.BOp != ir::BinaryOp::In ||
         E.Operands[0]->Kind != ir::ExprKind::FieldRef) {
       error(DiagKind::MalformedQuery, E.Range,
             "a decision variable is written `FIELD in LO .. HI`, `FIELD in "
@@ -467,7 +467,7 @@ private:
     const ir::Expr &Ref = *E.Operands[0];
     const ir::Expr &Set = *E.Operands[1];
     Variable V;
-    V.Name = ast::sourceText(Ref.Range);
+    V.Name = ir::sourceText(Ref.Range);
     V.Range = E.Range;
     V.Dim = Ref.Ty.Dim;
     if (Ref.Ty.Kind == ir::TypeKind::Entity) {

@@ -63,7 +63,7 @@ void ScenarioLowering::condition(const ir::Expr &E, llvm::SMRange R,
                                  bool IsAssert, const std::string &Message) {
   graph::Condition Cond;
   Cond.Range = R;
-  Cond.Text = ast::sourceText(E.Range);
+  Cond.Text = ir::sourceText(E.Range);
   Cond.IsAssert = IsAssert;
   Cond.Message = Message;
   std::string Missing;
@@ -217,15 +217,15 @@ std::optional<uint32_t> ScenarioLowering::expr(const ir::Expr &E,
     std::optional<uint32_t> O = expr(*E.Operands[0], Missing);
     if (!O)
       return std::nullopt;
-    if (E.UOp == ast::UnaryOp::Plus)
+    if (E.UOp == ir::UnaryOp::Plus)
       return O;
-    bool Not = E.UOp == ast::UnaryOp::Not;
+    bool Not = E.UOp == ir::UnaryOp::Not;
     return B.op(Not ? Op::Not : Op::Neg, {*O}, E.Ty.Dim, Not);
   }
   case K::Binary: {
     std::optional<uint32_t> L = expr(*E.Operands[0], Missing);
     std::optional<uint32_t> R = expr(*E.Operands[1], Missing);
-    if (!L || !R || E.BOp == ast::BinaryOp::In)
+    if (!L || !R || E.BOp == ir::BinaryOp::In)
       return std::nullopt;
     static const Op Ops[] = {Op::Add, Op::Sub, Op::Mul, Op::Div, Op::Pow,
                              Op::Lt,  Op::Le,  Op::Gt,  Op::Ge,  Op::Eq,
@@ -304,7 +304,7 @@ void ScenarioLowering::checkPositive(const ir::Entity &E,
     return;
   C.Diags.report(DiagKind::DomainError, F->Value->Range,
                  fmt::format("`{}` must be positive, got `{}`", Path.str(),
-                             ast::sourceText(F->Value->Range)));
+                             ir::sourceText(F->Value->Range)));
   Failed = true;
 }
 /// A field's folded number, or 1 when it is not a constant.

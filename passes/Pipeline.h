@@ -36,6 +36,9 @@ struct Compilation {
   llvm::SourceMgr SM;
   DiagnosticEngine Diags{SM};
   CompileOptions Options;
+  /// The parsed modules, in dependency order (resolve-imports); build-ir
+  /// reads them, and nothing after it does.
+  std::vector<std::unique_ptr<ast::Module>> Modules;
   ir::Program Program;
   /// One evaluation graph per scenario of the main file (lower-to-graph).
   std::vector<graph::Graph> Graphs;

@@ -83,7 +83,7 @@ private:
     for (const ast::ImportDecl &I : M->Imports)
       resolve(I, BufferId, Chain);
     States[Key] = State::Done;
-    C.Program.Modules.push_back(std::move(M));
+    C.Modules.push_back(std::move(M));
   }
 
   void resolve(const ast::ImportDecl &I, unsigned FromBuffer,

@@ -10,6 +10,10 @@ them byte-identical except for named bug fixes.
 
     utils/snapshot-outputs.py --mlsc build/bin/mlsc --out /tmp/after
     diff -r /tmp/before /tmp/after
+
+With --root, the scenario files, stdlib and registries are read from
+another checkout (say, the commit before the change, `git worktree add`),
+so that both builds read the same inputs while the tests change.
 """
 
 import argparse
@@ -98,10 +102,14 @@ def snapshot_file(r, rel):
 
 
 def main():
+    global ROOT
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--mlsc", required=True, help="the mlsc binary to run")
     p.add_argument("--out", required=True, help="folder to write into")
+    p.add_argument("--root", default=ROOT,
+                   help="the checkout whose files are read (default: this)")
     args = p.parse_args()
+    ROOT = os.path.abspath(args.root)
     mlsc = os.path.abspath(args.mlsc)
     os.makedirs(args.out, exist_ok=True)
     with tempfile.TemporaryDirectory() as work:

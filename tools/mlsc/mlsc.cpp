@@ -321,7 +321,7 @@ int eval(const DriverOptions &O, std::unique_ptr<llvm::MemoryBuffer> Buf) {
   for (const ir::Assert &A : C->Program.Asserts) {
     if (!A.Folded)
       continue;
-    std::string Text = ast::sourceText(A.Condition->Range);
+    std::string Text = ir::sourceText(A.Condition->Range);
     bool Holds = A.Folded->Number != 0;
     std::string Where = location(C->SM, A.Range);
     if (O.Json) {
@@ -358,7 +358,7 @@ int check(const DriverOptions &O, std::unique_ptr<llvm::MemoryBuffer> Buf) {
     bool Holds = A.Folded->Number != 0;
     (Holds ? Pass : Fail)++;
     std::string Where = location(C->SM, A.Range);
-    std::string Text = ast::sourceText(A.Condition->Range);
+    std::string Text = ir::sourceText(A.Condition->Range);
     if (O.Json) {
       nlohmann::ordered_json J{{"scenario", nullptr},
                                {"kind", "assert"},
