@@ -1,44 +1,8 @@
-//===- Graph.cpp - The evaluation graph: walls, operators, printing -------===//
+//===- Graph.cpp - The evaluation graph: operator spellings ---------------===//
 
 #include "ir/Graph.h"
 
-#include "llvm/Support/Path.h"
-
-#include <fmt/format.h>
-
-namespace mlsc {
-
-static const WallInfo WallTable[] = {
-#define WALL(Number, Id, Name, Domain, Equation, Citation, Pass, Status)       \
-  {Number,   Wall::Id, Name, Domain,                                           \
-   Equation, Citation, Pass, WallStatus::Status},
-#include "passes/walls/Walls.def"
-};
-
-llvm::ArrayRef<WallInfo> allWalls() { return WallTable; }
-
-const char *wallStatusName(WallStatus S) {
-  switch (S) {
-  case WallStatus::Implemented:
-    return "implemented";
-  case WallStatus::Partial:
-    return "partial";
-  case WallStatus::Library:
-    return "library";
-  case WallStatus::Planned:
-    return "planned";
-  }
-  return "planned";
-}
-
-const WallInfo *wallInfo(Wall W) {
-  for (const WallInfo &I : WallTable)
-    if (I.Id == W)
-      return &I;
-  return nullptr;
-}
-
-namespace graph {
+namespace mlsc::graph {
 
 const char *opSpelling(Op O) {
   static const char *const Names[] = {
@@ -49,5 +13,4 @@ const char *opSpelling(Op O) {
   return Names[static_cast<unsigned>(O)];
 }
 
-} // namespace graph
-} // namespace mlsc
+} // namespace mlsc::graph

@@ -13,7 +13,9 @@
 #define MLSC_IR_GRAPH_H
 
 #include "ir/Dimension.h"
-#include "ir/IR.h"
+#include "ir/Walls.h"
+
+#include "llvm/Support/SMLoc.h"
 
 #include "llvm/ADT/StringMap.h"
 
@@ -22,42 +24,6 @@
 #include <vector>
 
 namespace mlsc {
-
-enum class Wall : uint8_t {
-  None = 0,
-#define WALL(Number, Id, Name, Domain, Equation, Citation, Pass, Status)       \
-  Id = Number,
-#include "passes/walls/Walls.def"
-};
-
-enum class WallStatus : uint8_t { Implemented, Partial, Library, Planned };
-const char *wallStatusName(WallStatus S);
-
-struct WallInfo {
-  unsigned Number;
-  Wall Id;
-  const char *Name;
-  const char *Domain;
-  const char *Equation;
-  const char *Citation;
-  const char *Pass;
-  WallStatus Status;
-};
-llvm::ArrayRef<WallInfo> allWalls();
-const WallInfo *wallInfo(Wall W);
-
-/// A wall formula: a C++ function over Boost.Units quantities, wrapped to run
-/// on doubles in SI base units.
-struct Formula {
-  const char *Name; ///< "decode_step_flops"
-  Wall W;
-  const char *Equation; ///< "F = 2 * P * B + 2 * L * B * ctx * d_attn"
-  const char *Citation;
-  unsigned Arity;
-  double (*Eval)(const double *Inputs);
-  Dimension Result;
-  std::vector<Dimension> Params;
-};
 
 namespace graph {
 
@@ -94,13 +60,14 @@ enum class Op : uint8_t {
 
 const char *opSpelling(Op O);
 
-/// Where a leaf's value came from.
+/// Where a leaf's value came from: names and a source range, never a
+/// pointer into the IR, so a graph outlives the IR it was lowered from.
 struct LeafOrigin {
-  const ir::Entity *Entity = nullptr; ///< null for lets and defaults
-  std::string Field;                  ///< "hbm.bandwidth", or a let's name
-  llvm::SMRange Range;                ///< where it was written; invalid for
-                                      ///< defaults
-  const ir::Entity *Source = nullptr; ///< `from SOURCE`
+  std::string Entity;     ///< "H100_SXM"; "" for lets and formula constants
+  std::string Field;      ///< "hbm.bandwidth", or a let's name
+  llvm::SMRange Range;    ///< where it was written; invalid for defaults
+  std::string Source;     ///< `from SOURCE`: the source record's name
+  std::string SourceKind; ///< its `kind`: "datasheet", "estimate", ...
   std::vector<std::string> Notes;
   std::string Spelling;    ///< "3.35 TB/s" as written
   bool Assumed = false;    ///< a documented default, not given by the user
@@ -111,7 +78,9 @@ struct Node {
   Op Kind = Op::Leaf;
   uint32_t FirstInput = 0; ///< into Graph::Inputs
   uint32_t NumInputs = 0;
-  const Formula *F = nullptr; ///< Apply only
+  /// Apply only: the formula's index in the runtime's formula library
+  /// (runtime/walls/Formulas.h, FormulaId).
+  uint16_t Formula = 0;
   Dimension Dim;
   bool IsBool = false;
   std::string Name;      ///< "decode.memory_time"; "" when anonymous

@@ -11,6 +11,7 @@
 #define MLSC_PASSES_GRAPHBUILDER_H
 
 #include "ir/Graph.h"
+#include "runtime/walls/Formulas.h"
 
 #include "llvm/ADT/Twine.h"
 #include "llvm/Support/ErrorHandling.h"
@@ -49,8 +50,9 @@ public:
     return push(std::move(N), 0, In);
   }
 
-  uint32_t apply(const Formula &F, std::vector<uint32_t> In,
+  uint32_t apply(FormulaId Which, std::vector<uint32_t> In,
                  const std::string &Name) {
+    const Formula &F = formula(Which);
     if (In.size() != F.Arity)
       llvm::report_fatal_error(llvm::Twine("formula ") + F.Name +
                                ": wrong number of inputs");
@@ -62,7 +64,7 @@ public:
                                  F.Params[I].str() + "]");
     graph::Node N;
     N.Kind = graph::Op::Apply;
-    N.F = &F;
+    N.Formula = static_cast<uint16_t>(Which);
     N.Dim = F.Result;
     uint32_t Id = push(std::move(N), 0, In);
     name(Id, Name);

@@ -15,14 +15,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "passes/ScenarioLowering.h"
-#include "passes/walls/BatchingWall.h"
-#include "passes/walls/CommunicationWall.h"
-#include "passes/walls/ComputeWall.h"
-#include "passes/walls/EfficiencyWall.h"
-#include "passes/walls/FidelityWall.h"
-#include "passes/walls/MemoryWall.h"
-#include "passes/walls/ServingWall.h"
-#include "passes/walls/WeightStreamingWall.h"
+#include "runtime/walls/Formulas.h"
 
 #include <fmt/format.h>
 
@@ -152,12 +145,12 @@ bool ScenarioLowering::decoderInputs(Decoder &D, const ir::Entity &Model,
                              "the MLA KV cache (its rotary key dimension)");
     if (Failed)
       return false;
-    D.KV = B.apply(walls::MlaKVBytesPerTokenF,
+    D.KV = B.apply(FormulaId::MlaKVBytesPerToken,
                    {D.Layers, *KVRank, Rope, D.KVBytes}, "kv_bytes_per_token");
   } else {
     if (Failed)
       return false;
-    D.KV = B.apply(walls::KVBytesPerTokenF,
+    D.KV = B.apply(FormulaId::KVBytesPerToken,
                    {D.Layers, *KVHeads, D.HeadDim, D.KVBytes},
                    "kv_bytes_per_token");
   }
@@ -195,10 +188,10 @@ void ScenarioLowering::pruning(Decoder &D) {
   uint32_t Speedup = orDefault(*D.Sys.Accel, "sparse_speedup", 1, Dimension(),
                                "default: no sparse tensor cores");
   D.WeightBytes =
-      B.apply(walls::PrunedBytesPerParamF, {D.WeightBytes, *Sparsity, Kind},
+      B.apply(FormulaId::PrunedBytesPerParam, {D.WeightBytes, *Sparsity, Kind},
               "pruning.bytes_per_param");
   D.GemmFactor =
-      B.apply(walls::SparseGemmTimeFactorF, {*Sparsity, Kind, Speedup},
+      B.apply(FormulaId::SparseGemmTimeFactor, {*Sparsity, Kind, Speedup},
               "pruning.gemm_time_factor");
   D.Machine.EtaGemm =
       B.op(Op::Div, {D.Machine.EtaGemm, *D.GemmFactor}, Dimension());
@@ -216,13 +209,14 @@ void ScenarioLowering::decoderCapacity(Decoder &D) {
   uint32_t Stored;
   if (D.Moe) {
     const auto &[Params, Active, Experts, TopK] = *D.Moe;
-    Stored = B.apply(walls::MoeWeightBytesPerDeviceF,
+    Stored = B.apply(FormulaId::MoeWeightBytesPerDevice,
                      {Params, Active, Experts, TopK, D.WeightBytes,
                       B.op(Op::Mul, {D.TP, D.PP}, One), D.EP},
                      "weights_per_device");
   } else {
-    Stored = B.apply(walls::WeightBytesF, {D.Params, D.WeightBytes, D.TP, D.PP},
-                     "weights_per_device");
+    Stored =
+        B.apply(FormulaId::WeightBytes, {D.Params, D.WeightBytes, D.TP, D.PP},
+                "weights_per_device");
   }
   D.Weights = Stored;
   uint32_t Resident = Stored;
@@ -251,12 +245,12 @@ void ScenarioLowering::decoderCapacity(Decoder &D) {
             : B.op(Op::Mul,
                    {B.constant(4, "default ffn = 4h"), D.Machine.Hidden}, One);
   uint32_t Activations =
-      B.apply(walls::InferenceActivationBytesF,
+      B.apply(FormulaId::InferenceActivationBytes,
               {PassTokens, D.Machine.Hidden, FFN, D.TP, D.Bytes},
               "activations_per_device");
   if (!D.Fused) {
     uint32_t Scores =
-        B.apply(walls::AttentionScoreBytesF,
+        B.apply(FormulaId::AttentionScoreBytes,
                 {D.Static ? D.Batch : B.constant(1, "one request's prefill"),
                  D.Heads, D.Chunk ? *D.Chunk : D.Prompt, D.TP, D.Bytes},
                 "attention_scores_per_device");
@@ -279,11 +273,11 @@ void ScenarioLowering::decoderCapacity(Decoder &D) {
   uint32_t Reserve = B.op(Op::Mul, {D.Capacity, Unused}, Data);
   B.name(Reserve, "runtime_reserve");
   uint32_t PerSequence =
-      B.apply(walls::PagedKVBytesPerSequenceF, {D.Sequence, Block, D.KV, D.TP},
-              "kv_bytes_per_sequence");
+      B.apply(FormulaId::PagedKVBytesPerSequence,
+              {D.Sequence, Block, D.KV, D.TP}, "kv_bytes_per_sequence");
   uint32_t AllWeights = Resident;
   if (D.Draft) {
-    uint32_t DraftPerSequence = B.apply(walls::PagedKVBytesPerSequenceF,
+    uint32_t DraftPerSequence = B.apply(FormulaId::PagedKVBytesPerSequence,
                                         {D.Sequence, Block, D.Draft->KV, D.TP},
                                         "draft.kv_bytes_per_sequence");
     PerSequence = B.op(Op::Add, {PerSequence, DraftPerSequence}, Data);
@@ -300,7 +294,7 @@ void ScenarioLowering::decoderCapacity(Decoder &D) {
   B.name(Fits, "memory_fits");
   uint32_t TPFits = B.op(Op::Le, {D.ReplicaDevices, D.Sys.Devices}, One, true);
   B.name(TPFits, "parallelism_fits");
-  D.MaxSequences = B.apply(walls::MaxConcurrentSequencesF,
+  D.MaxSequences = B.apply(FormulaId::MaxConcurrentSequences,
                            {D.Capacity, Fixed, Reserve, PerSequence},
                            "max_concurrent_sequences");
   uint32_t BatchFits = B.op(Op::Le, {D.Batch, D.MaxSequences}, One, true);
@@ -323,7 +317,7 @@ uint32_t ScenarioLowering::weightsRead(const Decoder &D, uint32_t Tokens,
   // Pipeline stages each hold 1/pp of the layers: divide as the dense case.
   uint32_t PerStage = B.op(Op::Mul, {D.TP, D.PP}, Dimension());
   return B.apply(
-      walls::MoeWeightBytesReadF,
+      FormulaId::MoeWeightBytesRead,
       {Params, Active, Experts, TopK, Tokens, D.WeightBytes, PerStage, D.EP},
       Name);
 }
@@ -335,35 +329,35 @@ void ScenarioLowering::decoderSteps(Decoder &D) {
       weightsRead(D, PromptTokens, "prefill.weight_bytes");
   D.PrefillTime = phase(
       "prefill", "prefill_time", D.Machine, D.Batch, D.Prompt,
-      B.apply(walls::PrefillFlopsF,
+      B.apply(FormulaId::PrefillFlops,
               {D.ComputeParams, D.Layers, D.AttnDim, D.Batch, D.Prompt, D.TP},
               "prefill.flops"),
-      B.apply(walls::PrefillAttentionFlopsF,
+      B.apply(FormulaId::PrefillAttentionFlops,
               {D.Layers, D.AttnDim, D.Batch, D.Prompt, D.TP},
               "prefill.attention_flops"),
-      B.apply(walls::PrefillBytesF,
+      B.apply(FormulaId::PrefillBytes,
               {PrefillWeights, D.KV, D.Batch, D.Prompt, D.TP},
               "prefill.bytes"));
   uint32_t StepTokens = B.op(Op::Mul, {D.Batch, D.OneToken}, Tok);
   uint32_t DecodeWeights = weightsRead(D, StepTokens, "decode.weight_bytes");
   D.DecodeStep = phase(
       "decode", "decode_step_time", D.Machine, D.Batch, D.OneToken,
-      B.apply(walls::DecodeStepFlopsF,
+      B.apply(FormulaId::DecodeStepFlops,
               {D.ComputeParams, D.Layers, D.AttnDim, D.Batch, D.Context, D.TP},
               "decode.flops"),
-      B.apply(walls::DecodeAttentionFlopsF,
+      B.apply(FormulaId::DecodeAttentionFlops,
               {D.Layers, D.AttnDim, D.Batch, D.Context, D.TP},
               "decode.attention_flops"),
-      B.apply(walls::DecodeStepBytesF,
+      B.apply(FormulaId::DecodeStepBytes,
               {DecodeWeights, D.KV, D.Batch, D.Context, D.TP}, "decode.bytes"));
   uint32_t Eta = G.Named.lookup("decode.efficiency");
-  B.apply(walls::MemoryTimeF, {DecodeWeights, D.BW, D.Machine.EtaMem},
+  B.apply(FormulaId::MemoryTime, {DecodeWeights, D.BW, D.Machine.EtaMem},
           "decode.weight_read_time");
-  B.apply(walls::DecodeCrossoverBatchF,
+  B.apply(FormulaId::DecodeCrossoverBatch,
           {D.ComputeParams, D.Layers, D.AttnDim, D.Context, D.TP, DecodeWeights,
            D.KV, D.Peak, Eta, D.BW, D.Machine.EtaMem},
           "decode.crossover_batch");
-  B.apply(walls::RidgePointF, {D.Peak, D.BW}, "ridge_point");
+  B.apply(FormulaId::RidgePoint, {D.Peak, D.BW}, "ridge_point");
 
   // Wall 5: the throughput-optimal batch under a TPOT limit. Decode
   // throughput B / T(B) never falls as B grows, so it is the largest batch
@@ -373,14 +367,14 @@ void ScenarioLowering::decoderSteps(Decoder &D) {
     const Dimension PeakDim = G.Nodes[D.Peak].Dim;
     const Dimension BWDim = G.Nodes[D.BW].Dim;
     uint32_t PerSequenceFlops =
-        B.apply(walls::DecodeStepFlopsF,
+        B.apply(FormulaId::DecodeStepFlops,
                 {D.ComputeParams, D.Layers, D.AttnDim,
                  B.constant(1, "one sequence"), D.Context, D.TP},
                 "decode.flops_per_sequence");
     uint32_t PerSequenceBytes =
         B.op(Op::Div, {B.op(Op::Mul, {D.Context, D.KV}, Data), D.TP}, Data);
     B.name(PerSequenceBytes, "decode.kv_bytes_per_sequence");
-    B.apply(walls::MaxBatchUnderTPOTF,
+    B.apply(FormulaId::MaxBatchUnderTPOT,
             {*Limit, PerSequenceFlops, DecodeWeights, PerSequenceBytes,
              B.op(Op::Mul, {D.Peak, Eta}, PeakDim),
              B.op(Op::Mul, {D.BW, D.Machine.EtaMem}, BWDim), D.MaxSequences},
@@ -401,20 +395,20 @@ void ScenarioLowering::decoderSteps(Decoder &D) {
     uint32_t DraftStep = phase(
         "draft.decode", "draft.decode_step_time", DraftMachine, D.Batch,
         D.OneToken,
-        B.apply(walls::DecodeStepFlopsF,
+        B.apply(FormulaId::DecodeStepFlops,
                 {Dr.Params, Dr.Layers, Dr.AttnDim, D.Batch, D.Context, D.TP},
                 "draft.decode.flops"),
-        B.apply(walls::DecodeAttentionFlopsF,
+        B.apply(FormulaId::DecodeAttentionFlops,
                 {Dr.Layers, Dr.AttnDim, D.Batch, D.Context, D.TP},
                 "draft.decode.attention_flops"),
         B.apply(
-            walls::DecodeStepBytesF,
+            FormulaId::DecodeStepBytes,
             {D.Machine.InjectBW ? weightsRead(D, StepTokens, "") : Dr.Weights,
              Dr.KV, D.Batch, D.Context, D.TP},
             "draft.decode.bytes"));
-    B.apply(walls::SpeculativeTokensPerStepF, {Dr.Acceptance, Dr.Tokens},
+    B.apply(FormulaId::SpeculativeTokensPerStep, {Dr.Acceptance, Dr.Tokens},
             "speculative.tokens_per_step");
-    D.TPOT = B.apply(walls::SpeculativeTimePerTokenF,
+    D.TPOT = B.apply(FormulaId::SpeculativeTimePerToken,
                      {DraftStep, D.DecodeStep, Dr.Tokens, Dr.Acceptance},
                      "speculative.time_per_token");
   }
@@ -447,9 +441,9 @@ ScenarioLowering::draftModel(const ir::Entity &W, uint32_t TP, uint32_t PP,
   checkFraction(W, "speculative.acceptance");
   if (Failed)
     return std::nullopt;
-  D.Weights = B.apply(walls::WeightBytesF, {D.Params, Bytes, TP, PP},
+  D.Weights = B.apply(FormulaId::WeightBytes, {D.Params, Bytes, TP, PP},
                       "draft.weights_per_device");
-  D.KV = B.apply(walls::KVBytesPerTokenF,
+  D.KV = B.apply(FormulaId::KVBytesPerToken,
                  {D.Layers, KVHeads ? *KVHeads : Heads, *HeadDim, KVBytes},
                  "draft.kv_bytes_per_token");
   return D;
@@ -460,15 +454,15 @@ uint32_t ScenarioLowering::phase(const std::string &Phase,
                                  uint32_t Sequences, uint32_t Tokens,
                                  uint32_t Flops, uint32_t AttentionFlops,
                                  uint32_t Bytes) {
-  uint32_t Eta = B.apply(walls::BlendedEfficiencyF,
+  uint32_t Eta = B.apply(FormulaId::BlendedEfficiency,
                          {Flops, AttentionFlops, M.EtaGemm, M.EtaAttention},
                          Phase + ".efficiency");
-  uint32_t Compute = B.apply(walls::ComputeTimeF, {Flops, M.Peak, Eta},
+  uint32_t Compute = B.apply(FormulaId::ComputeTime, {Flops, M.Peak, Eta},
                              Phase + ".compute_time");
-  uint32_t Memory = B.apply(walls::MemoryTimeF, {Bytes, M.BW, M.EtaMem},
+  uint32_t Memory = B.apply(FormulaId::MemoryTime, {Bytes, M.BW, M.EtaMem},
                             Phase + ".memory_time");
-  B.apply(walls::IntensityF, {Flops, Bytes}, Phase + ".intensity");
-  uint32_t Roof = B.apply(walls::RooflineTimeF, {Compute, Memory},
+  B.apply(FormulaId::Intensity, {Flops, Bytes}, Phase + ".intensity");
+  uint32_t Roof = B.apply(FormulaId::RooflineTime, {Compute, Memory},
                           Phase + ".roofline_time");
   const Dimension Second = unit("s");
   if (M.InjectBW) {
@@ -479,22 +473,22 @@ uint32_t ScenarioLowering::phase(const std::string &Phase,
         B.op(Op::Div, {M.Params, B.op(Op::Mul, {M.Layers, M.TP}, One)}, One);
     uint32_t BatchTokens =
         B.op(Op::Mul, {Sequences, Tokens}, G.Nodes[Tokens].Dim);
-    uint32_t Layer = B.apply(walls::WeightStreamingLayerTimeF,
+    uint32_t Layer = B.apply(FormulaId::WeightStreamingLayerTime,
                              {LayerParams, M.WeightBytes, *M.InjectBW,
                               BatchTokens, M.Peak, M.EtaGemm},
                              Phase + ".streaming_layer_time");
-    uint32_t Streaming = B.apply(walls::WeightStreamingModelTimeF,
+    uint32_t Streaming = B.apply(FormulaId::WeightStreamingModelTime,
                                  {M.Layers, Layer}, Phase + ".streaming_time");
     Roof = B.op(Op::Max, {Roof, Streaming}, Second);
     B.name(Roof, Phase + ".bound_time");
   }
   uint32_t Comm;
   if (M.FabricBW) {
-    uint32_t Message = B.apply(walls::TensorParallelMessageF,
+    uint32_t Message = B.apply(FormulaId::TensorParallelMessage,
                                {Sequences, Tokens, M.Hidden, M.ActivationBytes},
                                Phase + ".tp_message");
     uint32_t Layer =
-        B.apply(walls::TensorParallelLayerTimeF,
+        B.apply(FormulaId::TensorParallelLayerTime,
                 {Message, M.TP, *M.FabricBW, M.EtaComm, *M.FabricLatency},
                 Phase + ".tp_layer_time");
     Comm = B.op(Op::Mul, {M.Layers, Layer}, Second);
@@ -504,7 +498,7 @@ uint32_t ScenarioLowering::phase(const std::string &Phase,
                 "modelled");
   }
   B.name(Comm, Phase + ".comm_time");
-  return B.apply(walls::StepTimeF, {Roof, Comm}, TimeName);
+  return B.apply(FormulaId::StepTime, {Roof, Comm}, TimeName);
 }
 
 } // namespace mlsc

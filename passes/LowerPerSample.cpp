@@ -11,11 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "passes/ScenarioLowering.h"
-#include "passes/walls/CommunicationWall.h"
-#include "passes/walls/ComputeWall.h"
-#include "passes/walls/EfficiencyWall.h"
-#include "passes/walls/EnergyWall.h"
-#include "passes/walls/MemoryWall.h"
+#include "runtime/walls/Formulas.h"
 
 #include <fmt/format.h>
 
@@ -59,18 +55,18 @@ void ScenarioLowering::perSample(const ir::Entity &W, const ir::Entity &Model,
     if (Training && !Failed) {
       uint32_t Hidden = required(Model, "hidden", "the encoder's activations");
       if (!Failed)
-        Activations = B.apply(walls::TransformerActivationBytesF,
+        Activations = B.apply(FormulaId::TransformerActivationBytes,
                               {Layers, Seq, Batch, Hidden, Heads},
                               "activations_per_device");
     }
     if (!Failed) {
       uint32_t AttnDim = B.op(Op::Mul, {Heads, HeadDim}, One);
-      Forward = B.apply(walls::EncoderFlopsPerSampleF,
+      Forward = B.apply(FormulaId::EncoderFlopsPerSample,
                         {Params, Layers, AttnDim, Seq}, "flops_per_sample");
       uint32_t AttnFlops =
-          B.apply(walls::EncoderAttentionFlopsF, {Layers, AttnDim, Seq},
+          B.apply(FormulaId::EncoderAttentionFlops, {Layers, AttnDim, Seq},
                   "attention_flops_per_sample");
-      Eta = B.apply(walls::BlendedEfficiencyF,
+      Eta = B.apply(FormulaId::BlendedEfficiency,
                     {*Forward, AttnFlops, Gemm, Attention}, "batch.efficiency");
     }
   }
@@ -89,15 +85,15 @@ void ScenarioLowering::perSample(const ir::Entity &W, const ir::Entity &Model,
 
   // Wall 2: capacity.
   uint32_t Unit = B.constant(1, "one device per replica");
-  uint32_t Weights = B.apply(walls::WeightBytesF, {Params, Bytes, Unit, Unit},
-                             "weights_per_device");
+  uint32_t Weights = B.apply(FormulaId::WeightBytes,
+                             {Params, Bytes, Unit, Unit}, "weights_per_device");
   uint32_t Memory = Weights, Moved = Weights;
   if (Training) {
-    Memory = B.apply(walls::TrainingStateBytesF, {Params, Bytes, *Optimizer},
+    Memory = B.apply(FormulaId::TrainingStateBytes, {Params, Bytes, *Optimizer},
                      "training_state_per_device");
     if (Activations)
       Memory = B.op(Op::Add, {Memory, *Activations}, Data);
-    Moved = B.apply(walls::TrainingStepBytesF, {Params, Bytes, *Optimizer},
+    Moved = B.apply(FormulaId::TrainingStepBytes, {Params, Bytes, *Optimizer},
                     "batch.bytes");
   }
   B.name(Memory, "memory_per_device");
@@ -107,18 +103,18 @@ void ScenarioLowering::perSample(const ir::Entity &W, const ir::Entity &Model,
 
   // Walls 1-3: the roofline of one batch.
   uint32_t PerSample = Training
-                           ? B.apply(walls::TrainingFlopsPerSampleF, {*Forward},
-                                     "training_flops_per_sample")
+                           ? B.apply(FormulaId::TrainingFlopsPerSample,
+                                     {*Forward}, "training_flops_per_sample")
                            : *Forward;
   uint32_t Flops = B.op(Op::Mul, {PerSample, Batch}, G.Nodes[PerSample].Dim);
   B.name(Flops, "batch.flops");
-  uint32_t Compute =
-      B.apply(walls::ComputeTimeF, {Flops, Peak, *Eta}, "batch.compute_time");
+  uint32_t Compute = B.apply(FormulaId::ComputeTime, {Flops, Peak, *Eta},
+                             "batch.compute_time");
   uint32_t MemoryTime =
-      B.apply(walls::MemoryTimeF, {Moved, BW, EtaMem}, "batch.memory_time");
-  B.apply(walls::IntensityF, {Flops, Moved}, "batch.intensity");
-  B.apply(walls::RidgePointF, {Peak, BW}, "ridge_point");
-  uint32_t Roof = B.apply(walls::RooflineTimeF, {Compute, MemoryTime},
+      B.apply(FormulaId::MemoryTime, {Moved, BW, EtaMem}, "batch.memory_time");
+  B.apply(FormulaId::Intensity, {Flops, Moved}, "batch.intensity");
+  B.apply(FormulaId::RidgePoint, {Peak, BW}, "ridge_point");
+  uint32_t Roof = B.apply(FormulaId::RooflineTime, {Compute, MemoryTime},
                           "batch.roofline_time");
 
   // Wall 14: data-parallel training all-reduces the gradients over the
@@ -139,7 +135,7 @@ void ScenarioLowering::perSample(const ir::Entity &W, const ir::Entity &Model,
                                  /*Calibrated=*/true);
     if (Failed)
       return;
-    Comm = B.apply(walls::RingAllReduceTimeF,
+    Comm = B.apply(FormulaId::RingAllReduceTime,
                    {Weights, Sys.Devices, FabricBW, EtaComm, Latency},
                    "batch.comm_time");
   } else {
@@ -149,7 +145,7 @@ void ScenarioLowering::perSample(const ir::Entity &W, const ir::Entity &Model,
                          : "inference replicas do not communicate");
     B.name(Comm, "batch.comm_time");
   }
-  uint32_t Step = B.apply(walls::StepTimeF, {Roof, Comm}, "batch_time");
+  uint32_t Step = B.apply(FormulaId::StepTime, {Roof, Comm}, "batch_time");
   if (Training) {
     B.name(Step, "step_time");
     // Model FLOP utilisation: the model's FLOPs (no recomputation) over the
@@ -160,13 +156,13 @@ void ScenarioLowering::perSample(const ir::Entity &W, const ir::Entity &Model,
     B.name(Mfu, "mfu");
   }
   uint32_t PerDevice =
-      B.apply(walls::SampleThroughputF, {Batch, Step}, "sample_throughput");
+      B.apply(FormulaId::SampleThroughput, {Batch, Step}, "sample_throughput");
   uint32_t Total =
       B.op(Op::Mul, {PerDevice, Sys.Devices}, G.Nodes[PerDevice].Dim);
   B.name(Total, "system_sample_throughput");
   uint32_t Power =
-      B.apply(walls::SystemPowerF, {Sys.Devices, TDP, Sys.Nodes, Sys.Overhead},
-              "power");
+      B.apply(FormulaId::SystemPower,
+              {Sys.Devices, TDP, Sys.Nodes, Sys.Overhead}, "power");
   // Wall 18 (part): energy per sample at nameplate power.
   uint32_t Energy = B.op(Op::Div, {Power, Total}, unit("J/sample"));
   B.name(Energy, "energy_per_sample");

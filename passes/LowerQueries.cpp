@@ -408,7 +408,7 @@ private:
     for (uint32_t I = 0; I < G->Nodes.size(); ++I) {
       const graph::Node &N = G->Nodes[I];
       if (N.Kind == graph::Op::Leaf && N.Origin < G->Origins.size() &&
-          G->Origins[N.Origin].Entity == Current)
+          G->Origins[N.Origin].Entity == Current->Name)
         Reads.push_back(
             {I, G->Origins[N.Origin].Field, G->Origins[N.Origin].Assumed});
     }

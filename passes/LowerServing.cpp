@@ -14,13 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "passes/ScenarioLowering.h"
-#include "passes/walls/ComputeWall.h"
-#include "passes/walls/EfficiencyWall.h"
-#include "passes/walls/EnergyWall.h"
-#include "passes/walls/FidelityWall.h"
-#include "passes/walls/MemoryWall.h"
-#include "passes/walls/ServingWall.h"
-#include "passes/walls/TailLatencyWall.h"
+#include "runtime/walls/Formulas.h"
 
 #include <fmt/format.h>
 
@@ -39,7 +33,7 @@ void ScenarioLowering::serving(Decoder &D) {
   uint32_t Computed = D.Prompt;
   if (std::optional<uint32_t> Hit = field(W, "prefix_hit_rate")) {
     checkFraction(W, "prefix_hit_rate");
-    Computed = B.apply(walls::PrefillTokensComputedF, {D.Prompt, *Hit},
+    Computed = B.apply(FormulaId::PrefillTokensComputed, {D.Prompt, *Hit},
                        "request.prefill_tokens");
   }
 
@@ -55,14 +49,14 @@ void ScenarioLowering::serving(Decoder &D) {
     RequestPrefill =
         phase("request.prefill", "request.prefill_time", D.Machine, OneSequence,
               Computed,
-              B.apply(walls::PrefillFlopsF,
+              B.apply(FormulaId::PrefillFlops,
                       {D.ComputeParams, D.Layers, D.AttnDim, OneSequence,
                        Computed, D.TP},
                       "request.prefill.flops"),
-              B.apply(walls::PrefillAttentionFlopsF,
+              B.apply(FormulaId::PrefillAttentionFlops,
                       {D.Layers, D.AttnDim, OneSequence, Computed, D.TP},
                       "request.prefill.attention_flops"),
-              B.apply(walls::PrefillBytesF,
+              B.apply(FormulaId::PrefillBytes,
                       {PrefillWeights, D.KV, OneSequence, Computed, D.TP},
                       "request.prefill.bytes"));
   }
@@ -73,11 +67,11 @@ void ScenarioLowering::serving(Decoder &D) {
   // chunk is the slow one: the p99 inter-token latency.
   uint32_t ITLTail = D.TPOT;
   if (D.Chunk && !D.Static) {
-    RequestPrefill = B.apply(walls::ChunkedPrefillTimeF,
+    RequestPrefill = B.apply(FormulaId::ChunkedPrefillTime,
                              {RequestPrefill, D.DecodeStep, Computed, *D.Chunk},
                              "request.chunked_prefill_time");
-    B.apply(walls::PrefillChunksF, {Computed, *D.Chunk}, "prefill_chunks");
-    uint32_t Hybrid = B.apply(walls::HybridIterationTimeF,
+    B.apply(FormulaId::PrefillChunks, {Computed, *D.Chunk}, "prefill_chunks");
+    uint32_t Hybrid = B.apply(FormulaId::HybridIterationTime,
                               {G.Named.lookup("request.prefill_time"),
                                D.DecodeStep, Computed, *D.Chunk},
                               "hybrid_iteration_time");
@@ -97,12 +91,12 @@ void ScenarioLowering::serving(Decoder &D) {
       return;
     uint32_t Shard = B.op(Op::Div, {D.KV, D.TP}, G.Nodes[D.KV].Dim);
     uint32_t Transfer =
-        B.apply(walls::KVTransferTimeF,
+        B.apply(FormulaId::KVTransferTime,
                 {D.Prompt, Shard, B.op(Op::Mul, {BW, D.Machine.EtaComm}, BWDim),
                  Latency},
                 "request.kv_transfer_time");
     FirstToken =
-        B.apply(walls::TimeToFirstTokenF,
+        B.apply(FormulaId::TimeToFirstToken,
                 {none(Second, "0 s", "the queue's wait is added by wall 7"),
                  RequestPrefill, Transfer},
                 "request.first_token_time");
@@ -146,13 +140,14 @@ void ScenarioLowering::serving(Decoder &D) {
       Extra = B.op(Op::Sub, {RequestPrefill, Ridden}, Second);
       B.name(Extra, "chunks_extra_time");
     }
-    uint32_t F = B.apply(walls::PrefillInterferenceF, {Rate, Extra},
+    uint32_t F = B.apply(FormulaId::PrefillInterference, {Rate, Extra},
                          "prefill_interference");
-    MeanTPOT = B.apply(walls::InterferedTokenTimeF, {D.TPOT, F}, "tpot.mean");
+    MeanTPOT =
+        B.apply(FormulaId::InterferedTokenTime, {D.TPOT, F}, "tpot.mean");
     if (!D.Chunk) {
-      B.apply(walls::PrefillStallProbabilityF, {D.TPOT, Rate},
+      B.apply(FormulaId::PrefillStallProbability, {D.TPOT, Rate},
               "itl.stall_probability");
-      ITLTail = B.apply(walls::PrefillStallItlF,
+      ITLTail = B.apply(FormulaId::PrefillStallItl,
                         {D.TPOT, RequestPrefill, Rate,
                          B.constant(0.99, "the 99th percentile")},
                         "itl.stalled_p99");
@@ -165,30 +160,30 @@ void ScenarioLowering::serving(Decoder &D) {
   if (D.Static) {
     uint32_t Longest =
         field(W, "max_output") ? *field(W, "max_output") : D.Output;
-    Service = B.apply(walls::EndToEndLatencyF, {FirstToken, D.TPOT, Longest},
+    Service = B.apply(FormulaId::EndToEndLatency, {FirstToken, D.TPOT, Longest},
                       "request.service_time");
     // The batch's tokens over the batch's time.
     uint32_t Tokens = B.op(Op::Mul, {D.Batch, D.Output}, Tok);
     uint32_t X = B.op(Op::Div, {Tokens, Service}, unit("tok/s"));
     B.name(X, "throughput");
   } else {
-    Service = B.apply(walls::EndToEndLatencyF, {FirstToken, MeanTPOT, D.Output},
-                      "request.service_time");
-    B.apply(walls::DecodeThroughputF, {D.Batch, D.TPOT}, "throughput");
+    Service = B.apply(FormulaId::EndToEndLatency,
+                      {FirstToken, MeanTPOT, D.Output}, "request.service_time");
+    B.apply(FormulaId::DecodeThroughput, {D.Batch, D.TPOT}, "throughput");
   }
-  B.apply(walls::ThroughputPerDeviceF,
+  B.apply(FormulaId::ThroughputPerDevice,
           {G.Named.lookup("throughput"), D.ReplicaDevices},
           "throughput_per_device");
 
   // Wall 18 (part): nameplate power and energy per token at the throughput
   // of every replica.
   uint32_t Power =
-      B.apply(walls::SystemPowerF,
+      B.apply(FormulaId::SystemPower,
               {D.Sys.Devices, D.TDP, D.Sys.Nodes, D.Sys.Overhead}, "power");
   uint32_t SystemThroughput =
       B.op(Op::Mul, {Replicas, G.Named.lookup("throughput")}, unit("tok/s"));
   B.name(SystemThroughput, "system_throughput");
-  B.apply(walls::EnergyPerTokenF, {Power, SystemThroughput},
+  B.apply(FormulaId::EnergyPerToken, {Power, SystemThroughput},
           "energy_per_token");
   if (!Arrival)
     return; // no load given: the percentiles stay unavailable
@@ -197,21 +192,21 @@ void ScenarioLowering::serving(Decoder &D) {
   uint32_t CV = orDefault(W, "service_cv", 1, One,
                           "default: exponential service times (M/M/c)",
                           /*Calibrated=*/true);
-  B.apply(walls::UtilisationF, {*Arrival, Service, Servers}, "utilisation");
-  uint32_t Stable = B.apply(walls::QueueIsStableF, {*Arrival, Service, Servers},
-                            "queue_stable");
+  B.apply(FormulaId::Utilisation, {*Arrival, Service, Servers}, "utilisation");
+  uint32_t Stable = B.apply(FormulaId::QueueIsStable,
+                            {*Arrival, Service, Servers}, "queue_stable");
   G.Nodes[Stable].IsBool = true;
   // ln C(c, a) once; every percentile reads it.
-  uint32_t LogC = B.apply(walls::LogErlangCF, {*Arrival, Service, Servers},
+  uint32_t LogC = B.apply(FormulaId::LogErlangC, {*Arrival, Service, Servers},
                           "queue.log_erlang_c");
   const std::pair<double, const char *> Percentiles[] = {
       {0.5, "p50"}, {0.9, "p90"}, {0.99, "p99"}, {0.999, "p999"}};
   for (const auto &[P, Suffix] : Percentiles) {
     uint32_t Level = B.constant(P, "the percentile");
-    B.apply(walls::TtftQuantileGivenF,
+    B.apply(FormulaId::TtftQuantileGiven,
             {LogC, *Arrival, Service, Servers, CV, FirstToken, Level},
             std::string("ttft.") + Suffix);
-    B.apply(walls::LatencyQuantileGivenF,
+    B.apply(FormulaId::LatencyQuantileGiven,
             {LogC, *Arrival, Service, Servers, CV, Level},
             std::string("latency.") + Suffix);
   }
@@ -219,8 +214,8 @@ void ScenarioLowering::serving(Decoder &D) {
   if (std::optional<uint32_t> Target = field(W, "latency_target")) {
     checkPositive(W, "latency_target");
     uint32_t Slots =
-        B.apply(walls::ServersForP99LatencyF, {*Arrival, Service, CV, *Target},
-                "servers_needed");
+        B.apply(FormulaId::ServersForP99Latency,
+                {*Arrival, Service, CV, *Target}, "servers_needed");
     uint32_t Needed =
         B.op(Op::Ceil, {B.op(Op::Div, {Slots, D.Batch}, One)}, One);
     B.name(Needed, "replicas_needed");
@@ -231,7 +226,7 @@ void ScenarioLowering::fidelity(Decoder &D) {
   const ir::Entity &W = *D.W;
   // Wall 13: the accuracy cost of the precision is a sourced leaf.
   if (std::optional<uint32_t> Delta = field(W, "accuracy_delta"))
-    B.apply(walls::AccuracyDeltaF, {*Delta}, "accuracy_delta");
+    B.apply(FormulaId::AccuracyDelta, {*Delta}, "accuracy_delta");
   // Weight-only quantization and pruning: the decode step against the same
   // step with dense weights at the math precision. A compute-bound step
   // gains only from structured sparsity on sparse tensor cores (the math
@@ -248,7 +243,7 @@ void ScenarioLowering::fidelity(Decoder &D) {
   uint32_t Baseline =
       B.op(Op::Mul, {Read, B.op(Op::Div, {D.Bytes, D.WeightBytes}, One)}, Data);
   B.name(Baseline, "fidelity.baseline_weight_bytes");
-  uint32_t BaselineBytes = B.apply(walls::DecodeStepBytesF,
+  uint32_t BaselineBytes = B.apply(FormulaId::DecodeStepBytes,
                                    {Baseline, D.KV, D.Batch, D.Context, D.TP},
                                    "fidelity.baseline_decode_bytes");
   uint32_t ComputeBound = B.op(Op::Ge,
@@ -259,7 +254,7 @@ void ScenarioLowering::fidelity(Decoder &D) {
   uint32_t Peak =
       D.GemmFactor ? B.op(Op::Div, {D.Peak, *D.GemmFactor}, G.Nodes[D.Peak].Dim)
                    : D.Peak;
-  B.apply(walls::QuantizationSpeedupF,
+  B.apply(FormulaId::QuantizationSpeedup,
           {BaselineBytes, G.Named.lookup("decode.bytes"), D.Peak, Peak,
            ComputeBound},
           "fidelity.decode_speedup");

@@ -15,7 +15,8 @@
 
 #include "ir/Units.h"
 #include "passes/ScenarioLowering.h"
-#include "passes/walls/EfficiencyWall.h"
+#include "runtime/Defaults.h"
+#include "runtime/walls/Formulas.h"
 
 #include "llvm/ADT/StringExtras.h"
 
@@ -122,10 +123,13 @@ std::optional<uint32_t> ScenarioLowering::field(const ir::Entity &E,
   std::optional<uint32_t> Id;
   if (F->Value->Kind == ir::ExprKind::Number) {
     LeafOrigin O;
-    O.Entity = &E;
+    O.Entity = E.Name;
     O.Field = F->Path;
     O.Range = F->Range;
-    O.Source = F->Source;
+    if (F->Source) {
+      O.Source = F->Source->Name;
+      O.SourceKind = enumValue(*F->Source, "kind");
+    }
     O.Notes = F->Notes;
     O.Spelling = F->Value->Spelling;
     O.Calibrated = isCalibrated(F->Path);
@@ -156,7 +160,7 @@ uint32_t ScenarioLowering::orDefault(const ir::Entity &E, llvm::StringRef Path,
   if (std::optional<uint32_t> Id = field(E, Path))
     return *Id;
   LeafOrigin O;
-  O.Entity = &E;
+  O.Entity = E.Name;
   O.Field = Path.str();
   O.Spelling = fmt::format("{}", Value);
   O.Notes.push_back(Why);
@@ -421,7 +425,8 @@ int ScenarioLowering::leafFor(const ir::Entity &E, llvm::StringRef Path) {
   for (uint32_t I = 0; I < G.Nodes.size(); ++I) {
     const graph::Node &N = G.Nodes[I];
     if (N.Kind == Op::Leaf && N.Origin < G.Origins.size() &&
-        G.Origins[N.Origin].Entity == &E && G.Origins[N.Origin].Field == Path)
+        G.Origins[N.Origin].Entity == E.Name &&
+        G.Origins[N.Origin].Field == Path)
       return static_cast<int>(I);
   }
   return -1;

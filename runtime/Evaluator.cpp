@@ -1,6 +1,7 @@
 //===- Evaluator.cpp - Evaluate a graph on plain doubles ------------------===//
 
 #include "runtime/Evaluator.h"
+#include "runtime/walls/Formulas.h"
 
 #include "llvm/Support/ErrorHandling.h"
 
@@ -23,7 +24,7 @@ Evaluator::Evaluator(const graph::Graph &Graph)
     In.NumInputs = static_cast<uint8_t>(N.NumInputs);
     In.Out = I;
     In.FirstInput = static_cast<uint32_t>(Operands.size());
-    In.Eval = N.F ? N.F->Eval : nullptr;
+    In.Eval = N.Kind == graph::Op::Apply ? formula(N).Eval : nullptr;
     for (uint32_t K = 0; K < N.NumInputs; ++K)
       Operands.push_back(Graph.Inputs[N.FirstInput + K]);
     Code.push_back(In);

@@ -1,8 +1,7 @@
 //===- Query.cpp - Inverse queries and sweeps on a compiled graph ---------===//
 
 #include "runtime/Query.h"
-
-#include "passes/walls/ComputeWall.h"
+#include "runtime/walls/Formulas.h"
 
 #include "llvm/ADT/ArrayRef.h"
 

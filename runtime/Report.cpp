@@ -2,6 +2,7 @@
 
 #include "runtime/Report.h"
 #include "runtime/Format.h"
+#include "runtime/walls/Formulas.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Format.h"
@@ -22,14 +23,6 @@ using json = nlohmann::ordered_json;
 
 namespace {
 
-/// The `kind` of a source record (`datasheet`, `estimate`, ...), or "".
-std::string sourceKind(const ir::Entity *Source) {
-  if (!Source)
-    return "";
-  const ir::Field *K = Source->field("kind");
-  return K && K->Folded ? K->Folded->Text : "";
-}
-
 std::string originText(const graph::LeafOrigin &O, llvm::SourceMgr &SM) {
   std::string S;
   if (O.Assumed)
@@ -39,11 +32,11 @@ std::string originText(const graph::LeafOrigin &O, llvm::SourceMgr &SM) {
   std::string Loc = location(SM, O.Range);
   if (!Loc.empty())
     S += " at " + Loc;
-  if (O.Source)
-    S += " from " + O.Source->Name;
+  if (!O.Source.empty())
+    S += " from " + O.Source;
   for (const std::string &N : O.Notes)
     S += " (" + N + ")";
-  if (sourceKind(O.Source) == "estimate")
+  if (O.SourceKind == "estimate")
     S += " [estimate]";
   if (O.Calibrated)
     S += " [calibrated factor]";
@@ -57,7 +50,7 @@ std::string label(const Graph &G, uint32_t Id) {
   if (!N.Name.empty())
     return N.Name;
   if (N.Kind == Op::Apply)
-    return N.F->Name;
+    return formula(N).Name;
   if (N.Kind == Op::Leaf)
     return "constant";
   return std::string("(") + graph::opSpelling(N.Kind) + ")";
@@ -79,11 +72,11 @@ public:
     }
     bool Repeat = !N.Name.empty() && !Shown.insert(Id).second;
     if (N.Kind == Op::Apply) {
-      const WallInfo *W = wallInfo(N.F->W);
+      const WallInfo *W = wallInfo(formula(N).W);
       OS << "   [wall " << W->Number << ": " << W->Name << "] "
-         << N.F->Equation;
+         << formula(N).Equation;
       if (!Repeat)
-        OS << "  (" << N.F->Citation << ")";
+        OS << "  (" << formula(N).Citation << ")";
     }
     if (Repeat) {
       OS << "   (derivation shown above)\n";
@@ -106,9 +99,10 @@ public:
       Or["written"] = O.Spelling;
       Or["location"] =
           O.Range.isValid() ? json(location(SM, O.Range)) : json(nullptr);
-      Or["source"] = O.Source ? json(O.Source->Name) : json(nullptr);
-      Or["source_kind"] = O.Source ? json(sourceKind(O.Source)) : json(nullptr);
-      Or["estimate"] = sourceKind(O.Source) == "estimate";
+      Or["source"] = !O.Source.empty() ? json(O.Source) : json(nullptr);
+      Or["source_kind"] =
+          !O.Source.empty() ? json(O.SourceKind) : json(nullptr);
+      Or["estimate"] = O.SourceKind == "estimate";
       Or["notes"] = O.Notes;
       Or["assumed"] = O.Assumed;
       Or["calibrated"] = O.Calibrated;
@@ -121,10 +115,10 @@ public:
     }
     if (N.Kind == Op::Apply) {
       json F;
-      F["name"] = N.F->Name;
-      F["wall"] = wallInfo(N.F->W)->Number;
-      F["equation"] = N.F->Equation;
-      F["citation"] = N.F->Citation;
+      F["name"] = formula(N).Name;
+      F["wall"] = wallInfo(formula(N).W)->Number;
+      F["equation"] = formula(N).Equation;
+      F["citation"] = formula(N).Citation;
       J["formula"] = F;
     } else {
       J["op"] = graph::opSpelling(N.Kind);
@@ -211,7 +205,7 @@ void printLeaves(const Evaluator &E, uint32_t Node, llvm::SourceMgr &SM,
   for (uint32_t Id : Leaves) {
     const graph::LeafOrigin &O = G.Origins[G.Nodes[Id].Origin];
     ++Count[static_cast<unsigned>(classify(O, SM, MainBuffer))];
-    Estimates += sourceKind(O.Source) == "estimate";
+    Estimates += O.SourceKind == "estimate";
     Calibrated += O.Calibrated;
   }
   llvm::StringRef File = llvm::sys::path::filename(
@@ -255,9 +249,9 @@ json leavesJSON(const Evaluator &E, uint32_t Node, llvm::SourceMgr &SM,
     J["written"] = O.Spelling;
     J["location"] =
         O.Range.isValid() ? json(location(SM, O.Range)) : json(nullptr);
-    J["source"] = O.Source ? json(O.Source->Name) : json(nullptr);
-    J["source_kind"] = O.Source ? json(sourceKind(O.Source)) : json(nullptr);
-    J["estimate"] = sourceKind(O.Source) == "estimate";
+    J["source"] = !O.Source.empty() ? json(O.Source) : json(nullptr);
+    J["source_kind"] = !O.Source.empty() ? json(O.SourceKind) : json(nullptr);
+    J["estimate"] = O.SourceKind == "estimate";
     J["calibrated"] = O.Calibrated;
     J["assumed"] = O.Assumed;
     A.push_back(J);
@@ -280,14 +274,15 @@ void printGraph(const Graph &G, llvm::SourceMgr &SM, llvm::raw_ostream &OS) {
       OS << "leaf " << formatQuantity(G.LeafValues[I], N.Dim, N.IsBool) << "   "
          << originText(G.Origins[N.Origin], SM);
     } else {
-      OS << (N.Kind == Op::Apply ? N.F->Name : graph::opSpelling(N.Kind))
+      OS << (N.Kind == Op::Apply ? formula(N).Name : graph::opSpelling(N.Kind))
          << "(";
       for (uint32_t K = 0; K < N.NumInputs; ++K)
         OS << (K ? ", " : "") << "%" << G.inputOf(I, K);
       OS << ") : "
          << (N.IsBool ? std::string("bool") : "[" + N.Dim.str() + "]");
       if (N.Kind == Op::Apply)
-        OS << "   [wall " << wallInfo(N.F->W)->Number << "] " << N.F->Equation;
+        OS << "   [wall " << wallInfo(formula(N).W)->Number << "] "
+           << formula(N).Equation;
     }
     if (!N.Name.empty())
       OS << "   -> " << N.Name;
@@ -307,6 +302,22 @@ void printGraph(const Graph &G, llvm::SourceMgr &SM, llvm::raw_ostream &OS) {
 
 // ----------------------------------------------------------------- walls
 
+namespace {
+
+/// Where a wall lives: its formula table(s) in the library, or the file of
+/// an analysis wall's algorithm; "" for a planned wall.
+std::string wallFiles(const WallInfo &W) {
+  std::vector<std::string> Files;
+  for (const Formula &F : allFormulas())
+    if (F.W == W.Id && !llvm::is_contained(Files, F.File))
+      Files.push_back(F.File);
+  if (strlen(W.Algorithm))
+    Files.push_back(W.Algorithm);
+  return llvm::join(Files, ", ");
+}
+
+} // namespace
+
 void printWalls(llvm::raw_ostream &OS) {
   for (const WallInfo &W : allWalls()) {
     OS << llvm::format_decimal(W.Number, 2) << "  " << W.Name;
@@ -316,8 +327,9 @@ void printWalls(llvm::raw_ostream &OS) {
     OS << wallStatusName(W.Status);
     OS.indent(13 - strlen(wallStatusName(W.Status)));
     OS << W.Equation << "\n      ";
-    if (strlen(W.Pass))
-      OS << W.Pass << "; ";
+    std::string Files = wallFiles(W);
+    if (!Files.empty())
+      OS << Files << "; ";
     OS << W.Citation << "\n";
   }
 }
@@ -331,7 +343,7 @@ json wallsJSON() {
     J["domain"] = W.Domain;
     J["equation"] = W.Equation;
     J["citation"] = W.Citation;
-    J["pass"] = W.Pass;
+    J["files"] = wallFiles(W);
     J["status"] = wallStatusName(W.Status);
     J["implemented"] =
         W.Status == WallStatus::Implemented || W.Status == WallStatus::Partial;

@@ -2,8 +2,8 @@
 
 #include "runtime/Sensitivity.h"
 #include "runtime/Binding.h"
-
-#include "passes/walls/EfficiencyWall.h"
+#include "runtime/Defaults.h"
+#include "runtime/walls/Formulas.h"
 
 #include <algorithm>
 #include <cmath>
@@ -24,7 +24,7 @@ bool isInput(const graph::Graph &G, uint32_t Id) {
   if (N.Kind != graph::Op::Leaf || N.IsBool || N.Origin >= G.Origins.size())
     return false;
   const graph::LeafOrigin &O = G.Origins[N.Origin];
-  return !N.Name.empty() && (O.Entity || !O.Field.empty());
+  return !N.Name.empty() && (!O.Entity.empty() || !O.Field.empty());
 }
 
 } // namespace

@@ -5,9 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "passes/walls/BatchingWall.h"
-#include "passes/walls/ComputeWall.h"
-#include "passes/walls/MemoryWall.h"
+#include "runtime/walls/Formulas.h"
 
 #include <gtest/gtest.h>
 
@@ -129,14 +127,15 @@ TEST(BatchingWall, MaxBatchUnderTPOTByRegime) {
 }
 
 TEST(BatchingWall, FormulasCarryWallAndDimensions) {
-  EXPECT_EQ(MaxConcurrentSequencesF.W, Wall::Batching);
-  EXPECT_EQ(MaxBatchUnderTPOTF.W, Wall::Batching);
-  EXPECT_TRUE(MaxConcurrentSequencesF.Result.isDimensionless());
-  EXPECT_EQ(PagedKVBytesPerSequenceF.Result.str(), "B");
-  EXPECT_EQ(PagedKVBytesPerSequenceF.Params[0].str(), "tok");
-  EXPECT_EQ(StaticBatchThroughputF.Result.str(), "tok/s");
-  ASSERT_EQ(MaxBatchUnderTPOTF.Params.size(), 7u);
-  EXPECT_EQ(MaxBatchUnderTPOTF.Params[4].str(), "FLOP/s");
+  EXPECT_EQ(formula(FormulaId::MaxConcurrentSequences).W, Wall::Batching);
+  EXPECT_EQ(formula(FormulaId::MaxBatchUnderTPOT).W, Wall::Batching);
+  EXPECT_TRUE(
+      formula(FormulaId::MaxConcurrentSequences).Result.isDimensionless());
+  EXPECT_EQ(formula(FormulaId::PagedKVBytesPerSequence).Result.str(), "B");
+  EXPECT_EQ(formula(FormulaId::PagedKVBytesPerSequence).Params[0].str(), "tok");
+  EXPECT_EQ(formula(FormulaId::StaticBatchThroughput).Result.str(), "tok/s");
+  ASSERT_EQ(formula(FormulaId::MaxBatchUnderTPOT).Params.size(), 7u);
+  EXPECT_EQ(formula(FormulaId::MaxBatchUnderTPOT).Params[4].str(), "FLOP/s");
 }
 
 } // namespace

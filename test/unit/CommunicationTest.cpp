@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "passes/walls/CommunicationWall.h"
+#include "runtime/walls/Formulas.h"
 
 #include <gtest/gtest.h>
 
@@ -103,13 +103,13 @@ TEST(CommunicationWall, H100RingAllReduceReproducesS3) {
 }
 
 TEST(CommunicationWall, FormulasCarryWallAndDimensions) {
-  EXPECT_EQ(RingAllReduceTimeF.W, Wall::Communication);
-  EXPECT_EQ(TensorParallelLayerTimeF.W, Wall::Communication);
-  EXPECT_EQ(RingAllReduceTimeF.Result.str(), "s");
-  ASSERT_EQ(RingAllReduceTimeF.Params.size(), 5u);
-  EXPECT_EQ(RingAllReduceTimeF.Params[2].str(), "B/s");
-  EXPECT_EQ(TensorParallelMessageF.Result.str(), "B");
-  EXPECT_EQ(AllReduceBusBandwidthF.Result.str(), "B/s");
+  EXPECT_EQ(formula(FormulaId::RingAllReduceTime).W, Wall::Communication);
+  EXPECT_EQ(formula(FormulaId::TensorParallelLayerTime).W, Wall::Communication);
+  EXPECT_EQ(formula(FormulaId::RingAllReduceTime).Result.str(), "s");
+  ASSERT_EQ(formula(FormulaId::RingAllReduceTime).Params.size(), 5u);
+  EXPECT_EQ(formula(FormulaId::RingAllReduceTime).Params[2].str(), "B/s");
+  EXPECT_EQ(formula(FormulaId::TensorParallelMessage).Result.str(), "B");
+  EXPECT_EQ(formula(FormulaId::AllReduceBusBandwidth).Result.str(), "B/s");
 }
 
 } // namespace

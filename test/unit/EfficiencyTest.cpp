@@ -8,9 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "passes/walls/ComputeWall.h"
-#include "passes/walls/EfficiencyWall.h"
-#include "passes/walls/MemoryWall.h"
+#include "runtime/Defaults.h"
+#include "runtime/walls/Formulas.h"
 
 #include <gtest/gtest.h>
 

@@ -5,8 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "passes/walls/FidelityWall.h"
-#include "passes/walls/MemoryWall.h"
+#include "runtime/walls/Formulas.h"
 
 #include <gtest/gtest.h>
 
@@ -79,12 +78,12 @@ TEST(FidelityWall, AccuracyDeltaIsPassedThrough) {
 }
 
 TEST(FidelityWall, FormulasCarryWallAndDimensions) {
-  EXPECT_EQ(QuantizationSpeedupF.W, Wall::Fidelity);
-  EXPECT_EQ(AccuracyDeltaF.W, Wall::Fidelity);
-  EXPECT_EQ(QuantizedWeightBytesF.Result.str(), "B");
-  ASSERT_EQ(QuantizationSpeedupF.Params.size(), 5u);
-  EXPECT_EQ(QuantizationSpeedupF.Params[2].str(), "FLOP/s");
-  EXPECT_TRUE(QuantizationSpeedupF.Result.isDimensionless());
+  EXPECT_EQ(formula(FormulaId::QuantizationSpeedup).W, Wall::Fidelity);
+  EXPECT_EQ(formula(FormulaId::AccuracyDelta).W, Wall::Fidelity);
+  EXPECT_EQ(formula(FormulaId::QuantizedWeightBytes).Result.str(), "B");
+  ASSERT_EQ(formula(FormulaId::QuantizationSpeedup).Params.size(), 5u);
+  EXPECT_EQ(formula(FormulaId::QuantizationSpeedup).Params[2].str(), "FLOP/s");
+  EXPECT_TRUE(formula(FormulaId::QuantizationSpeedup).Result.isDimensionless());
 }
 
 } // namespace

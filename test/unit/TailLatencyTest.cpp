@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "passes/walls/TailLatencyWall.h"
+#include "runtime/walls/Formulas.h"
 
 #include <gtest/gtest.h>
 
@@ -142,10 +142,14 @@ TEST(TailLatency, UnstableQueueHasInfiniteWaits) {
     EXPECT_EQ(
         waitQuantile(perSecond(Lambda), S, servers(C), in<Number>(0.5)).value(),
         Inf);
-    EXPECT_EQ(latencyP99(perSecond(Lambda), S, servers(C), One).value(), Inf);
     EXPECT_EQ(
-        ttftP50(perSecond(Lambda), S, servers(C), One, seconds(0.1)).value(),
+        latencyQuantile(perSecond(Lambda), S, servers(C), One, in<Number>(0.99))
+            .value(),
         Inf);
+    EXPECT_EQ(ttftQuantile(perSecond(Lambda), S, servers(C), One, seconds(0.1),
+                           in<Number>(0.5))
+                  .value(),
+              Inf);
     EXPECT_EQ(
         allenCunneenWait(perSecond(Lambda), S, servers(C), One, in<Number>(0))
             .value(),
@@ -216,27 +220,30 @@ TEST(TailLatency, LatencyAndTTFTPercentilesByHand) {
   RequestRate L = perSecond(10);
   Time S = seconds(0.1), Prefill = seconds(0.02);
   Number C = servers(2);
-  EXPECT_NEAR(latencyP50(L, S, C, One).value(), 0.1, 1e-15);
-  EXPECT_NEAR(latencyP90(L, S, C, One).value(), 0.1 * std::log(10.0 / 3) + 0.1,
-              1e-14);
-  EXPECT_NEAR(latencyP99(L, S, C, One).value(), 0.1 * std::log(100.0 / 3) + 0.1,
-              1e-14);
-  EXPECT_NEAR(latencyP999(L, S, C, One).value(),
+  EXPECT_NEAR(latencyQuantile(L, S, C, One, in<Number>(0.5)).value(), 0.1,
+              1e-15);
+  EXPECT_NEAR(latencyQuantile(L, S, C, One, in<Number>(0.9)).value(),
+              0.1 * std::log(10.0 / 3) + 0.1, 1e-14);
+  EXPECT_NEAR(latencyQuantile(L, S, C, One, in<Number>(0.99)).value(),
+              0.1 * std::log(100.0 / 3) + 0.1, 1e-14);
+  EXPECT_NEAR(latencyQuantile(L, S, C, One, in<Number>(0.999)).value(),
               0.1 * std::log(1000.0 / 3) + 0.1, 1e-14);
   EXPECT_NEAR(latencyQuantile(L, S, C, One, in<Number>(0.95)).value(),
               0.1 * std::log(20.0 / 3) + 0.1, 1e-14);
-  EXPECT_NEAR(ttftP50(L, S, C, One, Prefill).value(), 0.02, 1e-15);
-  EXPECT_NEAR(ttftP90(L, S, C, One, Prefill).value(),
+  EXPECT_NEAR(ttftQuantile(L, S, C, One, Prefill, in<Number>(0.5)).value(),
+              0.02, 1e-15);
+  EXPECT_NEAR(ttftQuantile(L, S, C, One, Prefill, in<Number>(0.9)).value(),
               0.1 * std::log(10.0 / 3) + 0.02, 1e-14);
-  EXPECT_NEAR(ttftP99(L, S, C, One, Prefill).value(),
+  EXPECT_NEAR(ttftQuantile(L, S, C, One, Prefill, in<Number>(0.99)).value(),
               0.1 * std::log(100.0 / 3) + 0.02, 1e-14);
-  EXPECT_NEAR(ttftP999(L, S, C, One, Prefill).value(),
+  EXPECT_NEAR(ttftQuantile(L, S, C, One, Prefill, in<Number>(0.999)).value(),
               0.1 * std::log(1000.0 / 3) + 0.02, 1e-14);
   // cs = 0 halves the wait: Allen-Cunneen factor (1 + 0) / 2.
-  EXPECT_NEAR(latencyP99(L, S, C, in<Number>(0)).value(),
+  EXPECT_NEAR(latencyQuantile(L, S, C, in<Number>(0), in<Number>(0.99)).value(),
               0.05 * std::log(100.0 / 3) + 0.1, 1e-14);
   // No load: no wait, latency is the service time.
-  EXPECT_EQ(latencyP999(perSecond(0), S, C, One).value(), 0.1);
+  EXPECT_EQ(latencyQuantile(perSecond(0), S, C, One, in<Number>(0.999)).value(),
+            0.1);
 }
 
 TEST(TailLatency, ServersForP99ByHand) {
@@ -260,12 +267,13 @@ TEST(TailLatency, ServersForP99ByHand) {
   EXPECT_EQ(Needed(1.0), 5.0);
   // Below the service time no number of servers helps.
   EXPECT_EQ(Needed(0.99), Inf);
-  // The hand values themselves, through latencyP99.
-  EXPECT_NEAR(latencyP99(L, S, servers(3), One).value(),
+  // The hand values themselves, through latencyQuantile at p = 0.99.
+  EXPECT_NEAR(latencyQuantile(L, S, servers(3), One, in<Number>(0.99)).value(),
               1 + std::log(100.0 / 11) / 2, 1e-14);
-  EXPECT_NEAR(latencyP99(L, S, servers(4), One).value(),
+  EXPECT_NEAR(latencyQuantile(L, S, servers(4), One, in<Number>(0.99)).value(),
               1 + std::log(100.0 / 49) / 3, 1e-14);
-  EXPECT_EQ(latencyP99(L, S, servers(5), One).value(), 1.0);
+  EXPECT_EQ(latencyQuantile(L, S, servers(5), One, in<Number>(0.99)).value(),
+            1.0);
 }
 
 TEST(TailLatency, ServersForP99AreMinimalAndMonotoneInTarget) {
@@ -279,9 +287,12 @@ TEST(TailLatency, ServersForP99AreMinimalAndMonotoneInTarget) {
     ASSERT_TRUE(std::isfinite(C)) << Target;
     EXPECT_LE(C, Previous) << Target;
     EXPECT_GT(C, 950.0);
-    EXPECT_LE(latencyP99(L, S, servers(C), CS).value(), Target);
+    EXPECT_LE(latencyQuantile(L, S, servers(C), CS, in<Number>(0.99)).value(),
+              Target);
     if (C > 951) {
-      EXPECT_GT(latencyP99(L, S, servers(C - 1), CS).value(), Target);
+      EXPECT_GT(
+          latencyQuantile(L, S, servers(C - 1), CS, in<Number>(0.99)).value(),
+          Target);
     }
     Previous = C;
   }
@@ -289,16 +300,16 @@ TEST(TailLatency, ServersForP99AreMinimalAndMonotoneInTarget) {
 }
 
 TEST(TailLatency, FormulasCarryWallAndDimensions) {
-  EXPECT_EQ(ErlangCF.W, Wall::TailLatency);
-  EXPECT_EQ(ServersForP99LatencyF.W, Wall::TailLatency);
-  EXPECT_EQ(OfferedLoadF.Params[0].str(), "req/s");
-  EXPECT_TRUE(OfferedLoadF.Result.isDimensionless());
-  EXPECT_EQ(LatencyP99F.Result.str(), "s");
-  ASSERT_EQ(TtftP999F.Params.size(), 5u);
-  EXPECT_EQ(TtftP999F.Params[4].str(), "s");
+  EXPECT_EQ(formula(FormulaId::ErlangC).W, Wall::TailLatency);
+  EXPECT_EQ(formula(FormulaId::ServersForP99Latency).W, Wall::TailLatency);
+  EXPECT_EQ(formula(FormulaId::OfferedLoad).Params[0].str(), "req/s");
+  EXPECT_TRUE(formula(FormulaId::OfferedLoad).Result.isDimensionless());
+  EXPECT_EQ(formula(FormulaId::LatencyQuantileGiven).Result.str(), "s");
+  ASSERT_EQ(formula(FormulaId::TtftQuantileGiven).Params.size(), 7u);
+  EXPECT_EQ(formula(FormulaId::TtftQuantileGiven).Params[5].str(), "s");
   // Through the evaluator's double adapter: C(2, 1) = 1/3.
   double In[] = {2, 1};
-  EXPECT_NEAR(ErlangCF.Eval(In), 1.0 / 3, 1e-15);
+  EXPECT_NEAR(formula(FormulaId::ErlangC).Eval(In), 1.0 / 3, 1e-15);
 }
 
 } // namespace

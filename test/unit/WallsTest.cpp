@@ -5,9 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "passes/walls/ComputeWall.h"
-#include "passes/walls/EnergyWall.h"
-#include "passes/walls/MemoryWall.h"
+#include "runtime/walls/Formulas.h"
 
 #include <gtest/gtest.h>
 
@@ -35,13 +33,6 @@ TEST(MemoryWall, Llama70BKVCacheIs320KiBPerToken) {
   BytesPerToken KV = kvBytesPerToken(in<Number>(80), in<Number>(8),
                                      in<Number>(128), in<Bytes>(2));
   EXPECT_DOUBLE_EQ(KV.value(), 320 * 1024.0);
-}
-
-TEST(MemoryWall, CapacityIsWeightsPlusKVCache) {
-  // 10 GB of weights + 4 sequences x 1,000 tokens x 100 kB/tok / TP 2.
-  Bytes C = memoryPerDevice(in<Bytes>(10e9), in<BytesPerToken>(1e5),
-                            in<Number>(4), in<Tokens>(1000), in<Number>(2));
-  EXPECT_DOUBLE_EQ(C.value(), 10e9 + 4 * 1000 * 1e5 / 2);
 }
 
 TEST(ComputeWall, RidgePointOfH100) {
@@ -88,7 +79,7 @@ TEST(ComputeWall, BatchOneDecodeIsMemoryBoundPrefillIsComputeBound) {
 
 TEST(Formulas, DoubleAdapterMatchesTypedCallBitForBit) {
   double In[] = {1e9, 2, 64, 3, 100, 2};
-  double ViaGraph = DecodeStepFlopsF.Eval(In);
+  double ViaGraph = formula(FormulaId::DecodeStepFlops).Eval(In);
   double Typed = decodeStepFlops(in<Number>(1e9), in<Number>(2), in<Number>(64),
                                  in<Number>(3), in<Tokens>(100), in<Number>(2))
                      .value();
@@ -96,16 +87,16 @@ TEST(Formulas, DoubleAdapterMatchesTypedCallBitForBit) {
 }
 
 TEST(Formulas, SignaturesGiveDimensions) {
-  EXPECT_EQ(MemoryTimeF.Result.str(), "s");
-  ASSERT_EQ(MemoryTimeF.Params.size(), 3u);
-  EXPECT_EQ(MemoryTimeF.Params[0].str(), "B");
-  EXPECT_EQ(MemoryTimeF.Params[1].str(), "B/s");
-  EXPECT_TRUE(MemoryTimeF.Params[2].isDimensionless());
-  EXPECT_EQ(KVBytesPerTokenF.Result.str(), "B/tok");
-  EXPECT_EQ(RidgePointF.Result.str(), "FLOP/B");
-  EXPECT_EQ(DecodeThroughputF.Result.str(), "tok/s");
-  EXPECT_EQ(ComputeTimeF.W, Wall::Compute);
-  EXPECT_EQ(MemoryTimeF.W, Wall::Memory);
+  EXPECT_EQ(formula(FormulaId::MemoryTime).Result.str(), "s");
+  ASSERT_EQ(formula(FormulaId::MemoryTime).Params.size(), 3u);
+  EXPECT_EQ(formula(FormulaId::MemoryTime).Params[0].str(), "B");
+  EXPECT_EQ(formula(FormulaId::MemoryTime).Params[1].str(), "B/s");
+  EXPECT_TRUE(formula(FormulaId::MemoryTime).Params[2].isDimensionless());
+  EXPECT_EQ(formula(FormulaId::KVBytesPerToken).Result.str(), "B/tok");
+  EXPECT_EQ(formula(FormulaId::RidgePoint).Result.str(), "FLOP/B");
+  EXPECT_EQ(formula(FormulaId::DecodeThroughput).Result.str(), "tok/s");
+  EXPECT_EQ(formula(FormulaId::ComputeTime).W, Wall::Compute);
+  EXPECT_EQ(formula(FormulaId::MemoryTime).W, Wall::Memory);
 }
 
 } // namespace
@@ -120,8 +111,8 @@ TEST(Energy, NameplatePowerAndEnergyPerToken) {
                         in<Power>(2200));
   EXPECT_DOUBLE_EQ(P.value(), 7800);
   EXPECT_NEAR(energyPerToken(P, in<TokenRate>(5229)).value(), 1.4917, 1e-4);
-  EXPECT_EQ(EnergyPerTokenF.Result.str(), "J/tok");
-  EXPECT_EQ(SystemPowerF.W, Wall::Sustainability);
+  EXPECT_EQ(formula(FormulaId::EnergyPerToken).Result.str(), "J/tok");
+  EXPECT_EQ(formula(FormulaId::SystemPower).W, Wall::Sustainability);
 }
 
 } // namespace

@@ -4,7 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "passes/walls/WeightStreamingWall.h"
+#include "runtime/walls/Formulas.h"
 
 #include <gtest/gtest.h>
 
@@ -54,11 +54,15 @@ TEST(WeightStreamingWall, ModelIsLayersInSequence) {
 }
 
 TEST(WeightStreamingWall, FormulasCarryWallAndDimensions) {
-  EXPECT_EQ(WeightStreamingLayerTimeF.W, Wall::WeightStreaming);
-  EXPECT_EQ(WeightStreamingLayerTimeF.Result.str(), "s");
-  EXPECT_EQ(WeightStreamingLayerTimeF.Params[3].str(), "tok");
-  EXPECT_EQ(WeightStreamingCrossoverBatchF.Result.str(), "tok");
-  EXPECT_EQ(WeightStreamingModelTimeF.W, Wall::WeightStreaming);
+  EXPECT_EQ(formula(FormulaId::WeightStreamingLayerTime).W,
+            Wall::WeightStreaming);
+  EXPECT_EQ(formula(FormulaId::WeightStreamingLayerTime).Result.str(), "s");
+  EXPECT_EQ(formula(FormulaId::WeightStreamingLayerTime).Params[3].str(),
+            "tok");
+  EXPECT_EQ(formula(FormulaId::WeightStreamingCrossoverBatch).Result.str(),
+            "tok");
+  EXPECT_EQ(formula(FormulaId::WeightStreamingModelTime).W,
+            Wall::WeightStreaming);
 }
 
 } // namespace

@@ -1,30 +1,10 @@
-//===- EfficiencyWall.cpp - Wall 3: software efficiency -------------------===//
-//
-// A roofline with one eta for everything hides which kernels are slow. This
-// wall splits a step's FLOPs by kernel class - the GEMMs of the linear
-// layers, attention (fused, as FlashAttention, or unfused, with the score
-// matrix written to memory), convolution - and gives each class its own
-// achieved fraction of dense peak. The classes run one after another, so
-// the step's compute time is the sum of F_class / (peak * eta_class); the
-// lowering folds that into one blended eta per phase so the roofline of
-// wall 1 is unchanged.
-//
-// The defaults and ranges below are leaves the user can override per
-// workload (`kernels { gemm = 0.8 }`); sensitivity analysis explores the
-// ranges. Their evidence is in docs/walls.md (wall 3) and each Source.
-// Known answers: test/unit/EfficiencyTest.cpp.
-//
-//===----------------------------------------------------------------------===//
+//===- Defaults.cpp - Defaults and plausible ranges of calibrated factors -===//
 
-#include "passes/walls/EfficiencyWall.h"
-#include "passes/walls/ComputeWall.h"
-#include "passes/walls/Formula.h"
+#include "runtime/Defaults.h"
 
 #include "llvm/Support/ErrorHandling.h"
 
 namespace mlsc::walls {
-
-using namespace q;
 
 namespace {
 
@@ -50,7 +30,6 @@ const KernelClass Classes[] = {
      "MXNet tables, 8.2 GFLOP per image forward); TensorRT FP16 inference at "
      "batch 64-256 39-45%; includes batch-norm and element-wise time"},
 };
-} // namespace
 
 const CalibratedRange Ranges[] = {
     {"kernels.gemm", 0.60, 0.90, "wall 3 (above)"},
@@ -74,6 +53,8 @@ const CalibratedRange Ranges[] = {
      "0.95"},
 };
 
+} // namespace
+
 llvm::ArrayRef<KernelClass> kernelClasses() { return Classes; }
 llvm::ArrayRef<CalibratedRange> calibratedRanges() { return Ranges; }
 
@@ -83,29 +64,5 @@ const KernelClass &kernelClass(llvm::StringRef Field) {
       return K;
   llvm::report_fatal_error("unknown kernel class");
 }
-
-Number blendedEfficiency(Flops Total, Flops Attention, Number GemmEfficiency,
-                         Number AttentionEfficiency) {
-  if (Total.value() <= 0)
-    return GemmEfficiency;
-  return Total / ((Total - Attention) / GemmEfficiency +
-                  Attention / AttentionEfficiency);
-}
-
-const Formula DecodeAttentionFlopsF = makeFormula<&decodeAttentionFlops>(
-    "decode_attention_flops", Wall::SoftwareEfficiency,
-    "F_attn = 2*L*B*ctx*d_attn / tp", "Kaplan et al. 2020, Table 1");
-const Formula PrefillAttentionFlopsF = makeFormula<&prefillAttentionFlops>(
-    "prefill_attention_flops", Wall::SoftwareEfficiency,
-    "F_attn = L*B*S*(S+1)*d_attn / tp",
-    "Kaplan et al. 2020, Table 1, summed over causal positions");
-const Formula EncoderAttentionFlopsF = makeFormula<&encoderAttentionFlops>(
-    "encoder_attention_flops", Wall::SoftwareEfficiency,
-    "F_attn = 2*L*S^2*d_attn", "Kaplan et al. 2020, Table 1");
-const Formula BlendedEfficiencyF = makeFormula<&blendedEfficiency>(
-    "blended_efficiency", Wall::SoftwareEfficiency,
-    "eta = F / ((F - F_attn) / eta_gemm + F_attn / eta_attn)",
-    "kernel classes run in sequence: the sum of their roofline compute "
-    "times (Williams et al., CACM 2009)");
 
 } // namespace mlsc::walls

@@ -1,4 +1,4 @@
-//===- TailLatencyWall.cpp - Wall 7: queueing and tail latency ------------===//
+//===- TailLatency.cpp - Wall 7: queueing and tail latency ----------------===//
 //
 // Erlang C for M/M/c, the mean and quantiles of the wait in queue, Kingman's
 // G/G/1 approximation and its Allen-Cunneen use on c servers, latency and
@@ -9,8 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "passes/walls/TailLatencyWall.h"
-#include "passes/walls/Formula.h"
+#include "runtime/walls/Formulas.h"
 
 #include <algorithm>
 #include <cmath>
@@ -26,16 +25,15 @@ const Requests OneRequest = in<Requests>(1.0);
 constexpr double Inf = std::numeric_limits<double>::infinity();
 constexpr double NaN = std::numeric_limits<double>::quiet_NaN();
 
+/// The bound of serversForP99Latency's search.
+constexpr double MaxSearchedServers = 1e6;
+
 /// Above this the recursion's O(sqrt(a)) steps stop being cheap; no serving
 /// fleet offers a billion concurrent requests.
 constexpr double MaxOfferedLoad = 1e9;
 
 /// exp underflows to 0 below about -745: a smaller ln C is P(wait) = 0.
 constexpr double NegligibleLogC = -800;
-
-constexpr const char *PercentileCitation =
-    "M/M/c wait tail (Gross et al. 2.3) scaled as in Allen-Cunneen; service "
-    "time deterministic in the sum";
 
 double wholeServers(Number Servers) {
   return std::floor(Servers.value() + 1e-9);
@@ -218,30 +216,6 @@ Time latencyQuantile(RequestRate ArrivalRate, Time ServiceTime, Number Servers,
          ServiceTime;
 }
 
-Time latencyP50(RequestRate ArrivalRate, Time ServiceTime, Number Servers,
-                Number ServiceCV) {
-  return latencyQuantile(ArrivalRate, ServiceTime, Servers, ServiceCV,
-                         in<Number>(0.5));
-}
-
-Time latencyP90(RequestRate ArrivalRate, Time ServiceTime, Number Servers,
-                Number ServiceCV) {
-  return latencyQuantile(ArrivalRate, ServiceTime, Servers, ServiceCV,
-                         in<Number>(0.9));
-}
-
-Time latencyP99(RequestRate ArrivalRate, Time ServiceTime, Number Servers,
-                Number ServiceCV) {
-  return latencyQuantile(ArrivalRate, ServiceTime, Servers, ServiceCV,
-                         in<Number>(0.99));
-}
-
-Time latencyP999(RequestRate ArrivalRate, Time ServiceTime, Number Servers,
-                 Number ServiceCV) {
-  return latencyQuantile(ArrivalRate, ServiceTime, Servers, ServiceCV,
-                         in<Number>(0.999));
-}
-
 Number logErlangCOf(RequestRate ArrivalRate, Time ServiceTime, Number Servers) {
   return in<Number>(
       logErlangC(wholeServers(Servers), erlangs(ArrivalRate, ServiceTime)));
@@ -270,30 +244,6 @@ Time ttftQuantile(RequestRate ArrivalRate, Time ServiceTime, Number Servers,
          PrefillTime;
 }
 
-Time ttftP50(RequestRate ArrivalRate, Time ServiceTime, Number Servers,
-             Number ServiceCV, Time PrefillTime) {
-  return ttftQuantile(ArrivalRate, ServiceTime, Servers, ServiceCV, PrefillTime,
-                      in<Number>(0.5));
-}
-
-Time ttftP90(RequestRate ArrivalRate, Time ServiceTime, Number Servers,
-             Number ServiceCV, Time PrefillTime) {
-  return ttftQuantile(ArrivalRate, ServiceTime, Servers, ServiceCV, PrefillTime,
-                      in<Number>(0.9));
-}
-
-Time ttftP99(RequestRate ArrivalRate, Time ServiceTime, Number Servers,
-             Number ServiceCV, Time PrefillTime) {
-  return ttftQuantile(ArrivalRate, ServiceTime, Servers, ServiceCV, PrefillTime,
-                      in<Number>(0.99));
-}
-
-Time ttftP999(RequestRate ArrivalRate, Time ServiceTime, Number Servers,
-              Number ServiceCV, Time PrefillTime) {
-  return ttftQuantile(ArrivalRate, ServiceTime, Servers, ServiceCV, PrefillTime,
-                      in<Number>(0.999));
-}
-
 Number serversForP99Latency(RequestRate ArrivalRate, Time ServiceTime,
                             Number ServiceCV, Time Target) {
   double A = erlangs(ArrivalRate, ServiceTime), S = ServiceTime.value();
@@ -304,9 +254,9 @@ Number serversForP99Latency(RequestRate ArrivalRate, Time ServiceTime,
     return in<Number>(Inf);
   if (A == 0)
     return in<Number>(1);
-  // The same walk and quantile as latencyP99, one server at a time: P99
-  // latency falls as servers are added, so the first count that meets the
-  // target is the answer.
+  // The same walk and quantile as latencyQuantile at p = 0.99, one server
+  // at a time: P99 latency falls as servers are added, so the first count
+  // that meets the target is the answer.
   double First = std::floor(A) + 1;
   if (First > MaxSearchedServers)
     return in<Number>(Inf);
@@ -318,90 +268,5 @@ Number serversForP99Latency(RequestRate ArrivalRate, Time ServiceTime,
   }
   return in<Number>(Inf);
 }
-
-const Formula LogErlangCF = makeFormula<&logErlangCOf>(
-    "log_erlang_c", Wall::TailLatency, "ln C(c, a), a = lambda * S",
-    "Erlang 1917; Erlang-B recursion (Jagerman 1974), computed once per "
-    "evaluation and shared by every percentile");
-const Formula LatencyQuantileGivenF = makeFormula<&latencyQuantileGiven>(
-    "latency_quantile", Wall::TailLatency,
-    "L_p = F*S/(c - a) * max(0, ln C - ln(1 - p)) + S, F = (1 + cs^2)/2",
-    "Erlang-C M/M/c waiting-time tail (Gross et al. 2.3); Allen-Cunneen "
-    "correction (Kingman 1961)");
-const Formula TtftQuantileGivenF = makeFormula<&ttftQuantileGiven>(
-    "ttft_quantile", Wall::TailLatency,
-    "TTFT_p = F*S/(c - a) * max(0, ln C - ln(1 - p)) + T_first",
-    "Erlang-C M/M/c waiting-time tail (Gross et al. 2.3); Allen-Cunneen "
-    "correction (Kingman 1961)");
-const Formula OfferedLoadF = makeFormula<&offeredLoad>(
-    "offered_load", Wall::TailLatency, "a = lambda * S",
-    "Erlang 1917; Gross et al., Fundamentals of Queueing Theory, 2.3");
-const Formula UtilisationF = makeFormula<&utilisation>(
-    "utilisation", Wall::TailLatency, "rho = lambda / (c * mu)",
-    "Gross et al., Fundamentals of Queueing Theory, 4th ed., 2.3");
-const Formula QueueIsStableF = makeFormula<&queueIsStable>(
-    "queue_is_stable", Wall::TailLatency, "stable = rho < 1",
-    "Gross et al., Fundamentals of Queueing Theory, 4th ed., 2.3");
-const Formula ErlangCF = makeFormula<&erlangC>(
-    "erlang_c", Wall::TailLatency,
-    "C = B / (1 - rho * (1 - B)); 1/B(k) = 1 + k / (a * B(k-1))",
-    "Erlang 1917; recursion: Jagerman, Bell System Technical Journal 1974");
-const Formula MeanQueueWaitF = makeFormula<&meanQueueWait>(
-    "mean_queue_wait", Wall::TailLatency, "W_q = C(c, a) / (c*mu - lambda)",
-    "Gross et al., Fundamentals of Queueing Theory, 4th ed., 2.3");
-const Formula WaitExceedanceF = makeFormula<&waitExceedance>(
-    "wait_exceedance", Wall::TailLatency,
-    "P(W_q > t) = C(c, a) * exp(-(c*mu - lambda) * t)",
-    "Gross et al., Fundamentals of Queueing Theory, 4th ed., 2.3");
-const Formula WaitQuantileF = makeFormula<&waitQuantile>(
-    "wait_quantile", Wall::TailLatency,
-    "t_p = max(0, ln(C(c, a) / (1 - p)) / (c*mu - lambda))",
-    "inverse of the M/M/c waiting-time tail");
-const Formula KingmanWaitF =
-    makeFormula<&kingmanWait>("kingman_wait", Wall::TailLatency,
-                              "W_q = rho / (1 - rho) * (ca^2 + cs^2) / 2 * S",
-                              "Kingman, Proc. Cambridge Philos. Soc. 57, 1961");
-const Formula AllenCunneenWaitF = makeFormula<&allenCunneenWait>(
-    "allen_cunneen_wait", Wall::TailLatency,
-    "W_q = W_q(M/M/c) * (ca^2 + cs^2) / 2",
-    "Allen, Probability, Statistics, and Queueing Theory, 2nd ed., 1990");
-
-const Formula LatencyQuantileF = makeFormula<&latencyQuantile>(
-    "latency_quantile", Wall::TailLatency,
-    "T_p = t_p(M/M/c) * (1 + cs^2) / 2 + S", PercentileCitation);
-const Formula LatencyP50F = makeFormula<&latencyP50>(
-    "latency_p50", Wall::TailLatency,
-    "T_0.5 = t_0.5(M/M/c) * (1 + cs^2) / 2 + S", PercentileCitation);
-const Formula LatencyP90F = makeFormula<&latencyP90>(
-    "latency_p90", Wall::TailLatency,
-    "T_0.9 = t_0.9(M/M/c) * (1 + cs^2) / 2 + S", PercentileCitation);
-const Formula LatencyP99F = makeFormula<&latencyP99>(
-    "latency_p99", Wall::TailLatency,
-    "T_0.99 = t_0.99(M/M/c) * (1 + cs^2) / 2 + S", PercentileCitation);
-const Formula LatencyP999F = makeFormula<&latencyP999>(
-    "latency_p999", Wall::TailLatency,
-    "T_0.999 = t_0.999(M/M/c) * (1 + cs^2) / 2 + S", PercentileCitation);
-const Formula TtftQuantileF = makeFormula<&ttftQuantile>(
-    "ttft_quantile", Wall::TailLatency,
-    "TTFT_p = t_p(M/M/c) * (1 + cs^2) / 2 + T_prefill", PercentileCitation);
-const Formula TtftP50F = makeFormula<&ttftP50>(
-    "ttft_p50", Wall::TailLatency,
-    "TTFT_0.5 = t_0.5(M/M/c) * (1 + cs^2) / 2 + T_prefill", PercentileCitation);
-const Formula TtftP90F = makeFormula<&ttftP90>(
-    "ttft_p90", Wall::TailLatency,
-    "TTFT_0.9 = t_0.9(M/M/c) * (1 + cs^2) / 2 + T_prefill", PercentileCitation);
-const Formula TtftP99F = makeFormula<&ttftP99>(
-    "ttft_p99", Wall::TailLatency,
-    "TTFT_0.99 = t_0.99(M/M/c) * (1 + cs^2) / 2 + T_prefill",
-    PercentileCitation);
-const Formula TtftP999F = makeFormula<&ttftP999>(
-    "ttft_p999", Wall::TailLatency,
-    "TTFT_0.999 = t_0.999(M/M/c) * (1 + cs^2) / 2 + T_prefill",
-    PercentileCitation);
-
-const Formula ServersForP99LatencyF = makeFormula<&serversForP99Latency>(
-    "servers_for_p99_latency", Wall::TailLatency,
-    "c = min { c > a : T_0.99(c) <= target }, c <= 1e6",
-    "search over latency_p99");
 
 } // namespace mlsc::walls

@@ -1,4 +1,4 @@
-//===- ServingWall.cpp - Wall 4: serving latency and throughput -----------===//
+//===- Serving.cpp - Wall 4: serving latency and throughput ---------------===//
 //
 // The latency and throughput a serving stack adds on top of the roofline
 // step times of walls 1 and 2: speculative decoding, chunked prefill,
@@ -31,8 +31,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "passes/walls/ServingWall.h"
-#include "passes/walls/Formula.h"
+#include "runtime/walls/Formulas.h"
 
 #include <algorithm>
 #include <cmath>
@@ -57,14 +56,11 @@ Number speculativeTokensPerStep(Number Acceptance, Number DraftTokens) {
                     (1.0 - Alpha));
 }
 
-Time timePerOutputToken(Time Step, Number TokensPerStep) {
-  return Step / TokensPerStep;
-}
-
 Time speculativeTimePerToken(Time DraftStep, Time TargetStep,
                              Number DraftTokens, Number Acceptance) {
-  return timePerOutputToken(DraftTokens * DraftStep + TargetStep,
-                            speculativeTokensPerStep(Acceptance, DraftTokens));
+  // One target step and k draft steps emit E tokens: TPOT = T_step / E.
+  return (DraftTokens * DraftStep + TargetStep) /
+         speculativeTokensPerStep(Acceptance, DraftTokens);
 }
 
 Number prefillChunks(Tokens Prompt, Tokens Chunk) {
@@ -153,77 +149,5 @@ Number moeActiveParams(Number DenseParams, Number ExpertParams, Number TopK,
                        Number Experts) {
   return DenseParams + TopK / Experts * ExpertParams;
 }
-
-FlopsPerToken forwardFlopsPerToken(Number ActiveParams) {
-  return TwoPerToken * ActiveParams;
-}
-
-const Formula SpeculativeTokensPerStepF =
-    makeFormula<&speculativeTokensPerStep>(
-        "speculative_tokens_per_step", Wall::Serving,
-        "E = (1 - alpha^(k+1)) / (1 - alpha); k + 1 at alpha = 1",
-        "Leviathan, Kalman, Matias, Fast Inference from Transformers via "
-        "Speculative Decoding, ICML 2023");
-const Formula TimePerOutputTokenF = makeFormula<&timePerOutputToken>(
-    "time_per_output_token", Wall::Serving, "TPOT = T_step / E",
-    "Zhong et al., DistServe, OSDI 2024 (TPOT)");
-const Formula SpeculativeTimePerTokenF = makeFormula<&speculativeTimePerToken>(
-    "speculative_time_per_token", Wall::Serving,
-    "T = (k * T_draft + T_target) / E",
-    "Leviathan, Kalman, Matias, ICML 2023 (walltime per step)");
-const Formula PrefillChunksF = makeFormula<&prefillChunks>(
-    "prefill_chunks", Wall::Serving, "n = ceil(S / C)",
-    "Agrawal et al., Sarathi-Serve, OSDI 2024");
-const Formula HybridIterationTimeF = makeFormula<&hybridIterationTime>(
-    "hybrid_iteration_time", Wall::Serving,
-    "T = max(T_prefill * min(C, S) / S, T_decode)",
-    "Agrawal et al., Sarathi-Serve, OSDI 2024 (decode piggybacked on a chunk)");
-const Formula PrefillStallItlF = makeFormula<&prefillStallItl>(
-    "prefill_stall_itl", Wall::Serving,
-    "ITL_p = TPOT + k * T_prefill, k = Poisson p-quantile of r * TPOT",
-    "Agrawal et al., Sarathi-Serve, OSDI 2024, section 2 (generation "
-    "stalls)");
-const Formula PrefillInterferenceF = makeFormula<&prefillInterference>(
-    "prefill_interference", Wall::Serving, "f = r * T_extra",
-    "Agrawal et al., Sarathi-Serve, OSDI 2024 (prefills take decode "
-    "iterations' time; chunks hide under memory-bound ones)");
-const Formula InterferedTokenTimeF = makeFormula<&interferedTokenTime>(
-    "interfered_token_time", Wall::Serving, "TPOT_mean = TPOT / (1 - f)",
-    "renewal argument: decode progresses in the 1 - f of the time left "
-    "(Agrawal et al., Sarathi-Serve, OSDI 2024)");
-const Formula PrefillStallProbabilityF = makeFormula<&prefillStallProbability>(
-    "prefill_stall_probability", Wall::Serving, "P(stall) = 1 - exp(-r * TPOT)",
-    "Poisson arrivals of prefills at r per replica");
-const Formula ChunkedPrefillTimeF = makeFormula<&chunkedPrefillTime>(
-    "chunked_prefill_time", Wall::Serving,
-    "T = sum_i max(T_prefill * C_i / S, T_decode), i = 1..ceil(S / C)",
-    "Agrawal et al., Sarathi-Serve, OSDI 2024");
-const Formula PrefillTokensComputedF = makeFormula<&prefillTokensComputed>(
-    "prefill_tokens_computed", Wall::Serving, "S' = S * (1 - hit rate)",
-    "Zheng et al., SGLang RadixAttention, NeurIPS 2024; vLLM automatic "
-    "prefix caching");
-const Formula KVTransferTimeF = makeFormula<&kvTransferTime>(
-    "kv_transfer_time", Wall::Serving, "T = S * kv / BW_fabric + alpha",
-    "Zhong et al., DistServe, OSDI 2024");
-const Formula TimeToFirstTokenF =
-    makeFormula<&timeToFirstToken>("time_to_first_token", Wall::Serving,
-                                   "TTFT = W_queue + T_prefill + T_kv_transfer",
-                                   "Zhong et al., DistServe, OSDI 2024");
-const Formula EndToEndLatencyF = makeFormula<&endToEndLatency>(
-    "end_to_end_latency", Wall::Serving, "L = TTFT + (output - 1) * TPOT",
-    "Zhong et al., DistServe, OSDI 2024");
-const Formula ReplicaThroughputF = makeFormula<&replicaThroughput>(
-    "replica_throughput", Wall::Serving, "X = concurrency * output / L",
-    "Little, Operations Research 1961");
-const Formula ThroughputPerDeviceF = makeFormula<&throughputPerDevice>(
-    "throughput_per_device", Wall::Serving, "X_device = X_replica / devices",
-    "definition");
-const Formula MoEActiveParamsF = makeFormula<&moeActiveParams>(
-    "moe_active_params", Wall::Serving,
-    "N_active = N_dense + top_k / experts * N_experts",
-    "Shazeer et al. 2017; Fedus et al., Switch Transformer, JMLR 2022");
-const Formula ForwardFlopsPerTokenF = makeFormula<&forwardFlopsPerToken>(
-    "forward_flops_per_token", Wall::Serving, "F = 2 * N_active",
-    "Kaplan et al. 2020, Table 1");
 
 } // namespace mlsc::walls

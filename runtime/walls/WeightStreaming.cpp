@@ -1,4 +1,4 @@
-//===- WeightStreamingWall.cpp - Wall 6: weight streaming -----------------===//
+//===- WeightStreaming.cpp - Wall 6: weight streaming ---------------------===//
 //
 // Execution with the weights held off-chip (Cerebras MemoryX/SwarmX) and
 // streamed in a layer at a time while activations stay on the wafer: each
@@ -10,8 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "passes/walls/WeightStreamingWall.h"
-#include "passes/walls/Formula.h"
+#include "runtime/walls/Formulas.h"
 
 #include <algorithm>
 
@@ -40,20 +39,5 @@ Tokens weightStreamingCrossoverBatch(Bytes BytesPerParam, Bandwidth Inject,
                                      FlopRate Peak, Number Efficiency) {
   return Peak * Efficiency * BytesPerParam / (TwoPerToken * Inject);
 }
-
-const Formula WeightStreamingLayerTimeF =
-    makeFormula<&weightStreamingLayerTime>(
-        "weight_streaming_layer_time", Wall::WeightStreaming,
-        "T_layer = max(W / BW_inject, 2 * P * B / (peak * eta)), W = P * b",
-        "MLSYSIM, arXiv 2607.02558 (Cerebras weight streaming)");
-const Formula WeightStreamingModelTimeF =
-    makeFormula<&weightStreamingModelTime>(
-        "weight_streaming_model_time", Wall::WeightStreaming,
-        "T = layers * T_layer", "MLSYSIM, arXiv 2607.02558");
-const Formula WeightStreamingCrossoverBatchF =
-    makeFormula<&weightStreamingCrossoverBatch>(
-        "weight_streaming_crossover_batch", Wall::WeightStreaming,
-        "B* = peak * eta * b / (2 * BW_inject)",
-        "MLSYSIM, arXiv 2607.02558 (the two terms of T_layer equal)");
 
 } // namespace mlsc::walls

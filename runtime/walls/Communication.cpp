@@ -1,4 +1,4 @@
-//===- CommunicationWall.cpp - Wall 14: collectives (alpha-beta) ----------===//
+//===- Communication.cpp - Wall 14: collectives (alpha-beta) --------------===//
 //
 // Alpha-beta times of ring all-reduce, all-gather and reduce-scatter
 // (Thakur, Rabenseifner, Gropp 2005), the tensor-parallel traffic of one
@@ -11,8 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "passes/walls/CommunicationWall.h"
-#include "passes/walls/Formula.h"
+#include "runtime/walls/Formulas.h"
 
 namespace mlsc::walls {
 
@@ -56,33 +55,5 @@ Bandwidth algorithmBandwidth(Bytes Message, Time Elapsed) {
 Bandwidth allReduceBusBandwidth(Bandwidth AlgBW, Number Ranks) {
   return AlgBW * 2.0 * (Ranks - 1.0) / Ranks;
 }
-
-const Formula RingAllReduceTimeF = makeFormula<&ringAllReduceTime>(
-    "ring_all_reduce_time", Wall::Communication,
-    "T = 2(N-1)/N * M/(beta*eta) + 2(N-1)*alpha",
-    "Thakur, Rabenseifner, Gropp, IJHPCA 2005; Patarasuk and Yuan, JPDC 2009");
-const Formula RingAllGatherTimeF =
-    makeFormula<&ringAllGatherTime>("ring_all_gather_time", Wall::Communication,
-                                    "T = (N-1)/N * M/(beta*eta) + (N-1)*alpha",
-                                    "Thakur, Rabenseifner, Gropp, IJHPCA 2005");
-const Formula RingReduceScatterTimeF = makeFormula<&ringReduceScatterTime>(
-    "ring_reduce_scatter_time", Wall::Communication,
-    "T = (N-1)/N * M/(beta*eta) + (N-1)*alpha",
-    "Thakur, Rabenseifner, Gropp, IJHPCA 2005");
-const Formula TensorParallelMessageF = makeFormula<&tensorParallelMessage>(
-    "tensor_parallel_message", Wall::Communication,
-    "M = B * tokens * hidden * bytes_act",
-    "Shoeybi et al., Megatron-LM, arXiv 1909.08053, section 3");
-const Formula TensorParallelLayerTimeF = makeFormula<&tensorParallelLayerTime>(
-    "tensor_parallel_layer_time", Wall::Communication,
-    "T = 2 * T_allreduce(M, tp)",
-    "Shoeybi et al., Megatron-LM, arXiv 1909.08053, Fig. 4 (two all-reduces "
-    "per layer in the forward pass)");
-const Formula AlgorithmBandwidthF = makeFormula<&algorithmBandwidth>(
-    "algorithm_bandwidth", Wall::Communication, "algbw = M / t",
-    "NVIDIA nccl-tests, doc/PERFORMANCE.md");
-const Formula AllReduceBusBandwidthF = makeFormula<&allReduceBusBandwidth>(
-    "all_reduce_bus_bandwidth", Wall::Communication, "busbw = algbw * 2(N-1)/N",
-    "NVIDIA nccl-tests, doc/PERFORMANCE.md");
 
 } // namespace mlsc::walls

@@ -1,4 +1,4 @@
-//===- BatchingWall.cpp - Wall 5: paged KV cache and batching -------------===//
+//===- Batching.cpp - Wall 5: paged KV cache and batching -----------------===//
 //
 // How many sequences fit and how many should run: the paged KV cache
 // (PagedAttention), the concurrency free memory allows, static against
@@ -23,8 +23,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "passes/walls/BatchingWall.h"
-#include "passes/walls/Formula.h"
+#include "runtime/walls/Formulas.h"
 
 #include <algorithm>
 #include <cmath>
@@ -90,37 +89,5 @@ Number maxBatchUnderTPOT(Time TPOTLimit, Flops FlopsPerSequence, Bytes Weights,
   return in<Number>(
       std::min({ComputeBound, MemoryBound, wholeItems(Capacity.value())}));
 }
-
-const Formula KVBlocksPerSequenceF = makeFormula<&kvBlocksPerSequence>(
-    "kv_blocks_per_sequence", Wall::Batching, "n = ceil(len / b)",
-    "Kwon et al., PagedAttention (vLLM), SOSP 2023");
-const Formula PagedKVBytesPerSequenceF = makeFormula<&pagedKVBytesPerSequence>(
-    "paged_kv_bytes_per_sequence", Wall::Batching,
-    "M_seq = ceil(len / b) * b * kv / tp",
-    "Kwon et al., PagedAttention (vLLM), SOSP 2023");
-const Formula KVBytesWastedPerSequenceF =
-    makeFormula<&kvBytesWastedPerSequence>(
-        "kv_bytes_wasted_per_sequence", Wall::Batching,
-        "waste = (ceil(len / b) * b - len) * kv / tp",
-        "Kwon et al., PagedAttention (vLLM), SOSP 2023, section 4.2");
-const Formula MaxConcurrentSequencesF = makeFormula<&maxConcurrentSequences>(
-    "max_concurrent_sequences", Wall::Batching,
-    "B_max = floor((HBM - W - overhead) / M_seq)",
-    "Kwon et al., PagedAttention (vLLM), SOSP 2023");
-const Formula StaticBatchThroughputF = makeFormula<&staticBatchThroughput>(
-    "static_batch_throughput", Wall::Batching,
-    "X = B * mean_out / (max_out * T_step)",
-    "Yu et al., Orca, OSDI 2022 (request-level batching)");
-const Formula ContinuousBatchingGainF = makeFormula<&continuousBatchingGain>(
-    "continuous_batching_gain", Wall::Batching, "gain = max_out / mean_out",
-    "Yu et al., Orca, OSDI 2022 (iteration-level scheduling)");
-const Formula BatchedDecodeStepTimeF = makeFormula<&batchedDecodeStepTime>(
-    "batched_decode_step_time", Wall::Batching,
-    "T(B) = max(B * f / peak, (W + B * m) / BW)",
-    "Williams, Waterman, Patterson, Roofline, CACM 2009");
-const Formula MaxBatchUnderTPOTF = makeFormula<&maxBatchUnderTPOT>(
-    "max_batch_under_tpot", Wall::Batching,
-    "B = min(floor(TPOT * peak / f), floor((TPOT * BW - W) / m), B_max)",
-    "Williams et al., CACM 2009 (roofline solved for B)");
 
 } // namespace mlsc::walls

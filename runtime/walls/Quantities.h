@@ -9,8 +9,8 @@
 // Dimension, so the graph can check its wiring against formula signatures.
 //
 //===----------------------------------------------------------------------===//
-#ifndef MLSC_IR_QUANTITIES_H
-#define MLSC_IR_QUANTITIES_H
+#ifndef MLSC_RUNTIME_WALLS_QUANTITIES_H
+#define MLSC_RUNTIME_WALLS_QUANTITIES_H
 
 #include "ir/Dimension.h"
 
@@ -91,6 +91,7 @@ using TokenRate = Per<Tokens, Time>;
 using RequestRate = Per<Requests, Time>;
 using SampleRate = Per<Samples, Time>;
 using FlopsPerToken = Per<Flops, Tokens>;
+using EnergyPerToken = Per<Energy, Tokens>;
 
 /// A quantity of type Q holding \p SI (in base units).
 template <class QT> QT in(double SI) { return QT::from_value(SI); }

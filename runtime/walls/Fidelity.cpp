@@ -1,4 +1,4 @@
-//===- FidelityWall.cpp - Wall 13: quantization cost and benefit ----------===//
+//===- Fidelity.cpp - Wall 13: quantization cost and benefit --------------===//
 //
 // What a lower precision buys and costs: the weight bytes at a precision
 // (with group-wise scales), the speedup of a step, and the accuracy delta.
@@ -21,8 +21,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "passes/walls/FidelityWall.h"
-#include "passes/walls/Formula.h"
+#include "runtime/walls/Formulas.h"
 
 #include <algorithm>
 
@@ -69,30 +68,5 @@ Number sparseGemmTimeFactor(Number Sparsity, Number Structured,
   return in<Number>(
       std::max(1.0 - Sparsity.value(), 1.0 / SparseSpeedup.value()));
 }
-
-const Formula PrunedBytesPerParamF = makeFormula<&prunedBytesPerParam>(
-    "pruned_bytes_per_param", Wall::Fidelity,
-    "b' = (1 - s) * (b + 0.25 B) structured; (1 - s) * b + 0.125 B "
-    "unstructured",
-    "Mishra et al., Accelerating Sparse Deep Neural Networks, arXiv "
-    "2104.08378 (2:4 metadata); a bitmap for unstructured sparsity");
-const Formula SparseGemmTimeFactorF = makeFormula<&sparseGemmTimeFactor>(
-    "sparse_gemm_time_factor", Wall::Fidelity,
-    "f = max(1 - s, 1 / speedup) if structured and supported, else 1",
-    "Mishra et al., arXiv 2104.08378 (sparse tensor cores)");
-
-const Formula QuantizedWeightBytesF = makeFormula<&quantizedWeightBytes>(
-    "quantized_weight_bytes", Wall::Fidelity,
-    "W = N * (bits + scale_bits / group) / 8",
-    "Frantar et al., GPTQ, ICLR 2023 (group-wise scales)");
-const Formula QuantizationSpeedupF = makeFormula<&quantizationSpeedup>(
-    "quantization_speedup", Wall::Fidelity,
-    "S = bytes_base / bytes_quant (memory-bound); peak_quant / peak_base "
-    "(compute-bound, 1 without the peak)",
-    "Williams et al., CACM 2009; Micikevicius et al., FP8 formats, arXiv "
-    "2209.05433");
-const Formula AccuracyDeltaF = makeFormula<&accuracyDelta>(
-    "accuracy_delta", Wall::Fidelity, "delta = measured (a sourced leaf)",
-    "the measurement's own source, e.g. Frantar et al., GPTQ, ICLR 2023");
 
 } // namespace mlsc::walls

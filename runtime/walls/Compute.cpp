@@ -1,0 +1,94 @@
+//===- Compute.cpp - Wall 1: compute time and the roofline ----------------===//
+//
+// FLOP counts of a dense decoder's prefill and decode, the roofline compute
+// time T = OPs / (peak * eta), the roofline itself (max of compute and memory
+// time), arithmetic intensity and the ridge point. Known answers:
+// test/unit/WallsTest.cpp.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/walls/Formulas.h"
+
+#include <algorithm>
+#include <limits>
+
+namespace mlsc::walls {
+
+using namespace q;
+
+namespace {
+/// Two FLOPs (a multiply and an add) per parameter per token.
+const FlopsPerToken TwoPerToken = in<FlopsPerToken>(2.0);
+const Tokens OneToken = in<Tokens>(1.0);
+} // namespace
+
+Flops decodeStepFlops(Number Params, Number Layers, Number AttnDim,
+                      Number Batch, Tokens Context, Number TP) {
+  Flops Weights = TwoPerToken * Params * Batch * OneToken;
+  return Weights / TP +
+         decodeAttentionFlops(Layers, AttnDim, Batch, Context, TP);
+}
+
+Flops prefillFlops(Number Params, Number Layers, Number AttnDim, Number Batch,
+                   Tokens Prompt, Number TP) {
+  Flops Weights = TwoPerToken * Params * Batch * Prompt;
+  return Weights / TP +
+         prefillAttentionFlops(Layers, AttnDim, Batch, Prompt, TP);
+}
+
+Flops encoderFlopsPerSample(Number Params, Number Layers, Number AttnDim,
+                            Tokens Sequence) {
+  return TwoPerToken * Params * Sequence +
+         encoderAttentionFlops(Layers, AttnDim, Sequence);
+}
+
+Flops trainingFlopsPerSample(Flops Forward) { return 3.0 * Forward; }
+
+Bandwidth requiredBandwidth(Bytes Moved, Time Target, Number MemoryEfficiency) {
+  return Moved / (Target * MemoryEfficiency);
+}
+
+FlopRate requiredPeak(Flops Work, Time Target, Number Efficiency) {
+  return Work / (Target * Efficiency);
+}
+
+SampleRate sampleThroughput(Number Batch, Time Step) {
+  return Batch * in<Samples>(1) / Step;
+}
+
+Time computeTime(Flops Work, FlopRate Peak, Number Efficiency) {
+  return Work / (Peak * Efficiency);
+}
+
+Time rooflineTime(Time Compute, Time Memory) {
+  return std::max(Compute, Memory);
+}
+
+Time stepTime(Time Roofline, Time Communication) {
+  return Roofline + Communication;
+}
+
+Intensity arithmeticIntensity(Flops Work, Bytes Moved) { return Work / Moved; }
+
+Intensity ridgePoint(FlopRate Peak, Bandwidth BW) { return Peak / BW; }
+
+TokenRate decodeThroughput(Number Batch, Time Step) {
+  return Batch * OneToken / Step;
+}
+
+Number decodeCrossoverBatch(Number Params, Number Layers, Number AttnDim,
+                            Tokens Context, Number TP, Bytes Weights,
+                            BytesPerToken KV, FlopRate Peak, Number Efficiency,
+                            Bandwidth BW, Number MemoryEfficiency) {
+  Flops PerSequence =
+      decodeStepFlops(Params, Layers, AttnDim, in<Number>(1), Context, TP);
+  Bytes KVPerSequence = Context * KV / TP;
+  Bytes Denominator =
+      PerSequence * (BW * MemoryEfficiency) / (Peak * Efficiency) -
+      KVPerSequence;
+  if (Denominator.value() <= 0)
+    return in<Number>(std::numeric_limits<double>::infinity());
+  return Weights / Denominator;
+}
+
+} // namespace mlsc::walls

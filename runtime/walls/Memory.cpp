@@ -1,0 +1,99 @@
+//===- Memory.cpp - Wall 2: bytes moved and memory capacity ---------------===//
+//
+// Weight and KV-cache bytes per device, bytes moved by prefill and decode,
+// the roofline memory time T = bytes / BW, and the capacity check
+// weights + KV cache + activations <= device memory; the KV cache of
+// multi-head latent attention, and the expert weights an MoE step reads.
+// Known answers: test/unit/WallsTest.cpp, test/unit/EfficiencyTest.cpp.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/walls/Formulas.h"
+
+#include <cmath>
+
+namespace mlsc::walls {
+
+using namespace q;
+
+namespace {
+const Tokens OneToken = in<Tokens>(1.0);
+} // namespace
+
+Bytes weightBytesPerDevice(Number Params, Bytes BytesPerParam, Number TP,
+                           Number PP) {
+  return Params * BytesPerParam / (TP * PP);
+}
+
+BytesPerToken kvBytesPerToken(Number Layers, Number KVHeads, Number HeadDim,
+                              Bytes BytesPerElem) {
+  return 2.0 * Layers * KVHeads * HeadDim * BytesPerElem / OneToken;
+}
+
+BytesPerToken mlaKVBytesPerToken(Number Layers, Number KVRank, Number RopeDim,
+                                 Bytes BytesPerElem) {
+  return Layers * (KVRank + RopeDim) * BytesPerElem / OneToken;
+}
+
+Bytes moeWeightBytesRead(Number Params, Number ActiveParams, Number Experts,
+                         Number TopK, Tokens Routed, Bytes BytesPerParam,
+                         Number Shards, Number EP) {
+  Number PerExpert = (Params - ActiveParams) / (Experts - TopK);
+  Number AlwaysActive = Params - Experts * PerExpert;
+  double Missed =
+      std::pow(1.0 - (TopK / Experts).value(), (Routed / OneToken).value());
+  Number Touched = Experts / EP * (1.0 - Missed);
+  return (AlwaysActive + Touched * PerExpert) * BytesPerParam / Shards;
+}
+
+Bytes moeWeightBytesPerDevice(Number Params, Number ActiveParams,
+                              Number Experts, Number TopK, Bytes BytesPerParam,
+                              Number Shards, Number EP) {
+  Number PerExpert = (Params - ActiveParams) / (Experts - TopK);
+  Number AlwaysActive = Params - Experts * PerExpert;
+  return (AlwaysActive + Experts * PerExpert / EP) * BytesPerParam / Shards;
+}
+
+Bytes inferenceActivationBytes(Tokens PassTokens, Number Hidden, Number FFN,
+                               Number TP, Bytes BytesPerElem) {
+  return PassTokens / OneToken * (2.0 * Hidden + 2.0 * FFN / TP) * BytesPerElem;
+}
+
+Bytes attentionScoreBytes(Number Batch, Number Heads, Tokens Prompt, Number TP,
+                          Bytes BytesPerElem) {
+  Number S = Prompt / OneToken;
+  return Batch * Heads / TP * S * S * BytesPerElem;
+}
+
+Bytes trainingStateBytes(Number Params, Bytes BytesPerParam,
+                         Bytes OptimizerBytesPerParam) {
+  return Params * (2.0 * BytesPerParam + OptimizerBytesPerParam);
+}
+
+Bytes trainingStepBytes(Number Params, Bytes BytesPerParam,
+                        Bytes OptimizerBytesPerParam) {
+  return Params * (4.0 * BytesPerParam + 2.0 * OptimizerBytesPerParam);
+}
+
+Bytes transformerActivationBytes(Number Layers, Tokens Sequence, Number Batch,
+                                 Number Hidden, Number Heads) {
+  Number S = Sequence / OneToken;
+  return Layers * S * Batch * Hidden * (34.0 + 5.0 * Heads * S / Hidden) *
+         in<Bytes>(1.0);
+}
+
+Bytes decodeStepBytes(Bytes Weights, BytesPerToken KV, Number Batch,
+                      Tokens Context, Number TP) {
+  return Weights + Batch * Context * KV / TP;
+}
+
+Bytes prefillBytes(Bytes Weights, BytesPerToken KV, Number Batch, Tokens Prompt,
+                   Number TP) {
+  return Weights + Batch * Prompt * KV / TP;
+}
+
+Time memoryTime(Bytes Moved, Bandwidth BW, Number Efficiency) {
+  return Moved / (BW * Efficiency);
+}
+
+} // namespace mlsc::walls
