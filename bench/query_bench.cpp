@@ -44,8 +44,8 @@ double seconds(Clock::time_point Since) {
 
 /// Re-evaluations per second over at least \p MinSeconds, alternating the
 /// leaf between a few values so nothing is cached.
-double evalRate(Evaluator E, uint32_t Leaf, bool Planned, double MinSeconds,
-                double &Sink) {
+double evalRate(Evaluator E, graph::NodeId Leaf, bool Planned,
+                double MinSeconds, double &Sink) {
   EvalPlan P = E.plan({Leaf});
   E.run();
   const double Values[] = {2e12, 3.35e12, 4.8e12, 8e12};
@@ -83,8 +83,8 @@ int main(int Argc, char **Argv) {
     return 1;
   }
   const graph::Graph &G = C.Graphs.at(0);
-  int Leaf = G.find("bench_gpu.hbm.bandwidth");
-  if (Leaf < 0) {
+  std::optional<graph::NodeId> Leaf = G.findNamed("bench_gpu.hbm.bandwidth");
+  if (!Leaf) {
     llvm::errs()
         << "query_bench: the scenario has no bench_gpu.hbm.bandwidth\n";
     return 1;
@@ -92,15 +92,15 @@ int main(int Argc, char **Argv) {
   Evaluator Base(G);
   double Sink = 0;
 
-  double One = evalRate(Base, Leaf, true, 1.0, Sink);
-  double Full = evalRate(Base, Leaf, false, 0.5, Sink);
+  double One = evalRate(Base, *Leaf, true, 1.0, Sink);
+  double Full = evalRate(Base, *Leaf, false, 0.5, Sink);
   unsigned Threads = std::max(1u, std::thread::hardware_concurrency());
   std::vector<double> Rates(Threads);
   std::vector<std::thread> Workers;
   for (unsigned T = 0; T < Threads; ++T)
     Workers.emplace_back([&, T] {
       double S = 0;
-      Rates[T] = evalRate(Base, Leaf, true, 1.0, S);
+      Rates[T] = evalRate(Base, *Leaf, true, 1.0, S);
     });
   for (std::thread &W : Workers)
     W.join();

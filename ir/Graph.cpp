@@ -2,6 +2,9 @@
 
 #include "ir/Graph.h"
 
+#include "llvm/ADT/Twine.h"
+#include "llvm/Support/ErrorHandling.h"
+
 namespace mlsc::graph {
 
 const char *opSpelling(Op O) {
@@ -11,6 +14,27 @@ const char *opSpelling(Op O) {
       "log",  "log2", "log10", "exp",   "lt",    "le",  "gt",
       "ge",   "eq",   "ne",    "and",   "or",    "not", "apply"};
   return Names[static_cast<unsigned>(O)];
+}
+
+} // namespace mlsc::graph
+
+namespace mlsc::graph {
+
+NodeId Graph::get(MetricId M) const {
+  NodeId N = MetricNodes[static_cast<unsigned>(M)];
+  if (!N.isValid())
+    llvm::report_fatal_error(llvm::Twine("graph `") + Scenario +
+                             "` has no metric `" + metricInfo(M).Name +
+                             "`: ask has() first");
+  return N;
+}
+
+NodeId Graph::get(PhaseId P, PhaseMetricId M) const {
+  NodeId N = PhaseNodes[phaseSlot(P, M)];
+  if (!N.isValid())
+    llvm::report_fatal_error(llvm::Twine("graph `") + Scenario + "` has no `" +
+                             phaseMetricName(P, M) + "`: ask has() first");
+  return N;
 }
 
 } // namespace mlsc::graph

@@ -2,30 +2,56 @@
 //-*-===//
 //
 // Lowering turns a scenario (a workload on a system) into a graph: leaves are
-// IR values with their origins; other nodes apply an arithmetic operator or a
-// wall formula (tagged with its wall, equation and citation) to earlier
+// values with their origins; other nodes apply an arithmetic operator or a
+// wall formula (by its index in the runtime's formula library) to earlier
 // nodes. Nodes are stored in topological order, so one forward pass over
 // plain doubles evaluates everything; changing a leaf and evaluating again
 // needs no re-parsing or re-lowering.
+//
+// The graph holds no pointer into the IR: leaf origins are names and source
+// ranges, so a graph outlives the IR and AST it was lowered from. Its
+// metrics (ir/Metrics.def) are found by id; asking for one the graph lacks
+// is an error at that point.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MLSC_IR_GRAPH_H
 #define MLSC_IR_GRAPH_H
 
 #include "ir/Dimension.h"
+#include "ir/Metrics.h"
 #include "ir/Walls.h"
 
+#include "llvm/ADT/StringMap.h"
 #include "llvm/Support/SMLoc.h"
 
-#include "llvm/ADT/StringMap.h"
-
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace mlsc {
-
 namespace graph {
+
+/// A node of a graph. Default-constructed, it names no node.
+class NodeId {
+public:
+  constexpr NodeId() = default;
+  constexpr explicit NodeId(uint32_t Index) : Index(Index) {}
+  constexpr uint32_t index() const { return Index; }
+  constexpr bool isValid() const { return Index != ~0u; }
+  friend constexpr bool operator==(NodeId A, NodeId B) {
+    return A.Index == B.Index;
+  }
+  friend constexpr bool operator!=(NodeId A, NodeId B) {
+    return A.Index != B.Index;
+  }
+  friend constexpr bool operator<(NodeId A, NodeId B) {
+    return A.Index < B.Index;
+  }
+
+private:
+  uint32_t Index = ~0u;
+};
 
 enum class Op : uint8_t {
   Leaf,
@@ -55,13 +81,13 @@ enum class Op : uint8_t {
   And,
   Or,
   Not,
-  Apply, ///< a Formula
+  Apply, ///< a formula of the library
 };
 
 const char *opSpelling(Op O);
+inline bool isComparison(Op O) { return O >= Op::Lt && O <= Op::Ne; }
 
-/// Where a leaf's value came from: names and a source range, never a
-/// pointer into the IR, so a graph outlives the IR it was lowered from.
+/// Where a leaf's value came from.
 struct LeafOrigin {
   std::string Entity;     ///< "H100_SXM"; "" for lets and formula constants
   std::string Field;      ///< "hbm.bandwidth", or a let's name
@@ -92,9 +118,9 @@ struct Condition {
   std::string Text; ///< `ttft.p99 < 500 ms` as written
   llvm::SMRange Range;
   bool IsAssert = false;
-  std::string Message; ///< an assert's message
-  int NodeId = -1;     ///< -1: uses a metric no wall computes yet
-  std::string Missing; ///< the unavailable metric, when NodeId < 0
+  std::string Message;      ///< an assert's message
+  std::optional<NodeId> At; ///< none: it uses a metric no wall computes yet
+  std::string Missing;      ///< the unavailable metric, when !At
 };
 
 struct Graph {
@@ -102,19 +128,54 @@ struct Graph {
   std::vector<Node> Nodes; ///< topological: inputs precede users
   std::vector<uint32_t> Inputs;
   std::vector<LeafOrigin> Origins;
-  std::vector<double> LeafValues;       ///< per node; meaningful for leaves
-  llvm::StringMap<uint32_t> Named;      ///< metric and intermediate names
-  std::vector<std::string> Metrics;     ///< metric names, in schema order
-  std::vector<std::string> Unavailable; ///< metrics no wall computes yet
+  std::vector<double> LeafValues; ///< per node; meaningful for leaves
+  /// Every named node (metrics and the labels explain shows), by name.
+  llvm::StringMap<NodeId> Named;
+  /// The node of each metric and phase metric; invalid when absent.
+  std::vector<NodeId> MetricNodes = std::vector<NodeId>(NumMetrics, NodeId());
+  std::vector<NodeId> PhaseNodes =
+      std::vector<NodeId>(NumPhases * NumPhaseMetrics, NodeId());
+  std::vector<MetricId> Metrics;     ///< public metrics, in table order
+  std::vector<MetricId> Unavailable; ///< public metrics no wall computes
   std::vector<Condition> Conditions;
   bool Training = false;
 
-  uint32_t inputOf(uint32_t NodeId, unsigned I) const {
-    return Inputs[Nodes[NodeId].FirstInput + I];
+  const Node &node(NodeId N) const { return Nodes[N.index()]; }
+  Node &node(NodeId N) { return Nodes[N.index()]; }
+  NodeId inputOf(NodeId N, unsigned I) const {
+    return NodeId(Inputs[node(N).FirstInput + I]);
   }
-  int find(llvm::StringRef Name) const {
+  size_t size() const { return Nodes.size(); }
+
+  bool has(MetricId M) const {
+    return MetricNodes[static_cast<unsigned>(M)].isValid();
+  }
+  std::optional<NodeId> find(MetricId M) const {
+    NodeId N = MetricNodes[static_cast<unsigned>(M)];
+    return N.isValid() ? std::optional<NodeId>(N) : std::nullopt;
+  }
+  /// The node of metric \p M; the graph must have it (a bug otherwise).
+  NodeId get(MetricId M) const;
+
+  bool has(PhaseId P, PhaseMetricId M) const {
+    return PhaseNodes[phaseSlot(P, M)].isValid();
+  }
+  std::optional<NodeId> find(PhaseId P, PhaseMetricId M) const {
+    NodeId N = PhaseNodes[phaseSlot(P, M)];
+    return N.isValid() ? std::optional<NodeId>(N) : std::nullopt;
+  }
+  NodeId get(PhaseId P, PhaseMetricId M) const;
+
+  /// A named node (a metric or a label), for user-facing lookups such as
+  /// `mlsc explain SCENARIO.NAME`.
+  std::optional<NodeId> findNamed(llvm::StringRef Name) const {
     auto It = Named.find(Name);
-    return It == Named.end() ? -1 : static_cast<int>(It->second);
+    return It == Named.end() ? std::nullopt : std::optional<NodeId>(It->second);
+  }
+
+  static unsigned phaseSlot(PhaseId P, PhaseMetricId M) {
+    return static_cast<unsigned>(P) * NumPhaseMetrics +
+           static_cast<unsigned>(M);
   }
 };
 

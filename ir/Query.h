@@ -12,6 +12,7 @@
 #define MLSC_IR_QUERY_H
 
 #include "ir/Dimension.h"
+#include "ir/Graph.h"
 
 #include "llvm/Support/SMLoc.h"
 
@@ -23,8 +24,8 @@ namespace mlsc::query {
 
 /// A decision variable: a leaf and the values it may take.
 struct Variable {
-  std::string Name;  ///< `unit_gpu.hbm.bandwidth` as written
-  uint32_t Leaf = 0; ///< node of the scenario graph
+  std::string Name;   ///< `unit_gpu.hbm.bandwidth` as written
+  graph::NodeId Leaf; ///< node of the scenario graph
   Dimension Dim;
   llvm::SMRange Range;
   bool Continuous = false;    ///< `LO .. HI` without a step
@@ -34,7 +35,7 @@ struct Variable {
   /// An entity-valued variable (`node.accelerator in [H100_SXM, H200]`):
   /// Values are option indices 0..n-1; option i sets every leaf the graph
   /// reads from the current entity to Options[i] (Leaves[k] <- Options[i][k]).
-  std::vector<uint32_t> Leaves;
+  std::vector<graph::NodeId> Leaves;
   std::vector<std::vector<double>> Options;
   std::vector<std::string> Labels;
   bool isEntity() const { return !Labels.empty(); }
@@ -43,7 +44,7 @@ struct Variable {
 /// A metric or condition read from the graph.
 struct Term {
   std::string Text; ///< as written
-  uint32_t Node = 0;
+  graph::NodeId Node;
   Dimension Dim;
   bool IsBool = false;
   bool Descending = false; ///< `sort_by { -throughput }`

@@ -1,6 +1,7 @@
 //===- Schema.cpp - Entity kinds, their fields and metrics ----------------===//
 
 #include "ir/Schema.h"
+#include "ir/Metrics.h"
 #include "ir/Units.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -29,6 +30,28 @@ Dimension dimensionOf(llvm::StringRef Unit) {
   return U->Dim;
 }
 
+/// The symbols of each named enumeration (ENUM_BEGIN ... ENUM_END).
+const std::vector<std::pair<std::string, std::vector<std::string>>> &
+enumerations() {
+  static const std::vector<std::pair<std::string, std::vector<std::string>>>
+      Enums = [] {
+        std::vector<std::pair<std::string, std::vector<std::string>>> E;
+#define ENUM_BEGIN(Type) E.push_back({#Type, {}});
+#define ENUM_VALUE(Type, Value, Symbol) E.back().second.push_back(Symbol);
+#include "ir/Schema.def"
+        return E;
+      }();
+  return Enums;
+}
+
+/// A FIELD's allowed symbols: a named enumeration's, or `a|b|c`.
+std::vector<std::string> allowedSymbols(llvm::StringRef Arg) {
+  for (const auto &[Name, Symbols] : enumerations())
+    if (Arg == Name)
+      return Symbols;
+  return splitBars(Arg);
+}
+
 KindSchema &kindNamed(std::vector<KindSchema> &Kinds, llvm::StringRef Name) {
   for (KindSchema &K : Kinds)
     if (K.Name == Name)
@@ -55,20 +78,17 @@ std::vector<KindSchema> buildKinds() {
       F.Dim = dimensionOf(Arg);                                                \
       F.UnitSpelling = Arg;                                                    \
     } else {                                                                   \
-      F.Allowed = splitBars(Arg);                                              \
+      F.Allowed = allowedSymbols(Arg);                                         \
     }                                                                          \
     kindNamed(Kinds, #Kind).Fields.push_back(std::move(F));                    \
   }
 #include "ir/Schema.def"
-#define METRIC(Kind, Path, Unit, Doc)                                          \
-  {                                                                            \
-    llvm::StringRef U(Unit);                                                   \
-    bool IsBool = U == "bool";                                                 \
-    kindNamed(Kinds, #Kind)                                                    \
-        .Metrics.push_back(MetricSchema{                                       \
-            Path, IsBool, IsBool ? Dimension() : dimensionOf(U), Unit, Doc});  \
-  }
-#include "ir/Schema.def"
+  // A scenario's metrics: the public rows of the graph contract.
+  for (const MetricInfo &M : allMetrics())
+    if (M.Vis == Visibility::Public)
+      kindNamed(Kinds, "scenario")
+          .Metrics.push_back(
+              MetricSchema{M.Name, M.IsBool, M.Dim, M.Unit, M.Doc});
   return Kinds;
 }
 
@@ -103,6 +123,15 @@ bool KindSchema::isVariant(llvm::StringRef Name) const {
 const std::vector<KindSchema> &allKinds() {
   static const std::vector<KindSchema> Kinds = buildKinds();
   return Kinds;
+}
+
+int enumIndex(llvm::StringRef Type, llvm::StringRef Symbol) {
+  for (const auto &[Name, Symbols] : enumerations())
+    if (Type == Name) {
+      auto It = llvm::find(Symbols, Symbol.str());
+      return It == Symbols.end() ? -1 : static_cast<int>(It - Symbols.begin());
+    }
+  llvm::report_fatal_error("Schema.def: no enumeration `" + Type + "`");
 }
 
 const KindSchema *findKind(llvm::StringRef Name) {

@@ -12,6 +12,9 @@
 
 #include "llvm/ADT/StringRef.h"
 
+#include <cstdint>
+#include <optional>
+
 #include <string>
 #include <vector>
 
@@ -68,6 +71,32 @@ struct KindSchema {
 };
 
 const std::vector<KindSchema> &allKinds();
+
+// The named enumerations of Schema.def, as C++ enums in symbol order.
+#define ENUM_BEGIN(Type) enum class Type : uint8_t {
+#define ENUM_VALUE(Type, Value, Symbol) Value,
+#define ENUM_END(Type)                                                         \
+  }                                                                            \
+  ;
+#include "ir/Schema.def"
+
+template <class E> struct EnumType;
+#define ENUM_BEGIN(Type)                                                       \
+  template <> struct EnumType<Type> {                                          \
+    static constexpr const char *Name = #Type;                                 \
+  };
+#include "ir/Schema.def"
+
+/// The position of \p Symbol in enumeration \p Type, or -1.
+int enumIndex(llvm::StringRef Type, llvm::StringRef Symbol);
+
+/// \p Symbol as a value of enum \p E, when it is one of its symbols.
+template <class E> std::optional<E> enumFromSymbol(llvm::StringRef Symbol) {
+  int I = enumIndex(EnumType<E>::Name, Symbol);
+  if (I < 0)
+    return std::nullopt;
+  return static_cast<E>(I);
+}
 const KindSchema *findKind(llvm::StringRef Name);
 
 /// "a quantity [B/s]", "a reference to a node or cluster", "one of a|b".

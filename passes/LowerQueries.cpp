@@ -1,6 +1,6 @@
 //===- LowerQueries.cpp - Solve and sweep blocks against their graphs -----===//
 //
-// Part of lower-to-graph (ScenarioLowering.h), run after the scenarios.
+// Part of lower-to-graph, run after the scenarios.
 // Each `solve` and `sweep` of the main file becomes a query::Query:
 //  - every `LEAF in LO .. HI [step S]` or `LEAF in [v, ...]` line names a
 //    decision variable: the leaf node of the scenario graph that the field
@@ -13,7 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "passes/ScenarioLowering.h"
+#include "passes/LowerQueries.h"
 
 #include "llvm/ADT/StringExtras.h"
 
@@ -68,7 +68,7 @@ class QueryLowering {
 public:
   QueryLowering(Compilation &C, const ir::Entity &Q,
                 const std::vector<const ir::Entity *> &Scenarios,
-                std::vector<std::unique_ptr<ScenarioLowering>> &Lowerings)
+                std::vector<std::unique_ptr<LoweringContext>> &Lowerings)
       : C(C), QE(Q), Scenarios(Scenarios), Lowerings(Lowerings) {}
 
   std::optional<Query> run() {
@@ -124,8 +124,8 @@ private:
   Compilation &C;
   const ir::Entity &QE;
   const std::vector<const ir::Entity *> &Scenarios;
-  std::vector<std::unique_ptr<ScenarioLowering>> &Lowerings;
-  ScenarioLowering *L = nullptr;
+  std::vector<std::unique_ptr<LoweringContext>> &Lowerings;
+  LoweringContext *L = nullptr;
   graph::Graph *G = nullptr;
   bool Failed = false;
   double MaxPoints = 1e7;
@@ -142,17 +142,17 @@ private:
   /// Two variables must not set the same leaf: the later would silently
   /// override the earlier.
   void checkOverlap(const Query &Q) {
-    std::map<uint32_t, const Variable *> Owner;
+    std::map<graph::NodeId, const Variable *> Owner;
     for (const Variable &V : Q.Vars) {
-      std::vector<uint32_t> Leaves = V.Leaves;
+      std::vector<graph::NodeId> Leaves = V.Leaves;
       if (!V.isEntity())
         Leaves.push_back(V.Leaf);
-      for (uint32_t Leaf : Leaves) {
+      for (graph::NodeId Leaf : Leaves) {
         auto [It, New] = Owner.emplace(Leaf, &V);
         if (!New && It->second != &V) {
           error(DiagKind::MalformedQuery, V.Range,
                 fmt::format("`{}` and `{}` both set `{}`; vary it once",
-                            It->second->Name, V.Name, G->Nodes[Leaf].Name));
+                            It->second->Name, V.Name, G->node(Leaf).Name));
           return;
         }
       }
@@ -244,12 +244,12 @@ private:
         if (std::optional<Term> T = term(*E, "a reported metric"))
           Q.Report.push_back(*T);
     } else {
-      for (const std::string &M : G->Metrics) {
+      for (MetricId M : G->Metrics) {
         Term T;
-        T.Text = M;
-        T.Node = static_cast<uint32_t>(G->find(M));
-        T.Dim = G->Nodes[T.Node].Dim;
-        T.IsBool = G->Nodes[T.Node].IsBool;
+        T.Text = metricInfo(M).Name;
+        T.Node = G->get(M);
+        T.Dim = G->node(T.Node).Dim;
+        T.IsBool = G->node(T.Node).IsBool;
         Q.Report.push_back(T);
       }
     }
@@ -298,10 +298,10 @@ private:
   void conditions(Query &Q, llvm::StringRef Field) {
     // A solve's answer must fit, whatever the conditions say; a sweep keeps
     // the points that do not (marked infeasible) unless `where` drops them.
-    if (int F = G->find("feasible"); F >= 0 && Q.K == Query::Kind::Solve) {
+    if (G->has(MetricId::Feasible) && Q.K == Query::Kind::Solve) {
       Term T;
       T.Text = "feasible";
-      T.Node = static_cast<uint32_t>(F);
+      T.Node = G->get(MetricId::Feasible);
       T.IsBool = true;
       Q.Conditions.push_back(T);
     }
@@ -313,7 +313,7 @@ private:
 
   std::optional<Term> term(const ir::Expr &E, const char *What) {
     std::string Missing;
-    std::optional<uint32_t> Node = L->queryExpr(E, Missing);
+    std::optional<graph::NodeId> Node = L->expr(E, Missing);
     if (!Node) {
       error(DiagKind::MalformedQuery, E.Range,
             Missing.empty()
@@ -328,8 +328,8 @@ private:
     Term T;
     T.Text = ir::sourceText(E.Range);
     T.Node = *Node;
-    T.Dim = G->Nodes[*Node].Dim;
-    T.IsBool = G->Nodes[*Node].IsBool;
+    T.Dim = G->node(*Node).Dim;
+    T.IsBool = G->node(*Node).IsBool;
     T.Range = E.Range;
     return T;
   }
@@ -400,7 +400,7 @@ private:
     }
     // The leaves the graph reads from the current entity.
     struct Read {
-      uint32_t Leaf;
+      graph::NodeId Leaf;
       std::string Field;
       bool Assumed;
     };
@@ -409,8 +409,8 @@ private:
       const graph::Node &N = G->Nodes[I];
       if (N.Kind == graph::Op::Leaf && N.Origin < G->Origins.size() &&
           G->Origins[N.Origin].Entity == Current->Name)
-        Reads.push_back(
-            {I, G->Origins[N.Origin].Field, G->Origins[N.Origin].Assumed});
+        Reads.push_back({graph::NodeId(I), G->Origins[N.Origin].Field,
+                         G->Origins[N.Origin].Assumed});
     }
     if (Reads.empty()) {
       error(DiagKind::NotALeaf, Ref.Range,
@@ -434,7 +434,7 @@ private:
         if (OF && OF->Folded && OF->Folded->Kind == ir::TypeKind::Quantity) {
           Values.push_back(OF->Folded->Number);
         } else if (R.Assumed) {
-          Values.push_back(G->LeafValues[R.Leaf]); // the same default
+          Values.push_back(G->LeafValues[R.Leaf.index()]); // the same default
         } else {
           error(DiagKind::MalformedQuery, Item->Range,
                 fmt::format("`{}` cannot stand in for `{}`: scenario `{}` "
@@ -491,10 +491,12 @@ private:
       return;
     }
     auto Final = finalField(Ref);
-    int Leaf = Final ? L->leafFor(*Final->first, Final->second) : -1;
-    if (Leaf < 0) {
+    graph::NodeId Leaf;
+    LeafStatus Status = Final ? L->leafFor(*Final->first, Final->second, Leaf)
+                              : LeafStatus::Unread;
+    if (Status != LeafStatus::Leaf) {
       error(DiagKind::NotALeaf, Ref.Range,
-            Leaf == -2
+            Status == LeafStatus::Derived
                 ? fmt::format("`{}` is computed from other fields; vary "
                               "the fields it is computed from instead",
                               V.Name)
@@ -504,7 +506,7 @@ private:
                               V.Name, G->Scenario));
       return;
     }
-    V.Leaf = static_cast<uint32_t>(Leaf);
+    V.Leaf = Leaf;
     std::optional<ir::Value> Folded = foldConstant(C, Set);
     if (!Folded) {
       Failed = true; // the folder reported why (e.g. an empty range)
@@ -575,7 +577,7 @@ private:
 
 void lowerQueries(Compilation &C,
                   const std::vector<const ir::Entity *> &Scenarios,
-                  std::vector<std::unique_ptr<ScenarioLowering>> &Lowerings) {
+                  std::vector<std::unique_ptr<LoweringContext>> &Lowerings) {
   for (const auto &E : C.Program.Entities) {
     if ((E->Kind != "solve" && E->Kind != "sweep") ||
         C.SM.FindBufferContainingLoc(E->NameRange.Start) !=

@@ -2,71 +2,61 @@
 
 #include "runtime/Binding.h"
 
-#include <algorithm>
-#include <iterator>
+#include <fmt/format.h>
 
 namespace mlsc {
 
 const char *wallShortName(unsigned Number) {
-  switch (Number) {
-  case 1:
-    return "compute";
-  case 2:
-    return "memory";
-  case 6:
-    return "weight streaming";
-  case 14:
-    return "communication";
-  }
+  for (const WallInfo &W : allWalls())
+    if (W.Number == Number)
+      return W.Name;
   return "infeasible";
 }
 
-BindingProbe::BindingProbe(const graph::Graph &G, std::string P)
-    : Phase(std::move(P)) {
-  if (Phase.empty())
-    Phase = G.find("decode_step_time") >= 0 ? "decode" : "batch";
-  const char *Suffix[] = {".compute_time", ".memory_time", ".streaming_time",
-                          ".comm_time"};
-  for (int K = 0; K < 4; ++K)
-    Times[K] = G.find(Phase + Suffix[K]);
+PhaseId mainPhase(const graph::Graph &G) {
+  return G.has(MetricId::DecodeStepTime) ? PhaseId::Decode : PhaseId::Batch;
+}
+
+BindingProbe::BindingProbe(const graph::Graph &G, std::optional<PhaseId> P)
+    : Phase(P ? *P : mainPhase(G)) {
+  for (const PhaseMetricInfo &M : allPhaseMetrics())
+    if (M.Binds)
+      Candidates.push_back({M.W, G.find(Phase, M.Id)});
+  Known = G.has(Phase, PhaseMetricId::ComputeTime);
 }
 
 BindingWall BindingProbe::at(const Evaluator &E) const {
-  auto get = [&](int K) {
-    return Times[K] < 0 ? 0.0 : E.value(static_cast<uint32_t>(Times[K]));
+  // The largest time and the runner-up, the earlier candidate winning ties
+  // (a sweep calls this for every point: no sort, no allocation).
+  auto time = [&](size_t K) {
+    return Candidates[K].Time ? E.value(*Candidates[K].Time) : 0.0;
   };
-  struct Entry {
-    double T;
-    unsigned Number;
-    const char *Name;
-  } Es[] = {{get(0), 1, "wall 1: compute"},
-            {get(1), 2, "wall 2: memory"},
-            {get(2), 6, "wall 6: weight streaming"},
-            {get(3), 14, "wall 14: communication"}};
-  // The largest time and the runner-up, the earlier entry winning ties (a
-  // sweep calls this for every point: no sort, no allocation).
-  auto largest = [&](int Skip) {
-    int Best = -1;
-    for (int K = 0; K < 4; ++K)
-      if (K != Skip && (Best < 0 || Es[K].T > Es[Best].T))
+  auto largest = [&](size_t Skip) {
+    size_t Best = Candidates.size();
+    for (size_t K = 0; K < Candidates.size(); ++K)
+      if (K != Skip && (Best == Candidates.size() || time(K) > time(Best)))
         Best = K;
     return Best;
   };
-  const Entry &A = Es[largest(-1)];
-  const Entry &B = Es[largest(&A - Es)];
+  size_t A = largest(Candidates.size());
+  size_t B = largest(A);
   BindingWall R;
-  R.Known = Times[0] >= 0;
-  R.Number = A.Number;
-  R.Short = wallShortName(A.Number);
-  R.Wall = A.Name;
-  R.RunnerUp = wallShortName(B.Number);
-  R.Margin = B.T > 0 ? A.T / B.T : 0;
+  R.Known = Known;
   R.Phase = Phase;
+  const WallInfo &W = *wallInfo(Candidates[A].W);
+  R.Number = W.Number;
+  R.Short = W.Name;
+  R.RunnerUp = wallInfo(Candidates[B].W)->Name;
+  R.Margin = time(B) > 0 ? time(A) / time(B) : 0;
   return R;
 }
 
-BindingWall bindingWall(const Evaluator &E, std::string Phase) {
-  return BindingProbe(E.graph(), std::move(Phase)).at(E);
+std::string BindingWall::label() const {
+  return fmt::format("wall {}: {}", Number, Short);
+}
+
+BindingWall bindingWall(const Evaluator &E, std::optional<PhaseId> Phase) {
+  return BindingProbe(E.graph(), Phase).at(E);
 }
 
 } // namespace mlsc

@@ -145,12 +145,12 @@ void Evaluator::run(const EvalPlan &P) {
     exec(Code[I]);
 }
 
-EvalPlan Evaluator::plan(llvm::ArrayRef<uint32_t> Leaves) const {
+EvalPlan Evaluator::plan(llvm::ArrayRef<graph::NodeId> Leaves) const {
   // Nodes are in topological order, so one forward sweep marks everything
   // downstream of the leaves.
   std::vector<char> Dirty(G->Nodes.size(), 0);
-  for (uint32_t L : Leaves)
-    Dirty[L] = 1;
+  for (graph::NodeId L : Leaves)
+    Dirty[L.index()] = 1;
   EvalPlan P;
   for (uint32_t I = 0; I < Code.size(); ++I) {
     const Instr &In = Code[I];

@@ -37,7 +37,9 @@ public:
   explicit Evaluator(const graph::Graph &G);
 
   /// Overrides a leaf's value for the next run().
-  void setLeaf(uint32_t Node, double Value) { Values[Node] = Value; }
+  void setLeaf(graph::NodeId Node, double Value) {
+    Values[Node.index()] = Value;
+  }
   /// Restores every leaf to its compiled value.
   void resetLeaves();
   /// Evaluates every non-leaf node.
@@ -47,9 +49,11 @@ public:
   /// other leaves that were restored).
   void run(const EvalPlan &P);
   /// The nodes downstream of \p Leaves.
-  EvalPlan plan(llvm::ArrayRef<uint32_t> Leaves) const;
+  EvalPlan plan(llvm::ArrayRef<graph::NodeId> Leaves) const;
 
-  double value(uint32_t Node) const { return Values[Node]; }
+  double value(graph::NodeId Node) const { return Values[Node.index()]; }
+  /// The value of metric \p M, which the graph must have.
+  double value(MetricId M) const { return value(G->get(M)); }
   const std::vector<double> &values() const { return Values; }
   const graph::Graph &graph() const { return *G; }
   /// Computed nodes (instructions) in the program.

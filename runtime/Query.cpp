@@ -40,7 +40,7 @@ double violation(const Evaluator &E, const Term &C) {
   const graph::Graph &G = E.graph();
   if (E.value(C.Node) != 0)
     return 0;
-  const graph::Node &N = G.Nodes[C.Node];
+  const graph::Node &N = G.node(C.Node);
   if (N.Kind < graph::Op::Lt || N.Kind > graph::Op::Ge)
     return std::numeric_limits<double>::infinity();
   double L = E.value(G.inputOf(C.Node, 0)), R = E.value(G.inputOf(C.Node, 1));
@@ -89,62 +89,83 @@ private:
   double First = 0;
 };
 
+/// Whether \p N is the node of one of \p Metrics in \p G.
+bool isOneOf(const graph::Graph &G, graph::NodeId N,
+             std::initializer_list<MetricId> Metrics) {
+  for (MetricId M : Metrics)
+    if (G.find(M) == N)
+      return true;
+  return false;
+}
+
 /// The step a failing condition is about: a TTFT or prefill metric points
 /// at a prefill; everything else at the main phase (decode or batch).
-std::string phaseOf(const Evaluator &E, const Query &Q, int Condition) {
+std::optional<PhaseId> phaseOf(const Evaluator &E, const Query &Q,
+                               int Condition) {
   if (Condition < 0)
-    return "";
+    return std::nullopt;
   const graph::Graph &G = E.graph();
-  uint32_t Node = Q.Conditions[Condition].Node;
-  const graph::Node &N = G.Nodes[Node];
+  graph::NodeId Node = Q.Conditions[Condition].Node;
+  const graph::Node &N = G.node(Node);
   if (N.Kind < graph::Op::Lt || N.Kind > graph::Op::Ge)
-    return "";
-  llvm::StringRef Name = G.Nodes[G.inputOf(Node, 0)].Name;
-  if (Name.startswith("ttft") && G.find("request.prefill.compute_time") >= 0)
-    return "request.prefill";
-  if (Name.startswith("ttft") || Name.contains("prefill"))
-    return "prefill";
-  return "";
+    return std::nullopt;
+  graph::NodeId Lhs = G.inputOf(Node, 0);
+  bool Ttft = isOneOf(G, Lhs,
+                      {MetricId::TtftP50, MetricId::TtftP90, MetricId::TtftP99,
+                       MetricId::TtftP999});
+  if (Ttft && G.has(PhaseId::RequestPrefill, PhaseMetricId::ComputeTime))
+    return PhaseId::RequestPrefill;
+  bool Prefill =
+      isOneOf(G, Lhs,
+              {MetricId::PrefillTime, MetricId::RequestPrefillTime,
+               MetricId::RequestChunkedPrefillTime, MetricId::PrefillChunks,
+               MetricId::PrefillInterference});
+  for (PhaseId P : {PhaseId::Prefill, PhaseId::RequestPrefill})
+    for (const PhaseMetricInfo &M : allPhaseMetrics())
+      Prefill |= G.find(P, M.Id) == Lhs;
+  if (Ttft || Prefill)
+    return PhaseId::Prefill;
+  return std::nullopt;
 }
 
 /// The inverse roofline at the answer (SolveResult::ClosedForm).
 void closedForm(const Evaluator &E, const Query &Q, SolveResult &R) {
   const graph::Graph &G = E.graph();
-  const graph::Node &Leaf = G.Nodes[Q.Vars.front().Leaf];
+  const graph::Node &Leaf = G.node(Q.Vars.front().Leaf);
   if (Leaf.Origin >= G.Origins.size())
     return;
   llvm::StringRef Field = G.Origins[Leaf.Origin].Field;
   bool Memory = Field == "hbm.bandwidth";
   if (!Memory && !Field.startswith("peak."))
     return;
-  auto value = [&](const std::string &Name, double &Out) {
-    int Id = G.find(Name);
-    if (Id < 0)
-      return false;
-    Out = E.value(static_cast<uint32_t>(Id));
-    return true;
+  using PM = PhaseMetricId;
+  auto value = [&](PhaseId P, PM M, double &Out) {
+    std::optional<graph::NodeId> N = G.find(P, M);
+    if (N)
+      Out = E.value(*N);
+    return N.has_value();
   };
-  const std::pair<const char *, const char *> Steps[] = {
-      {"decode_step_time", "decode"},
-      {"prefill_time", "prefill"},
-      {"request.prefill_time", "request.prefill"},
-      {"batch_time", "batch"}};
+  const PhaseId Steps[] = {PhaseId::Decode, PhaseId::Prefill,
+                           PhaseId::RequestPrefill, PhaseId::Batch};
   for (const Term &C : Q.Conditions) {
-    const graph::Node &N = G.Nodes[C.Node];
+    const graph::Node &N = G.node(C.Node);
     if (N.Kind != graph::Op::Lt && N.Kind != graph::Op::Le)
       continue;
-    llvm::StringRef Lhs = G.Nodes[G.inputOf(C.Node, 0)].Name;
-    for (const auto &[Metric, Phase] : Steps) {
-      if (Lhs != Metric)
+    graph::NodeId Lhs = G.inputOf(C.Node, 0);
+    for (PhaseId Phase : Steps) {
+      MetricId StepTime = phaseInfo(Phase).StepTime;
+      if (G.find(StepTime) != Lhs)
         continue;
       BindingWall B = bindingWall(E, Phase);
       if (!B.Known || B.Number != (Memory ? 2u : 1u))
         continue;
       double T = E.value(G.inputOf(C.Node, 1)), Comm = 0, Work, Time;
-      value(std::string(Phase) + ".comm_time", Comm);
-      std::string P = Phase;
+      value(Phase, PM::CommTime, Comm);
+      const char *Prefix = phaseInfo(Phase).Prefix;
+      const char *Metric = metricInfo(StepTime).Name;
       if (Memory) {
-        if (!value(P + ".bytes", Work) || !value(P + ".memory_time", Time))
+        if (!value(Phase, PM::Bytes, Work) ||
+            !value(Phase, PM::MemoryTime, Time))
           continue;
         // eta_mem as the graph applies it: M = BW * eta_mem * T_memory.
         double Eta = Work / (R.Answer * Time);
@@ -153,17 +174,18 @@ void closedForm(const Evaluator &E, const Query &Q, SolveResult &R) {
                                                 q::in<q::Number>(Eta))
                            .value();
         R.ClosedFormRule =
-            fmt::format("{}.bytes / (({} - comm) x eta_mem)", Phase, Metric);
+            fmt::format("{}.bytes / (({} - comm) x eta_mem)", Prefix, Metric);
       } else {
         double Eta;
-        if (!value(P + ".flops", Work) || !value(P + ".efficiency", Eta))
+        if (!value(Phase, PM::Flops, Work) ||
+            !value(Phase, PM::Efficiency, Eta))
           continue;
         R.ClosedForm =
             walls::requiredPeak(q::in<q::Flops>(Work), q::in<q::Time>(T - Comm),
                                 q::in<q::Number>(Eta))
                 .value();
         R.ClosedFormRule =
-            fmt::format("{}.flops / (({} - comm) x eta)", Phase, Metric);
+            fmt::format("{}.flops / (({} - comm) x eta)", Prefix, Metric);
       }
       return;
     }
@@ -310,7 +332,7 @@ void evaluateRange(Evaluator E, const EvalPlan &Plan, const Query &Q,
                    const std::vector<Term> &Terms, size_t Begin, size_t End,
                    std::vector<GridRow> &Rows, std::atomic<size_t> &Done) {
   BindingProbe Probe(E.graph());
-  int Feasible = E.graph().find("feasible");
+  std::optional<graph::NodeId> Feasible = E.graph().find(MetricId::Feasible);
   size_t N = Q.Vars.size();
   std::vector<size_t> Sizes(N);
   for (size_t K = 0; K < N; ++K)
@@ -330,9 +352,7 @@ void evaluateRange(Evaluator E, const EvalPlan &Plan, const Query &Q,
       Row.Values[K] = E.value(Terms[K].Node);
     Row.Meets = holds(E, Q);
     // Wall 0: the point does not fit (feasibility failed).
-    Row.Binding = Feasible >= 0 && E.value(static_cast<uint32_t>(Feasible)) == 0
-                      ? 0
-                      : Probe.at(E).Number;
+    Row.Binding = Feasible && E.value(*Feasible) == 0 ? 0 : Probe.at(E).Number;
     if ((I - Begin) % 4096 == 4095)
       Done += 4096;
   }
@@ -351,7 +371,7 @@ std::vector<GridRow> evaluateGrid(const Evaluator &Base, const Query &Q,
                                   unsigned Threads, const Progress &P) {
   size_t Total = gridPoints(Q);
   std::vector<GridRow> Rows(Total);
-  std::vector<uint32_t> Leaves;
+  std::vector<graph::NodeId> Leaves;
   for (const Variable &V : Q.Vars) {
     Leaves.push_back(V.Leaf);
     Leaves.insert(Leaves.end(), V.Leaves.begin(), V.Leaves.end());

@@ -61,8 +61,9 @@ std::string conditionsText(const Query &Q) {
 std::string bindingText(const BindingWall &B) {
   if (!B.Known)
     return "";
-  return fmt::format("{} ({} step), {}x ahead of {}", B.Wall, B.Phase,
-                     formatNumber(B.Margin), B.RunnerUp);
+  return fmt::format("{} ({} step), {}x ahead of {}", B.label(),
+                     phaseInfo(B.Phase).Prefix, formatNumber(B.Margin),
+                     B.RunnerUp);
 }
 
 void row(llvm::raw_ostream &OS, llvm::StringRef Label, llvm::StringRef Value) {
@@ -163,7 +164,7 @@ json solveJSON(const Query &Q, const SolveResult &R, const Evaluator &E) {
   if (R.Binding.Known)
     J["binding_wall"] = {{"wall", R.Binding.Short},
                          {"number", R.Binding.Number},
-                         {"phase", R.Binding.Phase},
+                         {"phase", phaseInfo(R.Binding.Phase).Prefix},
                          {"margin", R.Binding.Margin}};
   if (R.LimitingCondition >= 0)
     J["limited_by"] = {{"condition", Q.Conditions[R.LimitingCondition].Text},

@@ -45,8 +45,8 @@ std::string originText(const graph::LeafOrigin &O, llvm::SourceMgr &SM) {
   return S;
 }
 
-std::string label(const Graph &G, uint32_t Id) {
-  const graph::Node &N = G.Nodes[Id];
+std::string label(const Graph &G, graph::NodeId Id) {
+  const graph::Node &N = G.node(Id);
   if (!N.Name.empty())
     return N.Name;
   if (N.Kind == Op::Apply)
@@ -61,8 +61,8 @@ public:
   Explainer(const Evaluator &E, llvm::SourceMgr &SM, llvm::raw_ostream &OS)
       : E(E), G(E.graph()), SM(SM), OS(OS) {}
 
-  void node(uint32_t Id, const std::string &Prefix, bool Last, bool Root) {
-    const graph::Node &N = G.Nodes[Id];
+  void node(graph::NodeId Id, const std::string &Prefix, bool Last, bool Root) {
+    const graph::Node &N = G.node(Id);
     std::string Head = Root ? "" : Prefix + (Last ? "└─ " : "├─ ");
     OS << Head << label(G, Id) << " = "
        << formatQuantity(E.value(Id), N.Dim, N.IsBool);
@@ -88,8 +88,8 @@ public:
       node(G.inputOf(Id, I), Child, I + 1 == N.NumInputs, false);
   }
 
-  json nodeJSON(uint32_t Id) {
-    const graph::Node &N = G.Nodes[Id];
+  json nodeJSON(graph::NodeId Id) {
+    const graph::Node &N = G.node(Id);
     json J;
     J["name"] = label(G, Id);
     J["value"] = quantityJSON(E.value(Id), N.Dim, N.IsBool);
@@ -135,18 +135,18 @@ private:
   const Graph &G;
   llvm::SourceMgr &SM;
   llvm::raw_ostream &OS;
-  std::set<uint32_t> Shown;
+  std::set<graph::NodeId> Shown;
 };
 
 } // namespace
 
-void printExplain(const Evaluator &E, uint32_t Node, llvm::SourceMgr &SM,
+void printExplain(const Evaluator &E, graph::NodeId Node, llvm::SourceMgr &SM,
                   llvm::raw_ostream &OS) {
   OS << E.graph().Scenario << ".";
   Explainer(E, SM, OS).node(Node, "", true, true);
 }
 
-json explainJSON(const Evaluator &E, uint32_t Node, llvm::SourceMgr &SM) {
+json explainJSON(const Evaluator &E, graph::NodeId Node, llvm::SourceMgr &SM) {
   llvm::raw_null_ostream Null;
   json J;
   J["scenario"] = E.graph().Scenario;
@@ -159,16 +159,16 @@ json explainJSON(const Evaluator &E, uint32_t Node, llvm::SourceMgr &SM) {
 namespace {
 
 /// The leaves a node depends on, each once, in first-reached order.
-std::vector<uint32_t> leavesOf(const Graph &G, uint32_t Root) {
-  std::vector<uint32_t> Leaves, Stack{Root};
+std::vector<graph::NodeId> leavesOf(const Graph &G, graph::NodeId Root) {
+  std::vector<graph::NodeId> Leaves, Stack{Root};
   std::vector<bool> Seen(G.Nodes.size(), false);
   while (!Stack.empty()) {
-    uint32_t Id = Stack.back();
+    graph::NodeId Id = Stack.back();
     Stack.pop_back();
-    if (Seen[Id])
+    if (Seen[Id.index()])
       continue;
-    Seen[Id] = true;
-    const graph::Node &N = G.Nodes[Id];
+    Seen[Id.index()] = true;
+    const graph::Node &N = G.node(Id);
     if (N.Kind == Op::Leaf) {
       Leaves.push_back(Id);
       continue;
@@ -194,16 +194,16 @@ LeafClass classify(const graph::LeafOrigin &O, llvm::SourceMgr &SM,
 
 } // namespace
 
-void printLeaves(const Evaluator &E, uint32_t Node, llvm::SourceMgr &SM,
+void printLeaves(const Evaluator &E, graph::NodeId Node, llvm::SourceMgr &SM,
                  unsigned MainBuffer, llvm::raw_ostream &OS) {
   const Graph &G = E.graph();
-  std::vector<uint32_t> Leaves = leavesOf(G, Node);
+  std::vector<graph::NodeId> Leaves = leavesOf(G, Node);
   static const char *const Headings[] = {
       "from imported modules (registries)", "from the scenario file",
       "assumed defaults", "formula constants"};
   unsigned Count[4] = {0, 0, 0, 0}, Estimates = 0, Calibrated = 0;
-  for (uint32_t Id : Leaves) {
-    const graph::LeafOrigin &O = G.Origins[G.Nodes[Id].Origin];
+  for (graph::NodeId Id : Leaves) {
+    const graph::LeafOrigin &O = G.Origins[G.node(Id).Origin];
     ++Count[static_cast<unsigned>(classify(O, SM, MainBuffer))];
     Estimates += O.SourceKind == "estimate";
     Calibrated += O.Calibrated;
@@ -211,7 +211,7 @@ void printLeaves(const Evaluator &E, uint32_t Node, llvm::SourceMgr &SM,
   llvm::StringRef File = llvm::sys::path::filename(
       SM.getMemoryBuffer(MainBuffer)->getBufferIdentifier());
   OS << G.Scenario << "." << label(G, Node) << " = "
-     << formatQuantity(E.value(Node), G.Nodes[Node].Dim, G.Nodes[Node].IsBool)
+     << formatQuantity(E.value(Node), G.node(Node).Dim, G.node(Node).IsBool)
      << " depends on " << Count[0] << " value" << (Count[0] == 1 ? "" : "s")
      << " from imported modules, " << Count[1] << " from " << File << ", "
      << Count[2] << " assumed default" << (Count[2] == 1 ? "" : "s") << " and "
@@ -223,28 +223,28 @@ void printLeaves(const Evaluator &E, uint32_t Node, llvm::SourceMgr &SM,
     if (!Count[C])
       continue;
     OS << "\n" << Headings[C] << ":\n";
-    for (uint32_t Id : Leaves) {
-      const graph::LeafOrigin &O = G.Origins[G.Nodes[Id].Origin];
+    for (graph::NodeId Id : Leaves) {
+      const graph::LeafOrigin &O = G.Origins[G.node(Id).Origin];
       if (static_cast<unsigned>(classify(O, SM, MainBuffer)) != C)
         continue;
       OS << "  " << label(G, Id) << " = "
-         << formatQuantity(E.value(Id), G.Nodes[Id].Dim, G.Nodes[Id].IsBool)
+         << formatQuantity(E.value(Id), G.node(Id).Dim, G.node(Id).IsBool)
          << "   " << originText(O, SM) << "\n";
     }
   }
 }
 
-json leavesJSON(const Evaluator &E, uint32_t Node, llvm::SourceMgr &SM,
+json leavesJSON(const Evaluator &E, graph::NodeId Node, llvm::SourceMgr &SM,
                 unsigned MainBuffer) {
   const Graph &G = E.graph();
   static const char *const Classes[] = {"imported", "main", "assumed",
                                         "constant"};
   json A = json::array();
-  for (uint32_t Id : leavesOf(G, Node)) {
-    const graph::LeafOrigin &O = G.Origins[G.Nodes[Id].Origin];
+  for (graph::NodeId Id : leavesOf(G, Node)) {
+    const graph::LeafOrigin &O = G.Origins[G.node(Id).Origin];
     json J;
     J["name"] = label(G, Id);
-    J["value"] = quantityJSON(E.value(Id), G.Nodes[Id].Dim, G.Nodes[Id].IsBool);
+    J["value"] = quantityJSON(E.value(Id), G.node(Id).Dim, G.node(Id).IsBool);
     J["class"] = Classes[static_cast<unsigned>(classify(O, SM, MainBuffer))];
     J["written"] = O.Spelling;
     J["location"] =
@@ -277,7 +277,7 @@ void printGraph(const Graph &G, llvm::SourceMgr &SM, llvm::raw_ostream &OS) {
       OS << (N.Kind == Op::Apply ? formula(N).Name : graph::opSpelling(N.Kind))
          << "(";
       for (uint32_t K = 0; K < N.NumInputs; ++K)
-        OS << (K ? ", " : "") << "%" << G.inputOf(I, K);
+        OS << (K ? ", " : "") << "%" << G.inputOf(graph::NodeId(I), K).index();
       OS << ") : "
          << (N.IsBool ? std::string("bool") : "[" + N.Dim.str() + "]");
       if (N.Kind == Op::Apply)
@@ -288,12 +288,13 @@ void printGraph(const Graph &G, llvm::SourceMgr &SM, llvm::raw_ostream &OS) {
       OS << "   -> " << N.Name;
     OS << "\n";
   }
-  for (const std::string &M : G.Metrics)
-    OS << "  metric " << M << " = %" << G.find(M) << "\n";
+  for (MetricId M : G.Metrics)
+    OS << "  metric " << metricInfo(M).Name << " = %" << G.get(M).index()
+       << "\n";
   for (const graph::Condition &C : G.Conditions) {
     OS << "  " << (C.IsAssert ? "assert " : "sla ") << C.Text << " = ";
-    if (C.NodeId >= 0)
-      OS << "%" << C.NodeId;
+    if (C.At)
+      OS << "%" << C.At->index();
     else
       OS << "unknown (`" << C.Missing << "` not computed yet)";
     OS << "\n";

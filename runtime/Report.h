@@ -29,7 +29,7 @@ std::string location(llvm::SourceMgr &SM, llvm::SMRange R);
 
 /// A comparison node's two sides at the evaluator's values,
 /// "6.211 ms vs 40 ms"; "" for any other node.
-std::string comparisonOperands(const Evaluator &E, uint32_t Node);
+std::string comparisonOperands(const Evaluator &E, graph::NodeId Node);
 
 void printScorecard(const Evaluator &E, llvm::SourceMgr &SM,
                     llvm::raw_ostream &OS);
@@ -39,17 +39,17 @@ nlohmann::ordered_json scorecardJSON(const Evaluator &E, llvm::SourceMgr &SM);
 nlohmann::ordered_json quantityJSON(double SI, const Dimension &D,
                                     bool IsBool = false);
 
-void printExplain(const Evaluator &E, uint32_t Node, llvm::SourceMgr &SM,
+void printExplain(const Evaluator &E, graph::NodeId Node, llvm::SourceMgr &SM,
                   llvm::raw_ostream &OS);
-nlohmann::ordered_json explainJSON(const Evaluator &E, uint32_t Node,
+nlohmann::ordered_json explainJSON(const Evaluator &E, graph::NodeId Node,
                                    llvm::SourceMgr &SM);
 
 /// `explain --leaves`: the leaves a value depends on, grouped: imported
 /// modules (registries), the scenario file, assumed defaults, formula
 /// constants; estimates and calibrated factors marked.
-void printLeaves(const Evaluator &E, uint32_t Node, llvm::SourceMgr &SM,
+void printLeaves(const Evaluator &E, graph::NodeId Node, llvm::SourceMgr &SM,
                  unsigned MainBuffer, llvm::raw_ostream &OS);
-nlohmann::ordered_json leavesJSON(const Evaluator &E, uint32_t Node,
+nlohmann::ordered_json leavesJSON(const Evaluator &E, graph::NodeId Node,
                                   llvm::SourceMgr &SM, unsigned MainBuffer);
 
 void printGraph(const graph::Graph &G, llvm::SourceMgr &SM,

@@ -34,25 +34,24 @@ std::string location(llvm::SourceMgr &SM, llvm::SMRange R) {
 }
 
 Verdict verdict(const graph::Condition &C, const Evaluator &E) {
-  if (C.NodeId < 0)
+  if (!C.At)
     return Verdict::Unknown;
-  return E.value(static_cast<uint32_t>(C.NodeId)) != 0 ? Verdict::Pass
-                                                       : Verdict::Fail;
+  return E.value(*C.At) != 0 ? Verdict::Pass : Verdict::Fail;
 }
 
 static const char *verdictWord(Verdict V) {
   return V == Verdict::Pass ? "PASS" : V == Verdict::Fail ? "FAIL" : "UNKNOWN";
 }
 
-std::string comparisonOperands(const Evaluator &E, uint32_t Node) {
+std::string comparisonOperands(const Evaluator &E, graph::NodeId Node) {
   const Graph &G = E.graph();
-  const graph::Node &N = G.Nodes[Node];
+  const graph::Node &N = G.node(Node);
   if (N.Kind < Op::Lt || N.Kind > Op::Ne)
     return "";
-  uint32_t L = G.inputOf(Node, 0), R = G.inputOf(Node, 1);
+  graph::NodeId L = G.inputOf(Node, 0), R = G.inputOf(Node, 1);
   return fmt::format(
-      "{} vs {}", formatQuantity(E.value(L), G.Nodes[L].Dim, G.Nodes[L].IsBool),
-      formatQuantity(E.value(R), G.Nodes[R].Dim, G.Nodes[R].IsBool));
+      "{} vs {}", formatQuantity(E.value(L), G.node(L).Dim, G.node(L).IsBool),
+      formatQuantity(E.value(R), G.node(R).Dim, G.node(R).IsBool));
 }
 
 json quantityJSON(double SI, const Dimension &D, bool IsBool) {
@@ -76,19 +75,19 @@ struct View {
   const Graph &G;
   explicit View(const Evaluator &E) : E(E), G(E.graph()) {}
 
-  bool has(llvm::StringRef Name) const { return G.find(Name) >= 0; }
+  bool has(llvm::StringRef Name) const { return G.findNamed(Name).has_value(); }
   /// The value of a named node; NaN when the graph has no such node, so a
   /// report that asks for a value its workload lacks prints `nan`, never
   /// reads out of bounds.
   double operator[](llvm::StringRef Name) const {
-    int Id = G.find(Name);
-    return Id < 0 ? std::nan("") : E.value(static_cast<uint32_t>(Id));
+    std::optional<graph::NodeId> Id = G.findNamed(Name);
+    return !Id ? std::nan("") : E.value(*Id);
   }
   std::string show(llvm::StringRef Name) const {
-    int Id = G.find(Name);
-    if (Id < 0)
+    std::optional<graph::NodeId> Id = G.findNamed(Name);
+    if (!Id)
       return "n/a";
-    const graph::Node &N = G.Nodes[Id];
+    const graph::Node &N = G.node(*Id);
     return formatQuantity((*this)[Name], N.Dim, N.IsBool);
   }
 };
@@ -115,7 +114,7 @@ struct Bound : BindingWall {
 
 Bound bound(const View &V, const std::string &Phase) {
   Bound B;
-  static_cast<BindingWall &>(B) = bindingWall(V.E, Phase);
+  static_cast<BindingWall &>(B) = bindingWall(V.E, findPhase(Phase));
   return B;
 }
 
@@ -172,7 +171,7 @@ void printBatchSteps(const View &V, llvm::raw_ostream &OS, bool Training) {
       "of dense peak [wall 3: software efficiency]");
   Bound D = bound(V, "batch");
   row(OS, "binding wall",
-      fmt::format("{} (batch of {}), {}x ahead of {}", D.Wall,
+      fmt::format("{} (batch of {}), {}x ahead of {}", D.label(),
                   formatNumber(V["batch"]), formatNumber(D.Margin),
                   D.RunnerUp));
 }
@@ -386,7 +385,7 @@ void printDecoderPerformance(const View &V, llvm::raw_ostream &OS) {
             : "; compute never binds: KV reads grow faster than FLOPs";
   }
   row(OS, "binding wall",
-      fmt::format("{} (decode step), {}x ahead of {}{}", D.Wall,
+      fmt::format("{} (decode step), {}x ahead of {}{}", D.label(),
                   formatNumber(D.Margin), D.RunnerUp, Crossover));
 }
 
@@ -397,10 +396,9 @@ void printConditions(const View &V, bool Feasible, llvm::SourceMgr &SM,
   OS << "\nConditions\n";
   for (const graph::Condition &C : V.G.Conditions) {
     Verdict Vd = Feasible ? verdict(C, V.E) : Verdict::Unknown;
-    std::string Detail = C.NodeId < 0
-                             ? "`" + C.Missing + "` is not computed yet"
+    std::string Detail = !C.At       ? "`" + C.Missing + "` is not computed yet"
                          : !Feasible ? "not evaluated: infeasible"
-                                     : comparisonOperands(V.E, C.NodeId);
+                                     : comparisonOperands(V.E, *C.At);
     OS << "  " << (C.IsAssert ? "assert " : "sla    ") << C.Text;
     OS.indent(C.Text.size() < 30 ? 30 - C.Text.size() : 1);
     OS << verdictWord(Vd);
@@ -443,8 +441,12 @@ void printScorecard(const Evaluator &E, llvm::SourceMgr &SM,
     }
   }
   printConditions(V, Feasible, SM, OS);
-  if (!G.Unavailable.empty() && !G.Training)
-    OS << "\nnot computed yet: " << llvm::join(G.Unavailable, ", ") << "\n";
+  if (!G.Unavailable.empty() && !G.Training) {
+    std::vector<std::string> Names;
+    for (MetricId M : G.Unavailable)
+      Names.push_back(metricInfo(M).Name);
+    OS << "\nnot computed yet: " << llvm::join(Names, ", ") << "\n";
+  }
 }
 
 json scorecardJSON(const Evaluator &E, llvm::SourceMgr &SM) {
@@ -458,9 +460,9 @@ json scorecardJSON(const Evaluator &E, llvm::SourceMgr &SM) {
     json F;
     F["status"] = Feasible ? "PASS" : "FAIL";
     F["memory_per_device"] = quantityJSON(
-        V["memory_per_device"], G.Nodes[G.find("memory_per_device")].Dim);
-    F["device_memory"] =
-        quantityJSON(V["device_memory"], G.Nodes[G.find("device_memory")].Dim);
+        V["memory_per_device"], G.node(G.get(MetricId::MemoryPerDevice)).Dim);
+    F["device_memory"] = quantityJSON(
+        V["device_memory"], G.node(G.get(MetricId::DeviceMemory)).Dim);
     F["memory_fits"] = V["memory_fits"] != 0;
     // What fills the memory (a decoder's parts; a batch model's state).
     json Parts = json::object();
@@ -469,7 +471,7 @@ json scorecardJSON(const Evaluator &E, llvm::SourceMgr &SM) {
           "kv_cache_per_device", "activations_per_device", "runtime_reserve",
           "training_state_per_device"})
       if (V.has(Part))
-        Parts[Part] = quantityJSON(V[Part], G.Nodes[G.find(Part)].Dim);
+        Parts[Part] = quantityJSON(V[Part], G.node(*G.findNamed(Part)).Dim);
     F["memory_parts"] = Parts;
     if (V.has("parallelism_fits"))
       F["parallelism_fits"] = V["parallelism_fits"] != 0;
@@ -482,9 +484,9 @@ json scorecardJSON(const Evaluator &E, llvm::SourceMgr &SM) {
   json P;
   json Metrics = json::object();
   if (Feasible)
-    for (const std::string &M : G.Metrics) {
-      const graph::Node &N = G.Nodes[G.find(M)];
-      Metrics[M] = quantityJSON(V[M], N.Dim, N.IsBool);
+    for (MetricId M : G.Metrics) {
+      const graph::Node &N = G.node(G.get(M));
+      Metrics[metricInfo(M).Name] = quantityJSON(E.value(M), N.Dim, N.IsBool);
     }
   std::string Phase = V.has("decode_step_time") ? "decode" : "batch";
   if (V.has(Phase + ".compute_time") && Feasible) {
@@ -519,12 +521,15 @@ json scorecardJSON(const Evaluator &E, llvm::SourceMgr &SM) {
                                           : "unknown";
     if (!C.Message.empty())
       CJ["message"] = C.Message;
-    if (C.NodeId < 0)
+    if (!C.At)
       CJ["missing_metric"] = C.Missing;
     Conds.push_back(CJ);
   }
   J["conditions"] = Conds;
-  J["unavailable_metrics"] = G.Unavailable;
+  json Unavailable = json::array();
+  for (MetricId M : G.Unavailable)
+    Unavailable.push_back(metricInfo(M).Name);
+  J["unavailable_metrics"] = Unavailable;
   return J;
 }
 

@@ -19,8 +19,8 @@ constexpr unsigned ScanPoints = 33;
 
 /// A leaf worth perturbing: a number that comes from an entity's field or
 /// a let, not a formula constant or a boolean.
-bool isInput(const graph::Graph &G, uint32_t Id) {
-  const graph::Node &N = G.Nodes[Id];
+bool isInput(const graph::Graph &G, graph::NodeId Id) {
+  const graph::Node &N = G.node(Id);
   if (N.Kind != graph::Op::Leaf || N.IsBool || N.Origin >= G.Origins.size())
     return false;
   const graph::LeafOrigin &O = G.Origins[N.Origin];
@@ -29,14 +29,15 @@ bool isInput(const graph::Graph &G, uint32_t Id) {
 
 } // namespace
 
-std::vector<Elasticity> elasticities(Evaluator &E, uint32_t Metric) {
+std::vector<Elasticity> elasticities(Evaluator &E, graph::NodeId Metric) {
   const graph::Graph &G = E.graph();
   E.run();
   double M0 = E.value(Metric);
   std::vector<Elasticity> Out;
   if (!std::isfinite(M0) || M0 == 0)
     return Out;
-  for (uint32_t Id = 0; Id < G.Nodes.size(); ++Id) {
+  for (uint32_t I = 0; I < G.Nodes.size(); ++I) {
+    graph::NodeId Id(I);
     if (!isInput(G, Id))
       continue;
     double X = E.value(Id);
@@ -48,9 +49,9 @@ std::vector<Elasticity> elasticities(Evaluator &E, uint32_t Metric) {
     // A whole-valued count (batch, tp, layers) feeds floors and ceilings:
     // a 0.01% nudge would cross a step. It moves by one instead (the arc
     // elasticity), forward only from 1.
-    bool Count = G.Nodes[Id].Dim.isDimensionless() && X >= 1 &&
+    bool Count = G.node(Id).Dim.isDimensionless() && X >= 1 &&
                  X == std::floor(X) && X < 1e15 &&
-                 !G.Origins[G.Nodes[Id].Origin].Calibrated;
+                 !G.Origins[G.node(Id).Origin].Calibrated;
     double Hi = Count ? X + 1 : X * (1 + Step);
     double Lo = Count ? std::max(1.0, X - 1) : X * (1 - Step);
     E.setLeaf(Id, Hi);
@@ -64,7 +65,7 @@ std::vector<Elasticity> elasticities(Evaluator &E, uint32_t Metric) {
     double El = (Up - Down) / M0 * X / (Hi - Lo);
     if (!std::isfinite(El) || std::fabs(El) < 1e-6)
       continue;
-    Out.push_back({Id, G.Nodes[Id].Name, El});
+    Out.push_back({Id, G.node(Id).Name, El});
   }
   std::stable_sort(Out.begin(), Out.end(),
                    [](const Elasticity &A, const Elasticity &B) {
@@ -80,8 +81,9 @@ std::vector<FactorFlips> bindingFlips(Evaluator &E) {
   E.run();
   BindingProbe Probe(G);
   std::vector<FactorFlips> Out;
-  for (uint32_t Id = 0; Id < G.Nodes.size(); ++Id) {
-    const graph::Node &N = G.Nodes[Id];
+  for (uint32_t I = 0; I < G.Nodes.size(); ++I) {
+    graph::NodeId Id(I);
+    const graph::Node &N = G.node(Id);
     if (N.Kind != graph::Op::Leaf || N.Origin >= G.Origins.size())
       continue;
     const graph::LeafOrigin &O = G.Origins[N.Origin];

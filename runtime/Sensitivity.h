@@ -26,7 +26,7 @@
 namespace mlsc {
 
 struct Elasticity {
-  uint32_t Leaf;
+  graph::NodeId Leaf;
   std::string Name; ///< "H100_SXM.hbm.bandwidth"
   double Value;     ///< d ln m / d ln x
 };
@@ -34,7 +34,7 @@ struct Elasticity {
 /// The non-zero elasticities of \p Metric with respect to every numeric,
 /// non-zero leaf that belongs to an entity or a let, largest |e| first
 /// (ties by name). Leaves the evaluator at its base values.
-std::vector<Elasticity> elasticities(Evaluator &E, uint32_t Metric);
+std::vector<Elasticity> elasticities(Evaluator &E, graph::NodeId Metric);
 
 struct FlipPoint {
   double At;         ///< the factor's value where the wall changes
@@ -42,7 +42,7 @@ struct FlipPoint {
 };
 
 struct FactorFlips {
-  uint32_t Leaf;
+  graph::NodeId Leaf;
   std::string Name;        ///< "chat.kernels.gemm"
   double Value, Low, High; ///< current value and plausible range
   const char *Source;

@@ -31,10 +31,10 @@ std::unique_ptr<Compilation> build() {
   return C;
 }
 
-uint32_t node(const graph::Graph &G, const char *Name) {
-  int Id = G.find(Name);
-  EXPECT_GE(Id, 0) << Name;
-  return static_cast<uint32_t>(Id);
+graph::NodeId node(const graph::Graph &G, const char *Name) {
+  std::optional<graph::NodeId> Id = G.findNamed(Name);
+  EXPECT_TRUE(Id.has_value()) << Name;
+  return Id.value_or(graph::NodeId(0));
 }
 
 TEST(Evaluator, DecodeStepByHand) {
@@ -48,8 +48,8 @@ TEST(Evaluator, DecodeStepByHand) {
   EXPECT_NEAR(E.value(node(C->Graphs[0], "decode_step_time")), 10.022528e-3,
               1e-12);
   const graph::Condition &Sla = C->Graphs[0].Conditions.at(0);
-  ASSERT_GE(Sla.NodeId, 0);
-  EXPECT_EQ(E.value(static_cast<uint32_t>(Sla.NodeId)), 1.0);
+  ASSERT_TRUE(Sla.At.has_value());
+  EXPECT_EQ(E.value(*Sla.At), 1.0);
 }
 
 TEST(Evaluator, ChangingALeafRecomputesWithoutRelowering) {
@@ -58,12 +58,12 @@ TEST(Evaluator, ChangingALeafRecomputesWithoutRelowering) {
   Evaluator E(G);
   E.run();
   double Before = E.value(node(G, "decode.memory_time"));
-  uint32_t BW = node(G, "gpu.hbm.bandwidth");
+  graph::NodeId BW = node(G, "gpu.hbm.bandwidth");
   E.setLeaf(BW, 1e12); // halve the bandwidth
   E.run();
   EXPECT_DOUBLE_EQ(E.value(node(G, "decode.memory_time")), 2 * Before);
   // The SLA now fails: 20.05 ms > 20 ms.
-  EXPECT_EQ(E.value(static_cast<uint32_t>(G.Conditions[0].NodeId)), 0.0);
+  EXPECT_EQ(E.value(*G.Conditions[0].At), 0.0);
   E.resetLeaves();
   E.run();
   EXPECT_EQ(E.value(node(G, "decode.memory_time")), Before);
@@ -105,7 +105,7 @@ namespace {
 TEST(Evaluator, PlanRecomputesOnlyDependentsBitIdentically) {
   auto C = build();
   const graph::Graph &G = C->Graphs[0];
-  uint32_t BW = node(G, "gpu.hbm.bandwidth"), TDP = node(G, "gpu.tdp");
+  graph::NodeId BW = node(G, "gpu.hbm.bandwidth"), TDP = node(G, "gpu.tdp");
   Evaluator Full(G), Planned(G);
   Full.run();
   Planned.run();
@@ -122,7 +122,8 @@ TEST(Evaluator, PlanRecomputesOnlyDependentsBitIdentically) {
     Planned.setLeaf(BW, V);
     Planned.run(P);
     for (uint32_t I = 0; I < G.Nodes.size(); ++I) {
-      double A = Full.value(I), B = Planned.value(I);
+      double A = Full.value(graph::NodeId(I)),
+             B = Planned.value(graph::NodeId(I));
       EXPECT_TRUE(A == B || (std::isnan(A) && std::isnan(B)))
           << G.Nodes[I].Name << ": " << A << " vs " << B;
     }

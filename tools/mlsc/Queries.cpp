@@ -211,17 +211,20 @@ int sensitivity(const DriverOptions &O,
   }
   std::vector<std::string> Metrics;
   if (!Metric.empty()) {
-    if (G->find(Metric) < 0) {
+    if (!G->findNamed(Metric)) {
+      std::vector<std::string> Names;
+      for (MetricId M : G->Metrics)
+        Names.push_back(metricInfo(M).Name);
       llvm::errs() << "mlsc: error: scenario `" << G->Scenario
                    << "` computes no `" << Metric << "`; it has "
-                   << llvm::join(G->Metrics, ", ") << "\n";
+                   << llvm::join(Names, ", ") << "\n";
       return UsageError;
     }
     Metrics.push_back(Metric);
   } else {
-    for (const std::string &M : G->Metrics)
-      if (!G->Nodes[G->find(M)].IsBool)
-        Metrics.push_back(M);
+    for (MetricId M : G->Metrics)
+      if (!G->node(G->get(M)).IsBool)
+        Metrics.push_back(metricInfo(M).Name);
   }
   Evaluator E(*G);
   size_t Shown = Metric.empty() ? 5 : SIZE_MAX;
@@ -233,9 +236,9 @@ int sensitivity(const DriverOptions &O,
                  << " (elasticity d ln metric / d ln input: the % change of "
                     "the metric per 1% change of the input)\n";
   for (const std::string &M : Metrics) {
-    uint32_t Id = static_cast<uint32_t>(G->find(M));
+    graph::NodeId Id = *G->findNamed(M);
     std::vector<Elasticity> Es = elasticities(E, Id);
-    const graph::Node &N = G->Nodes[Id];
+    const graph::Node &N = G->node(Id);
     if (O.Json) {
       nlohmann::ordered_json List = nlohmann::ordered_json::array();
       for (const Elasticity &El : Es)
@@ -282,7 +285,8 @@ int sensitivity(const DriverOptions &O,
   }
   if (!B.Known)
     return Success;
-  llvm::outs() << "\nbinding wall " << B.Wall << " (" << B.Phase
+  llvm::outs() << "\nbinding wall " << B.label() << " ("
+               << phaseInfo(B.Phase).Prefix
                << " step); across each calibrated factor's plausible range:\n";
   for (const FactorFlips &F : Flips) {
     std::string Where =

@@ -379,8 +379,8 @@ int check(const DriverOptions &O, std::unique_ptr<llvm::MemoryBuffer> Buf) {
   for (const graph::Graph &G : C->Graphs) {
     Evaluator E(G);
     E.run();
-    int FeasibleNode = G.find("feasible");
-    bool Feasible = FeasibleNode < 0 || E.value(FeasibleNode) != 0;
+    bool Feasible =
+        !G.has(MetricId::Feasible) || E.value(MetricId::Feasible) != 0;
     if (!Feasible) {
       ++Fail;
       std::string Where =
@@ -401,8 +401,7 @@ int check(const DriverOptions &O, std::unique_ptr<llvm::MemoryBuffer> Buf) {
                          : V == Verdict::Fail ? "FAIL"
                                               : "UNKNOWN";
       std::string Where = location(C->SM, Cond.Range);
-      std::string Why = Cond.NodeId < 0
-                            ? "`" + Cond.Missing + "` is not computed yet"
+      std::string Why = !Cond.At ? "`" + Cond.Missing + "` is not computed yet"
                         : !Feasible ? "the scenario is infeasible"
                                     : "";
       if (O.Json) {
@@ -451,8 +450,8 @@ int explain(const DriverOptions &O, std::unique_ptr<llvm::MemoryBuffer> Buf) {
   for (const graph::Graph &G : C->Graphs) {
     if (G.Scenario != Scenario)
       continue;
-    int Node = G.find(Metric);
-    if (Node < 0) {
+    std::optional<graph::NodeId> Node = G.findNamed(Metric);
+    if (!Node) {
       std::vector<std::string> Names;
       for (const auto &Entry : G.Named)
         Names.push_back(Entry.getKey().str());
@@ -463,7 +462,7 @@ int explain(const DriverOptions &O, std::unique_ptr<llvm::MemoryBuffer> Buf) {
     }
     Evaluator E(G);
     E.run();
-    uint32_t Id = static_cast<uint32_t>(Node);
+    graph::NodeId Id = *Node;
     unsigned Main = C->Program.MainBufferId;
     if (O.Leaves && O.Json)
       llvm::outs() << leavesJSON(E, Id, C->SM, Main).dump(2) << "\n";

@@ -1,0 +1,427 @@
+//===- Context.cpp - What lowering steps share ----------------------------===//
+
+#include "passes/lowering/Context.h"
+#include "ir/Units.h"
+#include "runtime/Defaults.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/ErrorHandling.h"
+
+#include <fmt/format.h>
+
+namespace mlsc {
+
+using graph::LeafOrigin;
+using graph::Op;
+
+namespace {
+/// Fields that are calibrated factors rather than measurements.
+bool isCalibrated(llvm::StringRef Path) {
+  return Path == "efficiency" || Path == "memory_efficiency" ||
+         Path == "comm_efficiency" || Path == "service_cv" ||
+         Path == "memory_utilization" || Path.startswith("kernels.");
+}
+} // namespace
+
+LoweringContext::LoweringContext(Compilation &C, const ir::Entity &Scenario,
+                                 graph::Graph &G)
+    : C(C), Scenario(Scenario), G(G), B(G) {
+  G.Scenario = Scenario.Name;
+}
+
+const ir::Entity *LoweringContext::entity(const ir::Entity &E,
+                                          llvm::StringRef Path) {
+  const ir::Field *F = E.field(Path);
+  if (!F || !F->Folded || F->Folded->Kind != ir::TypeKind::Entity)
+    return nullptr;
+  return F->Folded->Ref;
+}
+
+std::string LoweringContext::enumValue(const ir::Entity &E,
+                                       llvm::StringRef Path) {
+  const ir::Field *F = E.field(Path);
+  return F && F->Folded ? F->Folded->Text : "";
+}
+
+double LoweringContext::foldedNumber(const ir::Entity &E,
+                                     llvm::StringRef Path) {
+  const ir::Field *F = E.field(Path);
+  return F && F->Folded ? F->Folded->Number : 1;
+}
+
+Dimension LoweringContext::unit(const char *Text) {
+  UnitParseError Err;
+  std::optional<Unit> U = parseUnit(Text, Err);
+  if (!U)
+    llvm::report_fatal_error(llvm::Twine("lowering: bad unit `") + Text + "`");
+  return U->Dim;
+}
+
+void LoweringContext::missing(const ir::Entity &Owner, llvm::StringRef Path,
+                              llvm::StringRef Why) {
+  MissingInputs.push_back(
+      fmt::format("`{}.{}` ({})", Owner.Name, Path.str(), Why.str()));
+  if (!llvm::is_contained(MissingOwners, &Owner))
+    MissingOwners.push_back(&Owner);
+  Failed = true;
+}
+
+void LoweringContext::reportMissing() {
+  if (MissingInputs.empty())
+    return;
+  Diagnostic &D =
+      C.Diags.report(DiagKind::MissingInput, Scenario.NameRange,
+                     fmt::format("scenario `{}` needs {}", Scenario.Name,
+                                 llvm::join(MissingInputs, ", ")));
+  for (const ir::Entity *Owner : MissingOwners)
+    D.note(DiagKind::DeclaredHere, Owner->NameRange,
+           fmt::format("{} `{}` is declared here", Owner->Kind, Owner->Name));
+}
+
+std::optional<NodeId> LoweringContext::field(const ir::Entity &E,
+                                             llvm::StringRef Path) {
+  const ir::Field *F = E.field(Path);
+  if (!F || !F->Value || F->Value->Ty.Kind != ir::TypeKind::Quantity)
+    return std::nullopt;
+  auto It = FieldNodes.find(F);
+  if (It != FieldNodes.end())
+    return It->second;
+  std::optional<NodeId> Id;
+  if (F->Value->Kind == ir::ExprKind::Number) {
+    LeafOrigin O;
+    O.Entity = E.Name;
+    O.Field = F->Path;
+    O.Range = F->Range;
+    if (F->Source) {
+      O.Source = F->Source->Name;
+      O.SourceKind = enumValue(*F->Source, "kind");
+    }
+    O.Notes = F->Notes;
+    O.Spelling = F->Value->Spelling;
+    O.Calibrated = isCalibrated(F->Path);
+    Id = B.leaf(F->Value->Number, F->Value->Ty.Dim, std::move(O));
+  } else {
+    std::string Ignored;
+    Id = expr(*F->Value, Ignored);
+  }
+  if (Id) {
+    B.label(*Id, E.Name + "." + F->Path);
+    FieldNodes[F] = *Id;
+  }
+  return Id;
+}
+
+NodeId LoweringContext::required(const ir::Entity &E, llvm::StringRef Path,
+                                 llvm::StringRef Why) {
+  if (std::optional<NodeId> Id = field(E, Path))
+    return *Id;
+  missing(E, Path, Why);
+  return B.constant(0, "placeholder for a missing input");
+}
+
+NodeId LoweringContext::orDefault(const ir::Entity &E, llvm::StringRef Path,
+                                  double Value, const std::string &Why,
+                                  bool Calibrated) {
+  if (std::optional<NodeId> Id = field(E, Path))
+    return *Id;
+  const FieldSchema *FS = E.Schema ? E.Schema->field(Path) : nullptr;
+  if (!FS || FS->Type != FieldType::Quantity)
+    llvm::report_fatal_error(llvm::Twine("lowering: `") + E.Kind +
+                             "` has no quantity field `" + Path + "`");
+  LeafOrigin O;
+  O.Entity = E.Name;
+  O.Field = Path.str();
+  O.Spelling = fmt::format("{}", Value);
+  O.Notes.push_back(Why);
+  O.Assumed = true;
+  O.Calibrated = Calibrated;
+  NodeId Id = B.leaf(Value, FS->Dim, std::move(O));
+  B.label(Id, E.Name + "." + Path.str());
+  return Id;
+}
+
+NodeId LoweringContext::none(const char *Unit, const char *Spelling,
+                             const char *Why) {
+  LeafOrigin O;
+  O.Spelling = Spelling;
+  O.Notes.push_back(Why);
+  return B.leaf(0, unit(Unit), std::move(O));
+}
+
+std::optional<System> LoweringContext::system(const ir::Entity &SysE) {
+  System R;
+  if (SysE.Kind == "accelerator") {
+    R.Accel = &SysE;
+    R.Devices = B.constant(1, "a bare accelerator is one device");
+    R.Nodes = B.constant(0, "a bare accelerator has no node around it");
+    R.Overhead = none("W", "0 W", "no node around a bare accelerator");
+  } else if (SysE.Kind == "node") {
+    R.Node = &SysE;
+    R.Accel = entity(SysE, "accelerator");
+    R.Devices = required(SysE, "count", "accelerators per node");
+    R.Nodes = B.constant(1, "one node");
+    R.Overhead = orDefault(SysE, "overhead", 0,
+                           "default: no power beyond the accelerators");
+  } else if (SysE.Kind == "cluster") {
+    R.Node = entity(SysE, "node");
+    if (!R.Node)
+      return std::nullopt;
+    R.Accel = entity(*R.Node, "accelerator");
+    R.Nodes = required(SysE, "nodes", "node count");
+    R.Devices =
+        B.op(Op::Mul,
+             {required(*R.Node, "count", "accelerators per node"), R.Nodes});
+    R.Overhead = orDefault(*R.Node, "overhead", 0,
+                           "default: no power beyond the accelerators");
+  }
+  if (!R.Accel)
+    return std::nullopt;
+  B.publish(MetricId::Devices, R.Devices);
+  return R;
+}
+
+NodeId LoweringContext::kernelEfficiency(const ir::Entity &W,
+                                         llvm::StringRef Class) {
+  if (std::optional<NodeId> All = field(W, "efficiency"))
+    return *All; // one calibrated eta for every kernel class
+  const walls::KernelClass &K = walls::kernelClass(Class);
+  // An unfused workload's attention reads `kernels.attention_unfused`.
+  if (W.field(K.Field)) {
+    checkFraction(W, K.Field);
+    checkPositive(W, K.Field);
+  }
+  return orDefault(W, K.Field, K.Default,
+                   fmt::format("default (wall 3): {} at {} of dense peak, "
+                               "plausible {} to {}; {}",
+                               K.Name, K.Default, K.Low, K.High, K.Source),
+                   /*Calibrated=*/true);
+}
+
+void LoweringContext::checkFraction(const ir::Entity &E, llvm::StringRef Path) {
+  const ir::Field *F = E.field(Path);
+  if (!F || !F->Folded)
+    return;
+  double V = F->Folded->Number;
+  if (V >= 0 && V <= 1)
+    return;
+  C.Diags.report(
+      DiagKind::DomainError, F->Value->Range,
+      fmt::format("`{}` is a fraction between 0 and 1, got {}", Path.str(), V));
+  Failed = true;
+}
+
+void LoweringContext::checkPositive(const ir::Entity &E, llvm::StringRef Path) {
+  const ir::Field *F = E.field(Path);
+  if (!F || !F->Folded || F->Folded->Number > 0)
+    return;
+  C.Diags.report(DiagKind::DomainError, F->Value->Range,
+                 fmt::format("`{}` must be positive, got `{}`", Path.str(),
+                             ir::sourceText(F->Value->Range)));
+  Failed = true;
+}
+
+namespace {
+
+Op graphOp(ir::BinaryOp O) {
+  switch (O) {
+  case ir::BinaryOp::Add:
+    return Op::Add;
+  case ir::BinaryOp::Sub:
+    return Op::Sub;
+  case ir::BinaryOp::Mul:
+    return Op::Mul;
+  case ir::BinaryOp::Div:
+    return Op::Div;
+  case ir::BinaryOp::Pow:
+    return Op::Pow;
+  case ir::BinaryOp::Lt:
+    return Op::Lt;
+  case ir::BinaryOp::Le:
+    return Op::Le;
+  case ir::BinaryOp::Gt:
+    return Op::Gt;
+  case ir::BinaryOp::Ge:
+    return Op::Ge;
+  case ir::BinaryOp::Eq:
+    return Op::Eq;
+  case ir::BinaryOp::Ne:
+    return Op::Ne;
+  case ir::BinaryOp::And:
+    return Op::And;
+  case ir::BinaryOp::Or:
+    return Op::Or;
+  case ir::BinaryOp::In:
+    break;
+  }
+  llvm_unreachable("`in` is not lowered");
+}
+
+Op graphOp(ir::Builtin F) {
+  static const Op Ops[] = {Op::Min,   Op::Max,   Op::Ceil, Op::Floor,
+                           Op::Round, Op::Abs,   Op::Sqrt, Op::Log,
+                           Op::Log2,  Op::Log10, Op::Exp};
+  return Ops[static_cast<unsigned>(F)];
+}
+
+} // namespace
+
+std::optional<NodeId> LoweringContext::expr(const ir::Expr &E,
+                                            std::string &Missing) {
+  using K = ir::ExprKind;
+  switch (E.Kind) {
+  case K::Number: {
+    LeafOrigin O;
+    O.Range = E.Range;
+    O.Spelling = E.Spelling;
+    return B.leaf(E.Number, E.Ty.Dim, std::move(O));
+  }
+  case K::Bool: {
+    LeafOrigin O;
+    O.Range = E.Range;
+    O.Spelling = E.BoolValue ? "true" : "false";
+    return B.leaf(E.BoolValue ? 1 : 0, Dimension(), std::move(O), true);
+  }
+  case K::FieldRef:
+    return fieldRef(E);
+  case K::MetricRef: {
+    std::string Name = llvm::join(E.Path, ".");
+    if (E.Target != &Scenario) {
+      Missing = E.Target->Name + "." + Name;
+      return std::nullopt;
+    }
+    std::optional<MetricId> M = findMetric(Name);
+    if (!M || !G.has(*M)) {
+      Missing = Scenario.Name + "." + Name;
+      return std::nullopt;
+    }
+    return G.get(*M);
+  }
+  case K::LetRef: {
+    auto It = LetNodes.find(E.LetTarget);
+    if (It != LetNodes.end())
+      return It->second;
+    if (!E.LetTarget->Value)
+      return std::nullopt;
+    std::optional<NodeId> Id = expr(*E.LetTarget->Value, Missing);
+    if (Id) {
+      LetNodes[E.LetTarget] = *Id;
+      B.label(*Id, E.LetTarget->Name);
+    }
+    return Id;
+  }
+  case K::Unary: {
+    std::optional<NodeId> O = expr(*E.Operands[0], Missing);
+    if (!O)
+      return std::nullopt;
+    if (E.UOp == ir::UnaryOp::Plus)
+      return O;
+    return B.op(E.UOp == ir::UnaryOp::Not ? Op::Not : Op::Neg, {*O});
+  }
+  case K::Binary: {
+    std::optional<NodeId> L = expr(*E.Operands[0], Missing);
+    std::optional<NodeId> R = expr(*E.Operands[1], Missing);
+    if (!L || !R || E.BOp == ir::BinaryOp::In)
+      return std::nullopt;
+    return B.op(graphOp(E.BOp), {*L, *R});
+  }
+  case K::Call: {
+    std::vector<NodeId> In;
+    for (const ir::ExprPtr &A : E.Operands) {
+      std::optional<NodeId> Id = expr(*A, Missing);
+      if (!Id)
+        return std::nullopt;
+      In.push_back(*Id);
+    }
+    return B.op(graphOp(E.Fn), In);
+  }
+  default:
+    return std::nullopt;
+  }
+}
+
+/// Follows entity-typed fields to the final field's node.
+std::optional<NodeId> LoweringContext::fieldRef(const ir::Expr &E) {
+  const ir::Entity *Target = E.Target;
+  size_t Begin = 0;
+  while (Target) {
+    bool Advanced = false;
+    for (size_t End = E.Path.size(); End > Begin; --End) {
+      std::string Joined;
+      for (size_t I = Begin; I < End; ++I)
+        Joined += (I > Begin ? "." : "") + E.Path[I];
+      if (!Target->field(Joined))
+        continue;
+      if (End == E.Path.size())
+        return field(*Target, Joined);
+      Target = entity(*Target, Joined);
+      Begin = End;
+      Advanced = true;
+      break;
+    }
+    if (!Advanced)
+      return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+LeafStatus LoweringContext::leafFor(const ir::Entity &E, llvm::StringRef Path,
+                                    NodeId &Leaf) {
+  if (const ir::Field *F = E.field(Path)) {
+    auto It = FieldNodes.find(F);
+    if (It != FieldNodes.end()) {
+      if (G.node(It->second).Kind != Op::Leaf)
+        return LeafStatus::Derived;
+      Leaf = It->second;
+      return LeafStatus::Leaf;
+    }
+  }
+  // A documented default stands in for a field the entity does not write.
+  for (uint32_t I = 0; I < G.Nodes.size(); ++I) {
+    const graph::Node &N = G.Nodes[I];
+    if (N.Kind == Op::Leaf && N.Origin < G.Origins.size() &&
+        G.Origins[N.Origin].Entity == E.Name &&
+        G.Origins[N.Origin].Field == Path) {
+      Leaf = NodeId(I);
+      return LeafStatus::Leaf;
+    }
+  }
+  return LeafStatus::Unread;
+}
+
+void LoweringContext::finishMetrics() {
+  bool PerSample = G.has(MetricId::SampleThroughput);
+  bool Training = G.Training || G.has(MetricId::StepTime);
+  for (const MetricInfo &M : allMetrics()) {
+    if (M.Vis != Visibility::Public)
+      continue;
+    if (G.has(M.Id)) {
+      G.Metrics.push_back(M.Id);
+      continue;
+    }
+    // Metrics that do not apply to the workload are left out (per-sample
+    // throughput for an LLM, token latencies for a CNN, training figures
+    // for inference), and so are those that answer an optional input the
+    // workload does not give.
+    bool Applies = false;
+    switch (M.Where) {
+    case mlsc::Applies::Tokens:
+      Applies = !PerSample;
+      break;
+    case mlsc::Applies::Samples:
+      Applies = PerSample;
+      break;
+    case mlsc::Applies::Training:
+      Applies = Training;
+      break;
+    case mlsc::Applies::All:
+      Applies = true;
+      break;
+    case mlsc::Applies::TokensOnInput:
+      break;
+    }
+    if (Applies)
+      G.Unavailable.push_back(M.Id);
+  }
+}
+
+} // namespace mlsc

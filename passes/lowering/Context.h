@@ -1,0 +1,189 @@
+//===- Context.h - What lowering steps share -----------------------*- C++
+//-*-===//
+//
+// Lowering a scenario runs a table of steps (Steps.def) over one
+// LoweringContext: the scenario, its workload, model and system, the graph
+// being built, and the state a workload family's steps hand on to each
+// other (DecoderState, PerSampleState). The context turns IR fields into
+// leaves with their origins, falls back on documented defaults, reports
+// missing and out-of-domain inputs, and lowers IR expressions (conditions,
+// lets, queries) over the graph's metrics.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MLSC_PASSES_LOWERING_CONTEXT_H
+#define MLSC_PASSES_LOWERING_CONTEXT_H
+
+#include "passes/Pipeline.h"
+#include "passes/lowering/GraphBuilder.h"
+
+#include <array>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace mlsc {
+
+using graph::NodeId;
+
+/// Which steps lower a workload (Steps.def).
+enum class WorkloadFamily : uint8_t {
+  /// A dense or MoE decoder LLM served (inference).
+  DecoderInference,
+  /// A dense or MoE decoder LLM trained: its walls are not lowered yet.
+  DecoderTraining,
+  /// CNN and encoder models, inference or training: batches of samples.
+  PerSample,
+};
+
+/// The system a workload runs on: an accelerator, a node of them, or a
+/// cluster of nodes.
+struct System {
+  const ir::Entity *Accel = nullptr;
+  const ir::Entity *Node = nullptr; ///< owns the fabrics; null when bare
+  NodeId Devices, Nodes, Overhead;
+  NodeId TDP; ///< read by the family's input step
+};
+
+/// The machine a phase runs on: the roofline, the fabric of its
+/// tensor-parallel all-reduces (none for a bare accelerator), and the
+/// kernel-class efficiencies of wall 3.
+struct Roofline {
+  NodeId Peak, EtaGemm, EtaAttention, BW, EtaMem;
+  std::optional<NodeId> FabricBW, FabricLatency;
+  NodeId EtaComm, Layers, Hidden, ActivationBytes, TP;
+  /// Wall 6: weights stream in at this bandwidth, layer by layer.
+  std::optional<NodeId> InjectBW;
+  NodeId Params, WeightBytes;
+};
+
+/// A speculative-decoding draft model.
+struct DraftModel {
+  NodeId Params, Layers, AttnDim, Hidden, Weights, KV, Tokens, Acceptance;
+};
+
+/// An MoE model's routing: total and active parameters, experts, top_k.
+struct MoeShape {
+  NodeId Params, Active, Experts, TopK;
+};
+
+/// What a decoder's steps share.
+struct DecoderState {
+  Roofline Machine;
+  NodeId Params, ComputeParams, Layers, Heads, AttnDim, HeadDim;
+  NodeId Bytes, WeightBytes, KVBytes, Peak, BW, Capacity;
+  NodeId Batch, Prompt, Output, TP, PP, OneToken, Context;
+  /// Expert parallelism (MoE only; 1 otherwise) and the devices of one
+  /// replica, tp * pp * ep.
+  NodeId EP, ReplicaDevices;
+  NodeId Weights, KV, Sequence, MaxSequences;
+  /// The memory step's parts the batching step reads: a sequence's paged
+  /// KV cache, the weights and activations, the runtime's reserve.
+  NodeId KVPerSequence, FixedMemory, Reserve;
+  std::optional<NodeId> FFN;
+  std::optional<DraftModel> Draft;
+  std::optional<MoeShape> Moe;
+  bool Static = false;
+  bool Fused = true;                ///< fused attention (FlashAttention)
+  std::optional<NodeId> GemmFactor; ///< pruning: GEMM time factor
+  std::optional<NodeId> Chunk;
+  NodeId PrefillTime, DecodeStep, TPOT;
+  /// The weight bytes a decode step reads.
+  NodeId DecodeWeights;
+  /// A request's time in its slot and to its first token, the system's
+  /// replicas and slots, and the arrival rate when the workload gives one.
+  NodeId Service, FirstToken, Servers, Replicas;
+  std::optional<NodeId> Arrival;
+};
+
+/// Where a field of an entity stands in a graph (LoweringContext::leafFor).
+enum class LeafStatus { Leaf, Derived, Unread };
+
+class LoweringContext {
+public:
+  LoweringContext(Compilation &C, const ir::Entity &Scenario, graph::Graph &G);
+
+  Compilation &C;
+  const ir::Entity &Scenario;
+  graph::Graph &G;
+  GraphBuilder B;
+
+  /// The scenario's workload, its model and precision, and its system;
+  /// null (or nullopt) when the IR lacks them.
+  const ir::Entity *Workload = nullptr, *Model = nullptr, *Precision = nullptr,
+                   *SystemEntity = nullptr;
+  std::optional<System> Sys;
+  WorkloadFamily Family = WorkloadFamily::DecoderInference;
+  /// An input is missing or out of its domain: later steps stop.
+  bool Failed = false;
+
+  DecoderState Decoder;
+
+  // ---- Leaves.
+  /// The node of a field: its literal as a leaf, or its expression lowered.
+  std::optional<NodeId> field(const ir::Entity &E, llvm::StringRef Path);
+  /// A field the lowering cannot do without; a missing one is reported with
+  /// \p Why and replaced by a placeholder.
+  NodeId required(const ir::Entity &E, llvm::StringRef Path,
+                  llvm::StringRef Why);
+  /// A field, or a documented default (a leaf marked assumed) when the
+  /// entity does not give it. The default's dimension is the field's
+  /// (ir/Schema.def).
+  NodeId orDefault(const ir::Entity &E, llvm::StringRef Path, double Value,
+                   const std::string &Why, bool Calibrated = false);
+  /// A zero leaf in \p Unit with a note: "no ... is modelled".
+  NodeId none(const char *Unit, const char *Spelling, const char *Why);
+  /// Wall 3: the efficiency of a kernel class, or the workload's one
+  /// `efficiency` for all of them.
+  NodeId kernelEfficiency(const ir::Entity &W, llvm::StringRef Class);
+
+  /// Lowers what the workload runs on: an accelerator, a node or a
+  /// cluster (its devices, nodes and node overhead); nullopt when the IR
+  /// lacks the accelerator.
+  std::optional<System> system(const ir::Entity &Sys);
+
+  // ---- The IR.
+  const ir::Entity *entity(const ir::Entity &E, llvm::StringRef Path);
+  std::string enumValue(const ir::Entity &E, llvm::StringRef Path);
+  template <class Enum>
+  std::optional<Enum> enumField(const ir::Entity &E, llvm::StringRef Path) {
+    return enumFromSymbol<Enum>(enumValue(E, Path));
+  }
+  /// A field's folded number, or 1 when it is not a constant.
+  double foldedNumber(const ir::Entity &E, llvm::StringRef Path);
+  /// The dimension of \p Unit ("tok", "B/s").
+  static Dimension unit(const char *Unit);
+
+  // ---- Diagnostics.
+  void missing(const ir::Entity &Owner, llvm::StringRef Path,
+               llvm::StringRef Why);
+  /// One diagnostic per scenario lists every missing input.
+  void reportMissing();
+  /// A fraction must lie in [0, 1] (checked on the folded value).
+  void checkFraction(const ir::Entity &E, llvm::StringRef Path);
+  /// A count, size or rate that must be above zero (a chunk, a bandwidth).
+  void checkPositive(const ir::Entity &E, llvm::StringRef Path);
+
+  // ---- Expressions over the graph.
+  /// An IR expression over fields, lets and this scenario's metrics; nullopt
+  /// when it reads a metric the graph lacks (named in \p Missing).
+  std::optional<NodeId> expr(const ir::Expr &E, std::string &Missing);
+  /// The leaf entity \p E's field \p Path lowered to.
+  LeafStatus leafFor(const ir::Entity &E, llvm::StringRef Path, NodeId &Leaf);
+
+  /// Lists the public metrics the graph has and those that apply to its
+  /// workload but no wall computes.
+  void finishMetrics();
+
+private:
+  std::map<const ir::Field *, NodeId> FieldNodes;
+  std::map<const ir::Let *, NodeId> LetNodes;
+  std::vector<std::string> MissingInputs;
+  std::vector<const ir::Entity *> MissingOwners;
+
+  std::optional<NodeId> fieldRef(const ir::Expr &E);
+};
+
+} // namespace mlsc
+
+#endif

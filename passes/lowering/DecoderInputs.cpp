@@ -1,0 +1,190 @@
+//===- DecoderInputs.cpp - What a decoder LLM's walls read ----------------===//
+//
+// The first step of a decoder's lowering: the model's shape (and MoE
+// routing), the precisions of math, weights (wall 13) and KV cache, the
+// device's roofline, the kernel-class efficiencies (wall 3), pruning (wall
+// 13), the tensor-parallel fabric (wall 14), weight streaming (wall 6), the
+// KV cache per token (wall 2), and the lengths the steps run at. Fails
+// when an input is missing, so that no later step reads a placeholder.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/lowering/Steps.h"
+
+#include <fmt/format.h>
+
+namespace mlsc {
+
+using graph::LeafOrigin;
+using graph::Op;
+
+namespace {
+
+void pruning(LoweringContext &Ctx) {
+  // Wall 13: pruned weights take fewer bytes; structured (2:4) pruning also
+  // shortens the GEMMs on devices with sparse tensor cores.
+  DecoderState &D = Ctx.Decoder;
+  GraphBuilder &B = Ctx.B;
+  const ir::Entity &W = *Ctx.Workload;
+  std::optional<NodeId> Sparsity = Ctx.field(W, "pruning.sparsity");
+  if (!Sparsity)
+    return;
+  Ctx.checkFraction(W, "pruning.sparsity");
+  const ir::Field *SF = W.field("pruning.structured");
+  bool Structured = SF && SF->Folded && SF->Folded->Number != 0;
+  NodeId Kind =
+      B.constant(Structured ? 1 : 0, Structured ? "N:M structured pruning"
+                                                : "unstructured pruning");
+  NodeId Speedup = Ctx.orDefault(*Ctx.Sys->Accel, "sparse_speedup", 1,
+                                 "default: no sparse tensor cores");
+  D.WeightBytes = B.apply(FormulaId::PrunedBytesPerParam,
+                          {D.WeightBytes, *Sparsity, Kind}, "");
+  B.publish(MetricId::PruningBytesPerParam, D.WeightBytes);
+  D.GemmFactor =
+      B.apply(FormulaId::SparseGemmTimeFactor, {*Sparsity, Kind, Speedup}, "");
+  B.publish(MetricId::PruningGemmTimeFactor, *D.GemmFactor);
+  D.Machine.EtaGemm = B.op(Op::Div, {D.Machine.EtaGemm, *D.GemmFactor});
+  B.label(D.Machine.EtaGemm, "pruning.gemm_efficiency");
+}
+
+} // namespace
+
+bool lowerDecoderInputs(LoweringContext &Ctx) {
+  DecoderState &D = Ctx.Decoder;
+  GraphBuilder &B = Ctx.B;
+  const ir::Entity &W = *Ctx.Workload;
+  const ir::Entity &Model = *Ctx.Model;
+  const ir::Entity &Precision = *Ctx.Precision;
+  const ir::Entity &Accel = *Ctx.Sys->Accel;
+  const char *KVWhy = "the KV cache and attention FLOPs (walls 1-2)";
+  D.Params = Ctx.required(Model, "params", "weight bytes (wall 2)");
+  D.Layers = Ctx.required(Model, "layers", KVWhy);
+  D.Heads = Ctx.required(Model, "heads", KVWhy);
+  std::optional<NodeId> HeadDim = Ctx.field(Model, "head_dim");
+  if (!HeadDim) {
+    NodeId Hidden = Ctx.required(Model, "hidden", KVWhy);
+    HeadDim = B.op(Op::Div, {Hidden, D.Heads});
+    B.label(*HeadDim, Model.Name + ".head_dim");
+  }
+  D.HeadDim = *HeadDim;
+  std::optional<NodeId> KVHeads = Ctx.field(Model, "kv_heads");
+  if (!KVHeads)
+    KVHeads = D.Heads; // multi-head attention: one KV head per head
+  D.AttnDim = B.op(Op::Mul, {D.Heads, D.HeadDim});
+  B.label(D.AttnDim, Model.Name + ".attention_dim");
+  D.FFN = Ctx.field(Model, "ffn");
+
+  // MoE: a step reads the experts its tokens are routed to (wall 2).
+  std::optional<NodeId> Active = Ctx.field(Model, "active_params");
+  std::optional<NodeId> Experts = Ctx.field(Model, "experts");
+  std::optional<NodeId> TopK = Ctx.field(Model, "top_k");
+  if (Active && Experts && TopK)
+    D.Moe = MoeShape{D.Params, *Active, *Experts, *TopK};
+  D.ComputeParams = Active ? *Active : D.Params;
+
+  // Precisions: math, weights (wall 13: e.g. int4 weights, bf16 math) and
+  // the KV cache (e.g. fp8 KV, bf16 weights).
+  D.Bytes = Ctx.required(Precision, "bytes", "bytes per parameter");
+  D.WeightBytes = D.Bytes;
+  if (const ir::Entity *WP = Ctx.entity(W, "weight_precision"))
+    D.WeightBytes = Ctx.required(*WP, "bytes", "bytes per stored weight");
+  D.KVBytes = D.Bytes;
+  if (const ir::Entity *KVP = Ctx.entity(W, "kv_precision"))
+    D.KVBytes = Ctx.required(*KVP, "bytes", "bytes per KV-cache element");
+
+  D.Peak =
+      Ctx.required(Accel, "peak." + Precision.Name,
+                   fmt::format("its dense {} peak; the workload runs in {}",
+                               Precision.Name, Precision.Name));
+  D.BW = Ctx.required(Accel, "hbm.bandwidth", "memory bandwidth");
+  D.Capacity = Ctx.required(Accel, "hbm.capacity", "memory capacity");
+  Ctx.Sys->TDP = Ctx.required(Accel, "tdp", "power draw (wall 18)");
+
+  D.Batch = Ctx.orDefault(W, "batch", 1, "default: one sequence");
+  D.Prompt = Ctx.required(W, "prompt", "the prefill length");
+  D.Output = Ctx.required(W, "output", "the decode length");
+  D.TP = Ctx.orDefault(W, "parallel.tp", 1, "default: no tensor parallelism");
+  D.PP = Ctx.orDefault(W, "parallel.pp", 1, "default: no pipeline parallelism");
+  D.EP = D.Moe ? Ctx.orDefault(W, "parallel.ep", 1,
+                               "default: no expert parallelism")
+               : B.constant(1, "a dense model has no experts to shard");
+  D.Static =
+      Ctx.enumField<BatchingPolicy>(W, "batching") == BatchingPolicy::Static;
+  D.Chunk = Ctx.field(W, "prefill_chunk");
+  Ctx.checkPositive(W, "prefill_chunk");
+  Ctx.checkPositive(W, "max_output");
+
+  // Wall 3 and the memory side of the roofline.
+  Roofline &M = D.Machine;
+  M.Peak = D.Peak;
+  M.BW = D.BW;
+  M.EtaGemm = Ctx.kernelEfficiency(W, "kernels.gemm");
+  if (const ir::Field *F = W.field("kernels.fused_attention"))
+    D.Fused = !F->Folded || F->Folded->Number != 0;
+  M.EtaAttention = Ctx.kernelEfficiency(
+      W, D.Fused ? "kernels.attention" : "kernels.attention_unfused");
+  M.EtaMem = Ctx.orDefault(W, "memory_efficiency", 1,
+                           "default: the full HBM bandwidth",
+                           /*Calibrated=*/true);
+  pruning(Ctx);
+  M.Layers = D.Layers;
+  M.ActivationBytes = D.Bytes;
+  M.TP = D.TP;
+  M.Params = D.ComputeParams;
+  M.WeightBytes = D.WeightBytes;
+
+  // Wall 14: tensor-parallel all-reduces over the node's intra fabric.
+  const ir::Entity *Fabric =
+      Ctx.Sys->Node ? Ctx.entity(*Ctx.Sys->Node, "intra") : nullptr;
+  if (Fabric) {
+    M.FabricBW = Ctx.required(*Fabric, "bandwidth", "the TP fabric");
+    M.FabricLatency = Ctx.required(*Fabric, "latency", "the TP fabric");
+  } else if (Ctx.Sys->Node && Ctx.foldedNumber(W, "parallel.tp") > 1) {
+    Ctx.missing(*Ctx.Sys->Node, "intra",
+                "a fabric for the tensor-parallel all-reduces (wall 14)");
+  }
+  M.EtaComm = Ctx.orDefault(W, "comm_efficiency", 1,
+                            "default: the fabric's full bandwidth",
+                            /*Calibrated=*/true);
+  std::optional<NodeId> Hidden = Ctx.field(Model, "hidden");
+  M.Hidden = Hidden ? *Hidden : D.AttnDim;
+
+  // Wall 6: weights that live off the device stream in layer by layer.
+  M.InjectBW = Ctx.field(W, "weight_streaming.bandwidth");
+  Ctx.checkPositive(W, "weight_streaming.bandwidth");
+
+  // The KV cache: multi-head latent attention caches a compressed latent.
+  std::optional<NodeId> KVRank = Ctx.field(Model, "mla.kv_rank");
+  if (KVRank) {
+    NodeId Rope = Ctx.required(Model, "mla.rope_dim",
+                               "the MLA KV cache (its rotary key dimension)");
+    if (Ctx.Failed)
+      return false;
+    D.KV = B.apply(FormulaId::MlaKVBytesPerToken,
+                   {D.Layers, *KVRank, Rope, D.KVBytes}, "kv_bytes_per_token");
+  } else {
+    if (Ctx.Failed)
+      return false;
+    D.KV = B.apply(FormulaId::KVBytesPerToken,
+                   {D.Layers, *KVHeads, D.HeadDim, D.KVBytes},
+                   "kv_bytes_per_token");
+  }
+  B.publish(MetricId::TP, D.TP);
+  B.publish(MetricId::PP, D.PP);
+  B.publish(MetricId::Batch, D.Batch);
+  B.publish(MetricId::DeviceMemory, D.Capacity);
+  D.Sequence = B.op(Op::Add, {D.Prompt, D.Output});
+  B.label(D.Sequence, "sequence_length");
+  LeafOrigin PerStep;
+  PerStep.Spelling = "1 tok";
+  PerStep.Notes.push_back("one new token per sequence per decode step");
+  D.OneToken = B.leaf(1, LoweringContext::unit("tok"), std::move(PerStep));
+  NodeId HalfOutput =
+      B.op(Op::Div, {D.Output, B.constant(2, "mean over the decode")});
+  B.label(HalfOutput, "decode.half_output");
+  D.Context = B.op(Op::Add, {D.Prompt, HalfOutput});
+  B.label(D.Context, "decode.context");
+  return true;
+}
+
+} // namespace mlsc

@@ -1,0 +1,170 @@
+//===- DecoderMemory.cpp - Wall 2: what fills a decoder's device memory ---===//
+//
+// Weights per device (sharded by tensor, pipeline and expert parallelism;
+// two resident layers when they stream in, wall 6), a speculative draft
+// model's weights and KV cache (wall 4), the activations of the largest
+// forward pass, the runtime's reserve, and the batch's paged KV cache,
+// against the device's memory.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/lowering/Steps.h"
+
+namespace mlsc {
+
+using graph::Op;
+
+namespace {
+
+/// Wall 4: a draft model for speculative decoding shares the devices,
+/// batch, precision and tensor parallelism of the target.
+std::optional<DraftModel> draftModel(LoweringContext &Ctx) {
+  const ir::Entity &W = *Ctx.Workload;
+  DecoderState &T = Ctx.Decoder;
+  GraphBuilder &B = Ctx.B;
+  const ir::Entity *M = Ctx.entity(W, "speculative.draft");
+  if (!M)
+    return std::nullopt;
+  const char *Why = "the draft model's decode step (speculative decoding)";
+  DraftModel D;
+  D.Params = Ctx.required(*M, "params", Why);
+  D.Layers = Ctx.required(*M, "layers", Why);
+  NodeId Heads = Ctx.required(*M, "heads", Why);
+  std::optional<NodeId> HeadDim = Ctx.field(*M, "head_dim");
+  std::optional<NodeId> Hidden = Ctx.field(*M, "hidden");
+  if (!HeadDim) {
+    NodeId H = Hidden ? *Hidden : Ctx.required(*M, "hidden", Why);
+    HeadDim = B.op(Op::Div, {H, Heads});
+  }
+  std::optional<NodeId> KVHeads = Ctx.field(*M, "kv_heads");
+  D.AttnDim = B.op(Op::Mul, {Heads, *HeadDim});
+  D.Hidden = Hidden ? *Hidden : D.AttnDim;
+  D.Tokens = Ctx.required(W, "speculative.tokens", "draft tokens per step (k)");
+  D.Acceptance = Ctx.required(W, "speculative.acceptance",
+                              "the draft tokens' acceptance rate");
+  Ctx.checkFraction(W, "speculative.acceptance");
+  if (Ctx.Failed)
+    return std::nullopt;
+  D.Weights =
+      B.apply(FormulaId::WeightBytes, {D.Params, T.WeightBytes, T.TP, T.PP},
+              "draft.weights_per_device");
+  D.KV = B.apply(FormulaId::KVBytesPerToken,
+                 {D.Layers, KVHeads ? *KVHeads : Heads, *HeadDim, T.KVBytes},
+                 "draft.kv_bytes_per_token");
+  return D;
+}
+
+} // namespace
+
+bool lowerDecoderMemory(LoweringContext &Ctx) {
+  DecoderState &D = Ctx.Decoder;
+  GraphBuilder &B = Ctx.B;
+  const ir::Entity &W = *Ctx.Workload;
+  D.ReplicaDevices = B.op(Op::Mul, {B.op(Op::Mul, {D.TP, D.PP}), D.EP});
+  B.publish(MetricId::ReplicaDevices, D.ReplicaDevices);
+  NodeId Stored;
+  if (D.Moe) {
+    Stored = B.apply(FormulaId::MoeWeightBytesPerDevice,
+                     {D.Moe->Params, D.Moe->Active, D.Moe->Experts, D.Moe->TopK,
+                      D.WeightBytes, B.op(Op::Mul, {D.TP, D.PP}), D.EP},
+                     "");
+  } else {
+    Stored = B.apply(FormulaId::WeightBytes,
+                     {D.Params, D.WeightBytes, D.TP, D.PP}, "");
+  }
+  B.publish(MetricId::WeightsPerDevice, Stored);
+  D.Weights = Stored;
+  NodeId Resident = Stored;
+  if (D.Machine.InjectBW) {
+    // Wall 6: two layers are resident (one computing, one streaming in).
+    Resident =
+        B.op(Op::Div,
+             {B.op(Op::Mul, {Stored, B.constant(2, "double-buffered layers")}),
+              D.Layers});
+    B.publish(MetricId::ResidentWeightsPerDevice, Resident);
+  }
+
+  // Wall 4: the draft model's weights and KV cache count against memory.
+  D.Draft = draftModel(Ctx);
+
+  // Activations: the largest forward pass is a request's prefill (the whole
+  // batch's with static batching), or one chunk with chunked prefill.
+  NodeId PassTokens = D.Chunk    ? *D.Chunk
+                      : D.Static ? B.op(Op::Mul, {D.Batch, D.Prompt})
+                                 : D.Prompt;
+  NodeId FFN = D.FFN ? *D.FFN
+                     : B.op(Op::Mul, {B.constant(4, "default ffn = 4h"),
+                                      D.Machine.Hidden});
+  NodeId Activations =
+      B.apply(FormulaId::InferenceActivationBytes,
+              {PassTokens, D.Machine.Hidden, FFN, D.TP, D.Bytes}, "");
+  if (!D.Fused) {
+    B.label(Activations, metricInfo(MetricId::ActivationsPerDevice).Name);
+    NodeId Scores =
+        B.apply(FormulaId::AttentionScoreBytes,
+                {D.Static ? D.Batch : B.constant(1, "one request's prefill"),
+                 D.Heads, D.Chunk ? *D.Chunk : D.Prompt, D.TP, D.Bytes},
+                "attention_scores_per_device");
+    Activations = B.op(Op::Add, {Activations, Scores});
+  }
+  B.publish(MetricId::ActivationsPerDevice, Activations);
+
+  // Wall 5: the batch must fit a paged KV cache in the memory the serving
+  // runtime leaves free (vLLM's defaults: 16-token blocks, 90% usable).
+  NodeId Block =
+      Ctx.orDefault(W, "kv_block", 16, "default: vLLM's 16-token KV blocks");
+  if (W.field("memory_utilization"))
+    Ctx.checkFraction(W, "memory_utilization");
+  NodeId Usable = Ctx.orDefault(
+      W, "memory_utilization", 0.9,
+      "default: vLLM's gpu_memory_utilization; the rest is runtime reserve",
+      /*Calibrated=*/true);
+  NodeId Unused = B.op(Op::Sub, {B.constant(1, "all of the memory"), Usable});
+  NodeId Reserve = B.op(Op::Mul, {D.Capacity, Unused});
+  B.publish(MetricId::RuntimeReserve, Reserve);
+  NodeId PerSequence =
+      B.apply(FormulaId::PagedKVBytesPerSequence,
+              {D.Sequence, Block, D.KV, D.TP}, "kv_bytes_per_sequence");
+  NodeId AllWeights = Resident;
+  if (D.Draft) {
+    NodeId DraftPerSequence = B.apply(FormulaId::PagedKVBytesPerSequence,
+                                      {D.Sequence, Block, D.Draft->KV, D.TP},
+                                      "draft.kv_bytes_per_sequence");
+    PerSequence = B.op(Op::Add, {PerSequence, DraftPerSequence});
+    AllWeights = B.op(Op::Add, {Resident, D.Draft->Weights});
+  }
+  NodeId Fixed = B.op(Op::Add, {AllWeights, Activations});
+  B.label(Fixed, "fixed_memory_per_device");
+  NodeId KVCache = B.op(Op::Mul, {D.Batch, PerSequence});
+  B.publish(MetricId::KVCachePerDevice, KVCache);
+  NodeId Memory = B.op(Op::Add, {B.op(Op::Add, {Fixed, KVCache}), Reserve});
+  B.publish(MetricId::MemoryPerDevice, Memory);
+  B.publish(MetricId::MemoryFits, B.op(Op::Le, {Memory, D.Capacity}));
+  B.publish(MetricId::ParallelismFits,
+            B.op(Op::Le, {D.ReplicaDevices, Ctx.Sys->Devices}));
+  // The paged KV cache per sequence and the fixed part of the memory, for
+  // the batching wall.
+  D.KVPerSequence = PerSequence;
+  D.FixedMemory = Fixed;
+  D.Reserve = Reserve;
+  return true;
+}
+
+bool lowerPagedBatch(LoweringContext &Ctx) {
+  DecoderState &D = Ctx.Decoder;
+  GraphBuilder &B = Ctx.B;
+  D.MaxSequences =
+      B.apply(FormulaId::MaxConcurrentSequences,
+              {D.Capacity, D.FixedMemory, D.Reserve, D.KVPerSequence}, "");
+  B.publish(MetricId::MaxConcurrentSequences, D.MaxSequences);
+  NodeId BatchFits = B.op(Op::Le, {D.Batch, D.MaxSequences});
+  B.publish(MetricId::BatchFits, BatchFits);
+  NodeId Feasible =
+      B.op(Op::And, {B.op(Op::And, {B.G.get(MetricId::MemoryFits),
+                                    B.G.get(MetricId::ParallelismFits)}),
+                     BatchFits});
+  B.publish(MetricId::Feasible, Feasible);
+  return true;
+}
+
+} // namespace mlsc

@@ -1,0 +1,143 @@
+//===- DecoderSteps.cpp - Wall 1: a decoder's prefill and decode steps ----===//
+//
+// The batch's prefill and one decode step, each lowered by the phase helper
+// on the device's roofline (walls 1-3, with weight streaming, wall 6, and
+// tensor-parallel communication, wall 14); the time to read the weights,
+// the batch at which decode turns compute-bound, and the ridge point.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/lowering/Phase.h"
+#include "passes/lowering/Steps.h"
+
+namespace mlsc {
+
+using graph::Op;
+
+bool lowerDecoderSteps(LoweringContext &Ctx) {
+  DecoderState &D = Ctx.Decoder;
+  GraphBuilder &B = Ctx.B;
+  NodeId PromptTokens = B.op(Op::Mul, {D.Batch, D.Prompt});
+  NodeId PrefillWeights = weightsRead(Ctx, PromptTokens, PhaseId::Prefill);
+  PhaseWork Prefill;
+  Prefill.Sequences = D.Batch;
+  Prefill.Tokens = D.Prompt;
+  // Built in the order the graph has always listed them: bytes, attention
+  // FLOPs, FLOPs.
+  Prefill.Bytes = B.apply(FormulaId::PrefillBytes,
+                          {PrefillWeights, D.KV, D.Batch, D.Prompt, D.TP}, "");
+  B.publish(PhaseId::Prefill, PhaseMetricId::Bytes, Prefill.Bytes);
+  Prefill.AttentionFlops =
+      B.apply(FormulaId::PrefillAttentionFlops,
+              {D.Layers, D.AttnDim, D.Batch, D.Prompt, D.TP}, "");
+  B.publish(PhaseId::Prefill, PhaseMetricId::AttentionFlops,
+            Prefill.AttentionFlops);
+  Prefill.Flops = B.apply(
+      FormulaId::PrefillFlops,
+      {D.ComputeParams, D.Layers, D.AttnDim, D.Batch, D.Prompt, D.TP}, "");
+  B.publish(PhaseId::Prefill, PhaseMetricId::Flops, Prefill.Flops);
+  D.PrefillTime = lowerPhase(Ctx, PhaseId::Prefill, D.Machine, Prefill);
+
+  NodeId StepTokens = B.op(Op::Mul, {D.Batch, D.OneToken});
+  NodeId DecodeWeights = weightsRead(Ctx, StepTokens, PhaseId::Decode);
+  PhaseWork Decode;
+  Decode.Sequences = D.Batch;
+  Decode.Tokens = D.OneToken;
+  Decode.Bytes = B.apply(FormulaId::DecodeStepBytes,
+                         {DecodeWeights, D.KV, D.Batch, D.Context, D.TP}, "");
+  B.publish(PhaseId::Decode, PhaseMetricId::Bytes, Decode.Bytes);
+  Decode.AttentionFlops =
+      B.apply(FormulaId::DecodeAttentionFlops,
+              {D.Layers, D.AttnDim, D.Batch, D.Context, D.TP}, "");
+  B.publish(PhaseId::Decode, PhaseMetricId::AttentionFlops,
+            Decode.AttentionFlops);
+  Decode.Flops = B.apply(
+      FormulaId::DecodeStepFlops,
+      {D.ComputeParams, D.Layers, D.AttnDim, D.Batch, D.Context, D.TP}, "");
+  B.publish(PhaseId::Decode, PhaseMetricId::Flops, Decode.Flops);
+  D.DecodeStep = lowerPhase(Ctx, PhaseId::Decode, D.Machine, Decode);
+  D.DecodeWeights = DecodeWeights;
+
+  NodeId Eta = B.G.get(PhaseId::Decode, PhaseMetricId::Efficiency);
+  B.apply(FormulaId::MemoryTime, {DecodeWeights, D.BW, D.Machine.EtaMem},
+          "decode.weight_read_time");
+  B.publish(MetricId::DecodeCrossoverBatch,
+            B.apply(FormulaId::DecodeCrossoverBatch,
+                    {D.ComputeParams, D.Layers, D.AttnDim, D.Context, D.TP,
+                     DecodeWeights, D.KV, D.Peak, Eta, D.BW, D.Machine.EtaMem},
+                    ""));
+  B.publish(MetricId::RidgePoint,
+            B.apply(FormulaId::RidgePoint, {D.Peak, D.BW}, ""));
+  D.TPOT = D.DecodeStep;
+  return true;
+}
+
+bool lowerBestBatch(LoweringContext &Ctx) {
+  // Wall 5: the throughput-optimal batch under a TPOT limit. Decode
+  // throughput B / T(B) never falls as B grows, so it is the largest batch
+  // whose roofline step meets the limit (communication not counted).
+  DecoderState &D = Ctx.Decoder;
+  GraphBuilder &B = Ctx.B;
+  std::optional<NodeId> Limit = Ctx.field(*Ctx.Workload, "tpot_limit");
+  if (!Limit)
+    return true;
+  NodeId Eta = B.G.get(PhaseId::Decode, PhaseMetricId::Efficiency);
+  NodeId PerSequenceFlops =
+      B.apply(FormulaId::DecodeStepFlops,
+              {D.ComputeParams, D.Layers, D.AttnDim,
+               B.constant(1, "one sequence"), D.Context, D.TP},
+              "decode.flops_per_sequence");
+  NodeId PerSequenceBytes =
+      B.op(Op::Div, {B.op(Op::Mul, {D.Context, D.KV}), D.TP});
+  B.label(PerSequenceBytes, "decode.kv_bytes_per_sequence");
+  B.publish(MetricId::MaxBatchUnderTpot,
+            B.apply(FormulaId::MaxBatchUnderTPOT,
+                    {*Limit, PerSequenceFlops, D.DecodeWeights,
+                     PerSequenceBytes, B.op(Op::Mul, {D.Peak, Eta}),
+                     B.op(Op::Mul, {D.BW, D.Machine.EtaMem}), D.MaxSequences},
+                    ""));
+  return true;
+}
+
+bool lowerSpeculative(LoweringContext &Ctx) {
+  // With speculative decoding a target step verifies k draft tokens and
+  // emits E = (1 - a^(k+1)) / (1 - a) of them on average; verifying k + 1
+  // tokens is taken to cost one decode step (true while decode is
+  // memory-bound).
+  DecoderState &D = Ctx.Decoder;
+  GraphBuilder &B = Ctx.B;
+  if (!D.Draft)
+    return true;
+  const DraftModel &Dr = *D.Draft;
+  Roofline DraftMachine = D.Machine;
+  DraftMachine.Layers = Dr.Layers;
+  DraftMachine.Hidden = Dr.Hidden;
+  DraftMachine.Params = Dr.Params;
+  PhaseWork Work;
+  Work.Sequences = D.Batch;
+  Work.Tokens = D.OneToken;
+  NodeId Weights = D.Machine.InjectBW ? weightsRead(Ctx, NodeId(), std::nullopt)
+                                      : Dr.Weights;
+  Work.Bytes = B.apply(FormulaId::DecodeStepBytes,
+                       {Weights, Dr.KV, D.Batch, D.Context, D.TP}, "");
+  B.publish(PhaseId::DraftDecode, PhaseMetricId::Bytes, Work.Bytes);
+  Work.AttentionFlops =
+      B.apply(FormulaId::DecodeAttentionFlops,
+              {Dr.Layers, Dr.AttnDim, D.Batch, D.Context, D.TP}, "");
+  B.publish(PhaseId::DraftDecode, PhaseMetricId::AttentionFlops,
+            Work.AttentionFlops);
+  Work.Flops =
+      B.apply(FormulaId::DecodeStepFlops,
+              {Dr.Params, Dr.Layers, Dr.AttnDim, D.Batch, D.Context, D.TP}, "");
+  B.publish(PhaseId::DraftDecode, PhaseMetricId::Flops, Work.Flops);
+  NodeId DraftStep = lowerPhase(Ctx, PhaseId::DraftDecode, DraftMachine, Work);
+  B.publish(MetricId::SpeculativeTokensPerStep,
+            B.apply(FormulaId::SpeculativeTokensPerStep,
+                    {Dr.Acceptance, Dr.Tokens}, ""));
+  D.TPOT = B.apply(FormulaId::SpeculativeTimePerToken,
+                   {DraftStep, D.DecodeStep, Dr.Tokens, Dr.Acceptance}, "");
+  B.publish(MetricId::SpeculativeTimePerToken, D.TPOT);
+  return true;
+}
+
+} // namespace mlsc

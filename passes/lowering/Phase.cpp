@@ -1,0 +1,86 @@
+//===- Phase.cpp - Lowering one phase of a workload on the roofline -------===//
+
+#include "passes/lowering/Phase.h"
+
+namespace mlsc {
+
+using graph::Op;
+using PM = PhaseMetricId;
+
+NodeId lowerPhase(LoweringContext &Ctx, PhaseId P, const Roofline &M,
+                  const PhaseWork &W) {
+  GraphBuilder &B = Ctx.B;
+  NodeId Eta =
+      B.apply(FormulaId::BlendedEfficiency,
+              {W.Flops, W.AttentionFlops, M.EtaGemm, M.EtaAttention}, "");
+  B.publish(P, PM::Efficiency, Eta);
+  NodeId Compute = B.apply(FormulaId::ComputeTime, {W.Flops, M.Peak, Eta}, "");
+  B.publish(P, PM::ComputeTime, Compute);
+  NodeId Memory = B.apply(FormulaId::MemoryTime, {W.Bytes, M.BW, M.EtaMem}, "");
+  B.publish(P, PM::MemoryTime, Memory);
+  B.publish(P, PM::Intensity,
+            B.apply(FormulaId::Intensity, {W.Flops, W.Bytes}, ""));
+  NodeId Roof = B.apply(FormulaId::RooflineTime, {Compute, Memory}, "");
+  B.publish(P, PM::RooflineTime, Roof);
+  std::string Prefix = phaseInfo(P).Prefix;
+  if (M.InjectBW) {
+    // Wall 6: each layer waits for the slower of its weights streaming in
+    // and its GEMMs; attention and the KV cache stay on the device.
+    NodeId LayerParams =
+        B.op(Op::Div, {M.Params, B.op(Op::Mul, {M.Layers, M.TP})});
+    NodeId BatchTokens = B.op(Op::Mul, {W.Sequences, W.Tokens});
+    NodeId Layer = B.apply(FormulaId::WeightStreamingLayerTime,
+                           {LayerParams, M.WeightBytes, *M.InjectBW,
+                            BatchTokens, M.Peak, M.EtaGemm},
+                           "");
+    B.publish(P, PM::StreamingLayerTime, Layer);
+    NodeId Streaming =
+        B.apply(FormulaId::WeightStreamingModelTime, {M.Layers, Layer}, "");
+    B.publish(P, PM::StreamingTime, Streaming);
+    Roof = B.op(Op::Max, {Roof, Streaming});
+    B.label(Roof, Prefix + ".bound_time");
+  }
+  NodeId Comm;
+  if (M.FabricBW) {
+    NodeId Message =
+        B.apply(FormulaId::TensorParallelMessage,
+                {W.Sequences, W.Tokens, M.Hidden, M.ActivationBytes},
+                Prefix + ".tp_message");
+    NodeId Layer =
+        B.apply(FormulaId::TensorParallelLayerTime,
+                {Message, M.TP, *M.FabricBW, M.EtaComm, *M.FabricLatency},
+                Prefix + ".tp_layer_time");
+    Comm = B.op(Op::Mul, {M.Layers, Layer});
+  } else {
+    Comm = Ctx.none("s", "0 s",
+                    "no intra-node fabric: no tensor-parallel communication "
+                    "is modelled");
+  }
+  B.publish(P, PM::CommTime, Comm);
+  NodeId Step = B.apply(FormulaId::StepTime, {Roof, Comm}, "");
+  B.publish(phaseInfo(P).StepTime, Step);
+  return Step;
+}
+
+NodeId weightsRead(LoweringContext &Ctx, NodeId Tokens,
+                   std::optional<PhaseId> P) {
+  DecoderState &D = Ctx.Decoder;
+  GraphBuilder &B = Ctx.B;
+  if (D.Machine.InjectBW) // wall 6: weights come over the inject link
+    return Ctx.none("B", "0 B",
+                    "weights stream in from off the device (wall 6); HBM "
+                    "holds the KV cache");
+  if (!D.Moe)
+    return D.Weights;
+  // Pipeline stages each hold 1/pp of the layers: divide as the dense case.
+  NodeId PerStage = B.op(Op::Mul, {D.TP, D.PP});
+  NodeId Read = B.apply(FormulaId::MoeWeightBytesRead,
+                        {D.Moe->Params, D.Moe->Active, D.Moe->Experts,
+                         D.Moe->TopK, Tokens, D.WeightBytes, PerStage, D.EP},
+                        "");
+  if (P)
+    B.publish(*P, PhaseMetricId::WeightBytes, Read);
+  return Read;
+}
+
+} // namespace mlsc

@@ -1,0 +1,198 @@
+//===- Serving.cpp - Wall 4: a decoder's requests -------------------------===//
+//
+// One request's service after the prefill and decode steps are lowered:
+//  - its prefill (a prefix cache skips the hit part; chunked prefill rides
+//    the chunks on decode iterations, Sarathi-Serve; static batching
+//    prefills the whole batch), the KV transfer of prefill/decode
+//    disaggregation (DistServe), then output x TPOT;
+//  - the interference of other requests' prefills with its decode;
+//  - the replicas and slots of the system, and their throughput.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/lowering/Phase.h"
+#include "passes/lowering/Steps.h"
+
+namespace mlsc {
+
+using graph::Op;
+
+bool lowerRequests(LoweringContext &Ctx) {
+  DecoderState &D = Ctx.Decoder;
+  GraphBuilder &B = Ctx.B;
+  const ir::Entity &W = *Ctx.Workload;
+
+  // The prompt tokens a request computes: a prefix cache skips the hits.
+  NodeId OneSequence = B.constant(1, "one sequence");
+  NodeId Computed = D.Prompt;
+  if (std::optional<NodeId> Hit = Ctx.field(W, "prefix_hit_rate")) {
+    Ctx.checkFraction(W, "prefix_hit_rate");
+    Computed = B.apply(FormulaId::PrefillTokensComputed, {D.Prompt, *Hit},
+                       "request.prefill_tokens");
+  }
+
+  // Continuous batching prefills each request alone; static batching
+  // prefills the whole batch at once and holds every slot until the batch
+  // ends (Orca, OSDI 2022). `max_output` is the batch's longest output.
+  NodeId RequestPrefill;
+  if (D.Static) {
+    RequestPrefill = D.PrefillTime;
+  } else {
+    NodeId PrefillWeights = weightsRead(Ctx, Computed, PhaseId::RequestPrefill);
+    PhaseWork Work;
+    Work.Sequences = OneSequence;
+    Work.Tokens = Computed;
+    Work.Bytes =
+        B.apply(FormulaId::PrefillBytes,
+                {PrefillWeights, D.KV, OneSequence, Computed, D.TP}, "");
+    B.publish(PhaseId::RequestPrefill, PhaseMetricId::Bytes, Work.Bytes);
+    Work.AttentionFlops =
+        B.apply(FormulaId::PrefillAttentionFlops,
+                {D.Layers, D.AttnDim, OneSequence, Computed, D.TP}, "");
+    B.publish(PhaseId::RequestPrefill, PhaseMetricId::AttentionFlops,
+              Work.AttentionFlops);
+    Work.Flops = B.apply(
+        FormulaId::PrefillFlops,
+        {D.ComputeParams, D.Layers, D.AttnDim, OneSequence, Computed, D.TP},
+        "");
+    B.publish(PhaseId::RequestPrefill, PhaseMetricId::Flops, Work.Flops);
+    RequestPrefill = lowerPhase(Ctx, PhaseId::RequestPrefill, D.Machine, Work);
+  }
+
+  // Chunked prefill (Sarathi-Serve): chunks of C prompt tokens ride on
+  // decode iterations, so the prefill takes ceil(S/C) iterations of
+  // max(T_prefill*C/S, T_decode), and a decode iteration that carries a
+  // chunk is the slow one: the p99 inter-token latency.
+  NodeId ITLTail = D.TPOT;
+  if (D.Chunk && !D.Static) {
+    RequestPrefill =
+        B.apply(FormulaId::ChunkedPrefillTime,
+                {RequestPrefill, D.DecodeStep, Computed, *D.Chunk}, "");
+    B.publish(MetricId::RequestChunkedPrefillTime, RequestPrefill);
+    B.publish(MetricId::PrefillChunks,
+              B.apply(FormulaId::PrefillChunks, {Computed, *D.Chunk}, ""));
+    NodeId Hybrid = B.apply(FormulaId::HybridIterationTime,
+                            {B.G.get(MetricId::RequestPrefillTime),
+                             D.DecodeStep, Computed, *D.Chunk},
+                            "");
+    B.publish(MetricId::HybridIterationTime, Hybrid);
+    ITLTail = B.op(Op::Max, {D.TPOT, Hybrid});
+    B.label(ITLTail, "itl.tail_step");
+  }
+
+  // Prefill/decode disaggregation (DistServe): the prompt's KV cache moves
+  // from the prefill to the decode replica over a fabric, each TP shard its
+  // share in parallel.
+  NodeId FirstToken = RequestPrefill;
+  const ir::Entity *Fabric = Ctx.entity(W, "disaggregation.fabric");
+  if (Fabric) {
+    NodeId BW = Ctx.required(*Fabric, "bandwidth", "the KV-cache transfer");
+    NodeId Latency = Ctx.required(*Fabric, "latency", "the KV-cache transfer");
+    if (Ctx.Failed)
+      return false;
+    NodeId Shard = B.op(Op::Div, {D.KV, D.TP});
+    NodeId Transfer = B.apply(
+        FormulaId::KVTransferTime,
+        {D.Prompt, Shard, B.op(Op::Mul, {BW, D.Machine.EtaComm}), Latency}, "");
+    B.publish(MetricId::RequestKVTransferTime, Transfer);
+    FirstToken =
+        B.apply(FormulaId::TimeToFirstToken,
+                {Ctx.none("s", "0 s", "the queue's wait is added by wall 7"),
+                 RequestPrefill, Transfer},
+                "request.first_token_time");
+  }
+
+  B.publish(MetricId::TpotP50, D.TPOT);
+  B.publish(MetricId::ItlP50, D.TPOT);
+  // Every replica (tp x pp x ep devices) serves `batch` requests at once:
+  // the queue has replicas x batch servers.
+  NodeId Replicas =
+      B.op(Op::Floor, {B.op(Op::Div, {Ctx.Sys->Devices, D.ReplicaDevices})});
+  B.publish(MetricId::Replicas, Replicas);
+  NodeId Servers = B.op(Op::Mul, {Replicas, D.Batch});
+  B.publish(MetricId::Servers, Servers);
+
+  // Prefill interference (Sarathi-Serve): with continuous batching on a
+  // colocated replica, the other requests' prefills take time from its
+  // decode iterations: all of it without chunked prefill, only what the
+  // chunks add to the iterations with it. They arrive at
+  // lambda / replicas x (B - 1) / B (a request's own prefill precedes its
+  // decode; a lone slot sees none).
+  NodeId MeanTPOT = D.TPOT;
+  std::optional<NodeId> Arrival = Ctx.field(W, "arrival");
+  if (Arrival && !D.Static && !Fabric) {
+    NodeId Others = B.op(
+        Op::Div, {B.op(Op::Sub, {D.Batch, B.constant(1, "the request itself")}),
+                  D.Batch});
+    NodeId Rate = B.op(Op::Mul, {B.op(Op::Div, {*Arrival, Replicas}), Others});
+    B.label(Rate, "interfering_prefill_rate");
+    NodeId Extra = RequestPrefill;
+    if (D.Chunk) {
+      // The chunks' time beyond the decode iterations they ride on.
+      NodeId Ridden =
+          B.op(Op::Mul, {B.G.get(MetricId::PrefillChunks), D.DecodeStep});
+      Extra = B.op(Op::Sub, {RequestPrefill, Ridden});
+      B.label(Extra, "chunks_extra_time");
+    }
+    NodeId F = B.apply(FormulaId::PrefillInterference, {Rate, Extra}, "");
+    B.publish(MetricId::PrefillInterference, F);
+    MeanTPOT = B.apply(FormulaId::InterferedTokenTime, {D.TPOT, F}, "");
+    B.publish(MetricId::TpotMean, MeanTPOT);
+    if (!D.Chunk) {
+      B.publish(
+          MetricId::ItlStallProbability,
+          B.apply(FormulaId::PrefillStallProbability, {D.TPOT, Rate}, ""));
+      ITLTail = B.apply(FormulaId::PrefillStallItl,
+                        {D.TPOT, RequestPrefill, Rate,
+                         B.constant(0.99, "the 99th percentile")},
+                        "itl.stalled_p99");
+    }
+  }
+  B.publish(MetricId::TpotP99, ITLTail);
+  B.publish(MetricId::ItlP99, ITLTail);
+
+  NodeId Throughput;
+  if (D.Static) {
+    std::optional<NodeId> Longest = Ctx.field(W, "max_output");
+    D.Service =
+        B.apply(FormulaId::EndToEndLatency,
+                {FirstToken, D.TPOT, Longest ? *Longest : D.Output}, "");
+    B.publish(MetricId::RequestServiceTime, D.Service);
+    // The batch's tokens over the batch's time.
+    NodeId Tokens = B.op(Op::Mul, {D.Batch, D.Output});
+    Throughput = B.op(Op::Div, {Tokens, D.Service});
+  } else {
+    D.Service = B.apply(FormulaId::EndToEndLatency,
+                        {FirstToken, MeanTPOT, D.Output}, "");
+    B.publish(MetricId::RequestServiceTime, D.Service);
+    Throughput = B.apply(FormulaId::DecodeThroughput, {D.Batch, D.TPOT}, "");
+  }
+  B.publish(MetricId::Throughput, Throughput);
+  B.publish(MetricId::ThroughputPerDevice,
+            B.apply(FormulaId::ThroughputPerDevice,
+                    {Throughput, D.ReplicaDevices}, ""));
+  D.FirstToken = FirstToken;
+  D.Servers = Servers;
+  D.Replicas = Replicas;
+  D.Arrival = Arrival;
+  return true;
+}
+
+bool lowerDecoderEnergy(LoweringContext &Ctx) {
+  // Wall 18 (part): nameplate power and energy per token at the throughput
+  // of every replica.
+  DecoderState &D = Ctx.Decoder;
+  GraphBuilder &B = Ctx.B;
+  const System &Sys = *Ctx.Sys;
+  NodeId Power = B.apply(FormulaId::SystemPower,
+                         {Sys.Devices, Sys.TDP, Sys.Nodes, Sys.Overhead}, "");
+  B.publish(MetricId::Power, Power);
+  NodeId SystemThroughput =
+      B.op(Op::Mul, {D.Replicas, B.G.get(MetricId::Throughput)});
+  B.publish(MetricId::SystemThroughput, SystemThroughput);
+  B.publish(MetricId::EnergyPerToken,
+            B.apply(FormulaId::EnergyPerToken, {Power, SystemThroughput}, ""));
+  return true;
+}
+
+} // namespace mlsc
