@@ -96,6 +96,16 @@ struct DecoderState {
   std::optional<NodeId> Arrival;
 };
 
+/// What the steps of a CNN or encoder model share.
+struct PerSampleState {
+  bool Training = false;
+  NodeId Params, Bytes, Peak, BW, Capacity, Batch, EtaMem;
+  NodeId Forward;    ///< forward FLOPs of one sample
+  NodeId Efficiency; ///< wall 3: conv, or GEMM and attention blended
+  std::optional<NodeId> Activations, Optimizer;
+  NodeId Weights, Moved; ///< bytes stored and moved per step
+};
+
 /// Where a field of an entity stands in a graph (LoweringContext::leafFor).
 enum class LeafStatus { Leaf, Derived, Unread };
 
@@ -118,6 +128,7 @@ public:
   bool Failed = false;
 
   DecoderState Decoder;
+  PerSampleState PerSample;
 
   // ---- Leaves.
   /// The node of a field: its literal as a leaf, or its expression lowered.

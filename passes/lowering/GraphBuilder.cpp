@@ -29,6 +29,10 @@ namespace {
 } // namespace
 
 NodeId GraphBuilder::push(Node N, double Value, llvm::ArrayRef<NodeId> In) {
+  for (NodeId I : In)
+    if (!I.isValid() || I.index() >= G.Nodes.size())
+      llvm::report_fatal_error(llvm::Twine("lowering `") + G.Scenario +
+                               "`: a node's input is not in the graph");
   N.FirstInput = static_cast<uint32_t>(G.Inputs.size());
   N.NumInputs = static_cast<uint32_t>(In.size());
   for (NodeId I : In)
@@ -58,6 +62,11 @@ NodeId GraphBuilder::constant(double V, const char *Why) {
 
 Dimension GraphBuilder::resultOf(Op Kind, llvm::ArrayRef<NodeId> In,
                                  bool &IsBool) const {
+  for (NodeId I : In)
+    if (!I.isValid() || I.index() >= G.Nodes.size())
+      llvm::report_fatal_error(llvm::Twine("lowering `") + G.Scenario +
+                               "`: " + graph::opSpelling(Kind) +
+                               ": an input is not in the graph");
   auto D = [&](unsigned I) { return G.node(In[I]).Dim; };
   auto same = [&] {
     for (NodeId N : In)
@@ -154,6 +163,11 @@ NodeId GraphBuilder::op(Op Kind, llvm::ArrayRef<NodeId> In) {
 NodeId GraphBuilder::apply(FormulaId Which, llvm::ArrayRef<NodeId> In,
                            const std::string &Label) {
   const Formula &F = formula(Which);
+  for (NodeId I : In)
+    if (!I.isValid() || I.index() >= G.Nodes.size())
+      llvm::report_fatal_error(llvm::Twine("lowering `") + G.Scenario +
+                               "`: formula " + F.Name +
+                               ": an input is not in the graph");
   if (In.size() != F.Arity)
     llvm::report_fatal_error(llvm::Twine("formula ") + F.Name +
                              ": wrong number of inputs");

@@ -6,10 +6,13 @@
 // state (+ an encoder's activations) in memory, the parameters' traffic,
 // and a ring all-reduce of the gradients across the devices, not
 // overlapped. A CNN's activation memory and traffic are not counted
-// (docs/walls.md says so).
+// (docs/walls.md says so). Three steps: the inputs and the kernel-class
+// efficiency (wall 3), the memory a device needs (wall 2), and the batch on
+// the roofline (walls 1, 2, 14).
 //
 //===----------------------------------------------------------------------===//
 
+#include "passes/lowering/Phase.h"
 #include "passes/lowering/Steps.h"
 
 #include <fmt/format.h>
@@ -19,7 +22,8 @@ namespace mlsc {
 using graph::Op;
 using PM = PhaseMetricId;
 
-bool lowerPerSample(LoweringContext &Ctx) {
+bool lowerPerSampleInputs(LoweringContext &Ctx) {
+  PerSampleState &S = Ctx.PerSample;
   GraphBuilder &B = Ctx.B;
   const ir::Entity &W = *Ctx.Workload;
   const ir::Entity &Model = *Ctx.Model;
@@ -28,27 +32,25 @@ bool lowerPerSample(LoweringContext &Ctx) {
   const ir::Entity &Accel = *Sys.Accel;
   bool Convolutional =
       Ctx.enumField<ModelFamily>(Model, "family") == ModelFamily::Cnn;
-  bool Training =
-      Ctx.enumField<WorkloadMode>(W, "mode") == WorkloadMode::Training;
-  NodeId Params = Ctx.required(Model, "params", "weight bytes (wall 2)");
-  NodeId Bytes = Ctx.required(Precision, "bytes", "bytes per parameter");
-  NodeId Peak =
+  S.Training = Ctx.enumField<WorkloadMode>(W, "mode") == WorkloadMode::Training;
+  S.Params = Ctx.required(Model, "params", "weight bytes (wall 2)");
+  S.Bytes = Ctx.required(Precision, "bytes", "bytes per parameter");
+  S.Peak =
       Ctx.required(Accel, "peak." + Precision.Name,
                    fmt::format("its dense {} peak; the workload runs in {}",
                                Precision.Name, Precision.Name));
-  NodeId BW = Ctx.required(Accel, "hbm.bandwidth", "memory bandwidth");
-  NodeId Capacity = Ctx.required(Accel, "hbm.capacity", "memory capacity");
+  S.BW = Ctx.required(Accel, "hbm.bandwidth", "memory bandwidth");
+  S.Capacity = Ctx.required(Accel, "hbm.capacity", "memory capacity");
   Sys.TDP = Ctx.required(Accel, "tdp", "power draw (wall 18)");
-  NodeId Batch = Ctx.orDefault(W, "batch", 1, "default: one sample");
-  NodeId EtaMem =
+  S.Batch = Ctx.orDefault(W, "batch", 1, "default: one sample");
+  S.EtaMem =
       Ctx.orDefault(W, "memory_efficiency", 1,
                     "default: the full HBM bandwidth", /*Calibrated=*/true);
-  std::optional<NodeId> Forward, Eta, Activations;
+  std::optional<NodeId> Forward, Eta;
   if (Convolutional) {
     Forward = Ctx.required(Model, "flops_per_sample",
                            "the forward FLOPs of one sample");
     Eta = Ctx.kernelEfficiency(W, "kernels.conv");
-    B.publish(PhaseId::Batch, PM::Efficiency, *Eta);
   } else {
     const char *Why = "the encoder's attention FLOPs";
     NodeId Layers = Ctx.required(Model, "layers", Why);
@@ -57,82 +59,84 @@ bool lowerPerSample(LoweringContext &Ctx) {
     NodeId Seq = Ctx.required(W, "seq", "tokens per encoder sample");
     NodeId Gemm = Ctx.kernelEfficiency(W, "kernels.gemm");
     NodeId Attention = Ctx.kernelEfficiency(W, "kernels.attention");
-    if (Training && !Ctx.Failed) {
+    if (S.Training && !Ctx.Failed) {
       NodeId Hidden =
           Ctx.required(Model, "hidden", "the encoder's activations");
       if (!Ctx.Failed)
-        Activations = B.apply(FormulaId::TransformerActivationBytes,
-                              {Layers, Seq, Batch, Hidden, Heads}, "");
+        S.Activations = B.apply(FormulaId::TransformerActivationBytes,
+                                {Layers, Seq, S.Batch, Hidden, Heads}, "");
     }
     if (!Ctx.Failed) {
+      // The kernel classes blend per sample; a batch has the same mix.
       NodeId AttnDim = B.op(Op::Mul, {Heads, HeadDim});
       Forward = B.apply(FormulaId::EncoderFlopsPerSample,
-                        {Params, Layers, AttnDim, Seq}, "flops_per_sample");
+                        {S.Params, Layers, AttnDim, Seq}, "flops_per_sample");
       NodeId AttnFlops =
           B.apply(FormulaId::EncoderAttentionFlops, {Layers, AttnDim, Seq},
                   "attention_flops_per_sample");
       Eta = B.apply(FormulaId::BlendedEfficiency,
                     {*Forward, AttnFlops, Gemm, Attention}, "");
-      B.publish(PhaseId::Batch, PM::Efficiency, *Eta);
     }
   }
-  if (Activations)
-    B.publish(MetricId::ActivationsPerDevice, *Activations);
   Ctx.checkPositive(W, "batch");
-  std::optional<NodeId> Optimizer;
-  if (Training)
-    Optimizer = Ctx.orDefault(
+  if (S.Training)
+    S.Optimizer = Ctx.orDefault(
         W, "optimizer_bytes", 12,
         "default: mixed-precision Adam keeps an fp32 master copy and two "
         "fp32 moments, 12 bytes per parameter (Rajbhandari et al., ZeRO, "
         "SC 2020)");
   if (Ctx.Failed || !Forward || !Eta)
     return false;
-  B.publish(MetricId::Batch, Batch);
-  B.publish(MetricId::DeviceMemory, Capacity);
+  S.Forward = *Forward;
+  S.Efficiency = *Eta;
+  B.publish(MetricId::Batch, S.Batch);
+  B.publish(MetricId::DeviceMemory, S.Capacity);
+  return true;
+}
 
-  // Wall 2: capacity.
+bool lowerPerSampleMemory(LoweringContext &Ctx) {
+  // Wall 2: the weights, and in training the gradients, optimizer state
+  // and (encoders) activations.
+  PerSampleState &S = Ctx.PerSample;
+  GraphBuilder &B = Ctx.B;
   NodeId Unit = B.constant(1, "one device per replica");
-  NodeId Weights =
-      B.apply(FormulaId::WeightBytes, {Params, Bytes, Unit, Unit}, "");
-  B.publish(MetricId::WeightsPerDevice, Weights);
-  NodeId Memory = Weights, Moved = Weights;
-  if (Training) {
-    Memory =
-        B.apply(FormulaId::TrainingStateBytes, {Params, Bytes, *Optimizer}, "");
+  S.Weights =
+      B.apply(FormulaId::WeightBytes, {S.Params, S.Bytes, Unit, Unit}, "");
+  B.publish(MetricId::WeightsPerDevice, S.Weights);
+  NodeId Memory = S.Weights;
+  S.Moved = S.Weights;
+  if (S.Training) {
+    Memory = B.apply(FormulaId::TrainingStateBytes,
+                     {S.Params, S.Bytes, *S.Optimizer}, "");
     B.publish(MetricId::TrainingStatePerDevice, Memory);
-    if (Activations)
-      Memory = B.op(Op::Add, {Memory, *Activations});
-    Moved =
-        B.apply(FormulaId::TrainingStepBytes, {Params, Bytes, *Optimizer}, "");
-    B.publish(PhaseId::Batch, PM::Bytes, Moved);
+    if (S.Activations) {
+      B.publish(MetricId::ActivationsPerDevice, *S.Activations);
+      Memory = B.op(Op::Add, {Memory, *S.Activations});
+    }
+    S.Moved = B.apply(FormulaId::TrainingStepBytes,
+                      {S.Params, S.Bytes, *S.Optimizer}, "");
   }
   B.publish(MetricId::MemoryPerDevice, Memory);
-  NodeId Fits = B.op(Op::Le, {Memory, Capacity});
+  NodeId Fits = B.op(Op::Le, {Memory, S.Capacity});
   B.publish(MetricId::MemoryFits, Fits);
   B.publish(MetricId::Feasible, Fits);
+  return true;
+}
 
-  // Walls 1-3: the roofline of one batch.
-  NodeId PerSample = Training ? B.apply(FormulaId::TrainingFlopsPerSample,
-                                        {*Forward}, "training_flops_per_sample")
-                              : *Forward;
-  NodeId Flops = B.op(Op::Mul, {PerSample, Batch});
-  B.publish(PhaseId::Batch, PM::Flops, Flops);
-  NodeId Compute = B.apply(FormulaId::ComputeTime, {Flops, Peak, *Eta}, "");
-  B.publish(PhaseId::Batch, PM::ComputeTime, Compute);
-  NodeId MemoryTime = B.apply(FormulaId::MemoryTime, {Moved, BW, EtaMem}, "");
-  B.publish(PhaseId::Batch, PM::MemoryTime, MemoryTime);
-  B.publish(PhaseId::Batch, PM::Intensity,
-            B.apply(FormulaId::Intensity, {Flops, Moved}, ""));
-  B.publish(MetricId::RidgePoint,
-            B.apply(FormulaId::RidgePoint, {Peak, BW}, ""));
-  NodeId Roof = B.apply(FormulaId::RooflineTime, {Compute, MemoryTime}, "");
-  B.publish(PhaseId::Batch, PM::RooflineTime, Roof);
+bool lowerPerSampleBatch(LoweringContext &Ctx) {
+  PerSampleState &S = Ctx.PerSample;
+  GraphBuilder &B = Ctx.B;
+  const ir::Entity &W = *Ctx.Workload;
+  const System &Sys = *Ctx.Sys;
+  NodeId PerSample = S.Training
+                         ? B.apply(FormulaId::TrainingFlopsPerSample,
+                                   {S.Forward}, "training_flops_per_sample")
+                         : S.Forward;
 
   // Wall 14: data-parallel training all-reduces the gradients over the
   // fabric between the devices (between nodes for a cluster).
   NodeId Comm;
-  const ir::Entity *Fabric = !Training || !Sys.Node ? nullptr
+  const ir::Entity *Fabric = !S.Training || !Sys.Node ? nullptr
                              : Ctx.SystemEntity->Kind == "cluster"
                                  ? Ctx.entity(*Sys.Node, "inter")
                                  : Ctx.entity(*Sys.Node, "intra");
@@ -147,33 +151,42 @@ bool lowerPerSample(LoweringContext &Ctx) {
     if (Ctx.Failed)
       return false;
     Comm = B.apply(FormulaId::RingAllReduceTime,
-                   {Weights, Sys.Devices, FabricBW, EtaComm, Latency}, "");
+                   {S.Weights, Sys.Devices, FabricBW, EtaComm, Latency}, "");
   } else {
     Comm = Ctx.none("s", "0 s",
-                    Training ? "no fabric between the devices: no gradient "
-                               "all-reduce is modelled"
-                             : "inference replicas do not communicate");
+                    S.Training ? "no fabric between the devices: no gradient "
+                                 "all-reduce is modelled"
+                               : "inference replicas do not communicate");
   }
-  B.publish(PhaseId::Batch, PM::CommTime, Comm);
-  NodeId Step = B.apply(FormulaId::StepTime, {Roof, Comm}, "");
-  B.publish(MetricId::BatchTime, Step);
-  if (Training) {
+
+  // Walls 1-3: the roofline of one batch.
+  Roofline M;
+  M.Peak = S.Peak;
+  M.BW = S.BW;
+  M.EtaMem = S.EtaMem;
+  PhaseWork Work;
+  Work.Flops = B.op(Op::Mul, {PerSample, S.Batch});
+  B.publish(PhaseId::Batch, PM::Flops, Work.Flops);
+  Work.Bytes = S.Moved;
+  if (S.Training)
+    B.publish(PhaseId::Batch, PM::Bytes, S.Moved);
+  Work.Efficiency = S.Efficiency;
+  Work.Comm = Comm;
+  NodeId Step = lowerPhase(Ctx, PhaseId::Batch, M, Work);
+  B.publish(MetricId::RidgePoint,
+            B.apply(FormulaId::RidgePoint, {S.Peak, S.BW}, ""));
+  if (S.Training) {
     B.publish(MetricId::StepTime, Step);
     // Model FLOP utilisation: the model's FLOPs (no recomputation) over the
     // step time at dense peak (Chowdhery et al., PaLM, arXiv 2204.02311,
     // appendix B).
-    NodeId Achieved = B.op(Op::Div, {Flops, Step});
-    B.publish(MetricId::Mfu, B.op(Op::Div, {Achieved, Peak}));
+    NodeId Achieved = B.op(Op::Div, {Work.Flops, Step});
+    B.publish(MetricId::Mfu, B.op(Op::Div, {Achieved, S.Peak}));
   }
-  NodeId PerDevice = B.apply(FormulaId::SampleThroughput, {Batch, Step}, "");
+  NodeId PerDevice = B.apply(FormulaId::SampleThroughput, {S.Batch, Step}, "");
   B.publish(MetricId::SampleThroughput, PerDevice);
-  NodeId Total = B.op(Op::Mul, {PerDevice, Sys.Devices});
-  B.publish(MetricId::SystemSampleThroughput, Total);
-  NodeId Power = B.apply(FormulaId::SystemPower,
-                         {Sys.Devices, Sys.TDP, Sys.Nodes, Sys.Overhead}, "");
-  B.publish(MetricId::Power, Power);
-  // Wall 18 (part): energy per sample at nameplate power.
-  B.publish(MetricId::EnergyPerSample, B.op(Op::Div, {Power, Total}));
+  B.publish(MetricId::SystemSampleThroughput,
+            B.op(Op::Mul, {PerDevice, Sys.Devices}));
   return true;
 }
 

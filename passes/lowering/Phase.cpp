@@ -11,8 +11,10 @@ NodeId lowerPhase(LoweringContext &Ctx, PhaseId P, const Roofline &M,
                   const PhaseWork &W) {
   GraphBuilder &B = Ctx.B;
   NodeId Eta =
-      B.apply(FormulaId::BlendedEfficiency,
-              {W.Flops, W.AttentionFlops, M.EtaGemm, M.EtaAttention}, "");
+      W.Efficiency
+          ? *W.Efficiency
+          : B.apply(FormulaId::BlendedEfficiency,
+                    {W.Flops, W.AttentionFlops, M.EtaGemm, M.EtaAttention}, "");
   B.publish(P, PM::Efficiency, Eta);
   NodeId Compute = B.apply(FormulaId::ComputeTime, {W.Flops, M.Peak, Eta}, "");
   B.publish(P, PM::ComputeTime, Compute);
@@ -41,7 +43,9 @@ NodeId lowerPhase(LoweringContext &Ctx, PhaseId P, const Roofline &M,
     B.label(Roof, Prefix + ".bound_time");
   }
   NodeId Comm;
-  if (M.FabricBW) {
+  if (W.Comm) {
+    Comm = *W.Comm;
+  } else if (M.FabricBW) {
     NodeId Message =
         B.apply(FormulaId::TensorParallelMessage,
                 {W.Sequences, W.Tokens, M.Hidden, M.ActivationBytes},

@@ -21,6 +21,13 @@ struct PhaseWork {
   NodeId Sequences; ///< sequences in the step
   NodeId Tokens;    ///< positions per sequence (1 in decode)
   NodeId Flops, AttentionFlops, Bytes;
+  /// The phase's efficiency when it is given (a CNN's whole-model kernel
+  /// efficiency) rather than blended from the GEMM and attention classes.
+  std::optional<NodeId> Efficiency;
+  /// Communication not overlapped with compute when the phase has its own
+  /// (a training step's gradient all-reduce); otherwise the machine's
+  /// tensor-parallel all-reduces.
+  std::optional<NodeId> Comm;
 };
 
 /// Lowers phase \p P on machine \p M; returns (and publishes) its step time.

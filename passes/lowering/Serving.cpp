@@ -171,27 +171,11 @@ bool lowerRequests(LoweringContext &Ctx) {
   B.publish(MetricId::ThroughputPerDevice,
             B.apply(FormulaId::ThroughputPerDevice,
                     {Throughput, D.ReplicaDevices}, ""));
+  B.publish(MetricId::SystemThroughput, B.op(Op::Mul, {Replicas, Throughput}));
   D.FirstToken = FirstToken;
   D.Servers = Servers;
   D.Replicas = Replicas;
   D.Arrival = Arrival;
-  return true;
-}
-
-bool lowerDecoderEnergy(LoweringContext &Ctx) {
-  // Wall 18 (part): nameplate power and energy per token at the throughput
-  // of every replica.
-  DecoderState &D = Ctx.Decoder;
-  GraphBuilder &B = Ctx.B;
-  const System &Sys = *Ctx.Sys;
-  NodeId Power = B.apply(FormulaId::SystemPower,
-                         {Sys.Devices, Sys.TDP, Sys.Nodes, Sys.Overhead}, "");
-  B.publish(MetricId::Power, Power);
-  NodeId SystemThroughput =
-      B.op(Op::Mul, {D.Replicas, B.G.get(MetricId::Throughput)});
-  B.publish(MetricId::SystemThroughput, SystemThroughput);
-  B.publish(MetricId::EnergyPerToken,
-            B.apply(FormulaId::EnergyPerToken, {Power, SystemThroughput}, ""));
   return true;
 }
 
