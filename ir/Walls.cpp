@@ -5,9 +5,9 @@
 namespace mlsc {
 
 static const WallInfo WallTable[] = {
-#define WALL(Number, Id, Name, Domain, Equation, Citation, Algorithm, Status)  \
+#define WALL(Number, Id, Name, Domain, Equation, Citation, Algorithm, Scope)   \
   {Number,   Wall::Id, Name,      Domain,                                      \
-   Equation, Citation, Algorithm, WallStatus::Status},
+   Equation, Citation, Algorithm, WallScope::Scope},
 #include "ir/Walls.def"
 };
 

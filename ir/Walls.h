@@ -17,13 +17,16 @@ namespace mlsc {
 
 enum class Wall : uint8_t {
   None = 0,
-#define WALL(Number, Id, Name, Domain, Equation, Citation, Algorithm, Status)  \
+#define WALL(Number, Id, Name, Domain, Equation, Citation, Algorithm, Scope)   \
   Id = Number,
 #include "ir/Walls.def"
 };
 
 enum class WallStatus : uint8_t { Implemented, Partial, Library, Planned };
 const char *wallStatusName(WallStatus S);
+
+/// How much of a wall's model is meant to be lowered so far.
+enum class WallScope : uint8_t { Full, Partial };
 
 struct WallInfo {
   unsigned Number;
@@ -33,7 +36,7 @@ struct WallInfo {
   const char *Equation;
   const char *Citation;
   const char *Algorithm; ///< analysis walls: the file of the algorithm
-  WallStatus Status;
+  WallScope Scope;
 };
 llvm::ArrayRef<WallInfo> allWalls();
 const WallInfo *wallInfo(Wall W);

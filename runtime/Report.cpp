@@ -325,8 +325,9 @@ void printWalls(llvm::raw_ostream &OS) {
     OS.indent(std::max<int>(1, 21 - static_cast<int>(strlen(W.Name))));
     OS << W.Domain;
     OS.indent(std::max<int>(1, 11 - static_cast<int>(strlen(W.Domain))));
-    OS << wallStatusName(W.Status);
-    OS.indent(13 - strlen(wallStatusName(W.Status)));
+    WallStatus Status = wallStatus(W);
+    OS << wallStatusName(Status);
+    OS.indent(13 - strlen(wallStatusName(Status)));
     OS << W.Equation << "\n      ";
     std::string Files = wallFiles(W);
     if (!Files.empty())
@@ -345,9 +346,10 @@ json wallsJSON() {
     J["equation"] = W.Equation;
     J["citation"] = W.Citation;
     J["files"] = wallFiles(W);
-    J["status"] = wallStatusName(W.Status);
+    WallStatus Status = wallStatus(W);
+    J["status"] = wallStatusName(Status);
     J["implemented"] =
-        W.Status == WallStatus::Implemented || W.Status == WallStatus::Partial;
+        Status == WallStatus::Implemented || Status == WallStatus::Partial;
     A.push_back(J);
   }
   return A;

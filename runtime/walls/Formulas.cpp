@@ -44,4 +44,15 @@ const Formula &formula(FormulaId Id) {
 
 llvm::ArrayRef<Formula> allFormulas() { return Registry; }
 
+WallStatus wallStatus(const WallInfo &W) {
+  bool Lowered = false, Library = false;
+  for (const Formula &F : Registry)
+    if (F.W == W.Id)
+      (F.isLibrary() ? Library : Lowered) = true;
+  if (Lowered || llvm::StringRef(W.Algorithm).size())
+    return W.Scope == WallScope::Partial ? WallStatus::Partial
+                                         : WallStatus::Implemented;
+  return Library ? WallStatus::Library : WallStatus::Planned;
+}
+
 } // namespace mlsc

@@ -42,6 +42,12 @@ enum class FormulaId : uint16_t {
 const Formula &formula(FormulaId Id);
 /// Every formula, indexed by FormulaId.
 llvm::ArrayRef<Formula> allFormulas();
+/// A wall's status, from the library: implemented (or partial, by the
+/// wall's scope) when some formula of it is lowered, library when it has
+/// only library formulas, planned when it has none. An analysis wall is
+/// implemented by its algorithm.
+WallStatus wallStatus(const WallInfo &W);
+
 /// The formula a graph node applies (an Apply node).
 inline const Formula &formula(const graph::Node &N) {
   return formula(static_cast<FormulaId>(N.Formula));

@@ -16,6 +16,7 @@
 #include "runtime/Audit.h"
 #include "runtime/Evaluator.h"
 #include "runtime/Report.h"
+#include "runtime/walls/Formulas.h"
 #include "tools/mlsc/Driver.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -98,6 +99,8 @@ options:
   --list-passes           list the pipeline's passes
   --list-units            list the unit table
   --list-schemas          list every entity kind with its fields and metrics
+  --list-formulas         list every formula of the wall tables
+  --list-metrics          list every metric of the graph contract
   --version               print the version
   --help                  print this help
 
@@ -224,6 +227,23 @@ int list(const std::string &What) {
              : K.Level == Severity::Warning ? "warning"
                                             : "note")
          << "\t" << K.Summary << "\n";
+  } else if (What == "formulas") {
+    for (const Formula &F : allFormulas()) {
+      const WallInfo *W = wallInfo(F.W);
+      OS << W->Number << "\t" << W->Name << "\t" << F.Name << "\t"
+         << (F.isLibrary() ? "library" : "lowered") << "\t" << F.File << "\t"
+         << F.Function << "\t" << F.Equation << "\t" << F.Citation << "\t"
+         << (F.isLibrary() ? F.LibraryReason : "") << "\n";
+    }
+  } else if (What == "metrics") {
+    for (const MetricInfo &M : allMetrics())
+      OS << M.Name << "\t" << M.Unit << "\t" << static_cast<unsigned>(M.W)
+         << "\t" << (M.Vis == Visibility::Public ? "public" : "internal")
+         << "\t" << M.Doc << "\n";
+    for (const PhaseInfo &P : allPhases())
+      for (const PhaseMetricInfo &M : allPhaseMetrics())
+        OS << P.Prefix << "." << M.Suffix << "\t" << M.Unit << "\t"
+           << static_cast<unsigned>(M.W) << "\tphase\t" << M.Doc << "\n";
   } else if (What == "passes") {
     for (const PassInfo &P : allPasses())
       OS << P.Flag << "\t" << P.Summary << "\n";
@@ -249,7 +269,8 @@ int list(const std::string &What) {
     }
   } else {
     return usage("unknown list `--list-" + What +
-                 "`; expected diagnostics, passes, units or schemas");
+                 "`; expected diagnostics, passes, units, schemas, formulas "
+                 "or metrics");
   }
   return Success;
 }
