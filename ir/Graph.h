@@ -123,6 +123,22 @@ struct Condition {
   std::string Missing;      ///< the unavailable metric, when !At
 };
 
+/// The inputs of a decoder's step model (runtime/StepModel.h): the nodes
+/// whose values make its prefill and decode step times a function of
+/// (batch, context, new tokens). Optional ones are invalid when absent.
+struct StepInputs {
+  NodeId Params; ///< parameters a token computes with (active, MoE)
+  NodeId Layers, AttnDim, Hidden;
+  NodeId KV; ///< KV-cache bytes per token
+  NodeId TP, PP, EP;
+  NodeId BytesPerWeight, WeightsPerDevice;
+  NodeId Peak, EtaGemm, EtaAttention, BW, EtaMem;
+  NodeId ActivationBytes;
+  NodeId FabricBW, FabricLatency, EtaComm; ///< tensor-parallel fabric
+  NodeId InjectBW;                         ///< weight streaming (wall 6)
+  NodeId MoeParams, MoeActive, MoeExperts, MoeTopK; ///< MoE routing
+};
+
 struct Graph {
   std::string Scenario;
   std::vector<Node> Nodes; ///< topological: inputs precede users
@@ -139,6 +155,8 @@ struct Graph {
   std::vector<MetricId> Unavailable; ///< public metrics no wall computes
   std::vector<Condition> Conditions;
   bool Training = false;
+  /// A decoder's step model inputs; none for other workloads.
+  std::optional<StepInputs> Step;
 
   const Node &node(NodeId N) const { return Nodes[N.index()]; }
   Node &node(NodeId N) { return Nodes[N.index()]; }

@@ -69,6 +69,42 @@ bool lowerDecoderSteps(LoweringContext &Ctx) {
   B.publish(MetricId::RidgePoint,
             B.apply(FormulaId::RidgePoint, {D.Peak, D.BW}, ""));
   D.TPOT = D.DecodeStep;
+
+  // Export what the prefill and decode steps were made of, so that a
+  // caller with its own state (the serving simulator) can time any batch,
+  // context and number of new tokens without lowering again.
+  const Roofline &M = D.Machine;
+  graph::StepInputs In;
+  In.Params = D.ComputeParams;
+  In.Layers = D.Layers;
+  In.AttnDim = D.AttnDim;
+  In.Hidden = M.Hidden;
+  In.KV = D.KV;
+  In.TP = D.TP;
+  In.PP = D.PP;
+  In.EP = D.EP;
+  In.BytesPerWeight = D.WeightBytes;
+  In.WeightsPerDevice = D.Weights;
+  In.Peak = M.Peak;
+  In.EtaGemm = M.EtaGemm;
+  In.EtaAttention = M.EtaAttention;
+  In.BW = M.BW;
+  In.EtaMem = M.EtaMem;
+  In.ActivationBytes = M.ActivationBytes;
+  if (M.FabricBW) {
+    In.FabricBW = *M.FabricBW;
+    In.FabricLatency = *M.FabricLatency;
+    In.EtaComm = M.EtaComm;
+  }
+  if (M.InjectBW)
+    In.InjectBW = *M.InjectBW;
+  if (D.Moe) {
+    In.MoeParams = D.Moe->Params;
+    In.MoeActive = D.Moe->Active;
+    In.MoeExperts = D.Moe->Experts;
+    In.MoeTopK = D.Moe->TopK;
+  }
+  B.G.Step = In;
   return true;
 }
 

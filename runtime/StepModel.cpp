@@ -1,0 +1,107 @@
+//===- StepModel.cpp - A decoder's step time as a function ----------------===//
+
+#include "runtime/StepModel.h"
+#include "runtime/walls/Formulas.h"
+
+#include <algorithm>
+
+namespace mlsc {
+
+using namespace walls;
+using namespace q;
+
+std::optional<StepModel> StepModel::of(const Evaluator &E) {
+  const graph::Graph &G = E.graph();
+  if (!G.Step)
+    return std::nullopt;
+  const graph::StepInputs &In = *G.Step;
+  auto v = [&](graph::NodeId N) { return E.value(N); };
+  StepModel M;
+  M.Params = v(In.Params);
+  M.Layers = v(In.Layers);
+  M.AttnDim = v(In.AttnDim);
+  M.Hidden = v(In.Hidden);
+  M.KV = v(In.KV);
+  M.TP = v(In.TP);
+  M.PP = v(In.PP);
+  M.EP = v(In.EP);
+  M.BytesPerWeight = v(In.BytesPerWeight);
+  M.WeightsPerDevice = v(In.WeightsPerDevice);
+  M.Peak = v(In.Peak);
+  M.EtaGemm = v(In.EtaGemm);
+  M.EtaAttention = v(In.EtaAttention);
+  M.BW = v(In.BW);
+  M.EtaMem = v(In.EtaMem);
+  M.ActivationBytes = v(In.ActivationBytes);
+  if ((M.Fabric = In.FabricBW.isValid())) {
+    M.FabricBW = v(In.FabricBW);
+    M.FabricLatency = v(In.FabricLatency);
+    M.EtaComm = v(In.EtaComm);
+  }
+  if ((M.Streams = In.InjectBW.isValid()))
+    M.InjectBW = v(In.InjectBW);
+  if ((M.Moe = In.MoeParams.isValid())) {
+    M.MoeParams = v(In.MoeParams);
+    M.MoeActive = v(In.MoeActive);
+    M.MoeExperts = v(In.MoeExperts);
+    M.MoeTopK = v(In.MoeTopK);
+  }
+  return M;
+}
+
+StepTime StepModel::step(double Batch, double Cached, double New) const {
+  const Number B = in<Number>(Batch), L = in<Number>(Layers),
+               D = in<Number>(AttnDim), Tp = in<Number>(TP);
+  // Attention pairs per sequence: each new token attends to the cached
+  // ones and to the new ones up to itself.
+  const double Pairs = New * Cached + New * (New + 1) / 2;
+  const FlopsPerToken Two = in<FlopsPerToken>(2);
+  const Tokens OneToken = in<Tokens>(1);
+  StepTime T;
+  Flops Attention = Two * OneToken * L * B * D * in<Number>(Pairs) / Tp;
+  Flops Weights = Two * in<Number>(Params) * B * in<Tokens>(New) / Tp;
+  Flops Total = Weights + Attention;
+  Bytes Read = in<Bytes>(WeightsPerDevice);
+  if (Streams)
+    Read = in<Bytes>(0); // the weights come over the inject link (wall 6)
+  else if (Moe)
+    Read = moeWeightBytesRead(
+        in<Number>(MoeParams), in<Number>(MoeActive), in<Number>(MoeExperts),
+        in<Number>(MoeTopK), in<Tokens>(Batch * New), in<Bytes>(BytesPerWeight),
+        in<Number>(TP * PP), in<Number>(EP));
+  Bytes Moved =
+      Read + in<Tokens>(Batch * (Cached + New)) * in<BytesPerToken>(KV) / Tp;
+  Number Eta = blendedEfficiency(Total, Attention, in<Number>(EtaGemm),
+                                 in<Number>(EtaAttention));
+  Time Compute = computeTime(Total, in<FlopRate>(Peak), Eta);
+  Time Memory = memoryTime(Moved, in<Bandwidth>(BW), in<Number>(EtaMem));
+  Time Bound = rooflineTime(Compute, Memory);
+  T.Flops = Total.value();
+  T.AttentionFlops = Attention.value();
+  T.Bytes = Moved.value();
+  T.Efficiency = Eta.value();
+  T.Compute = Compute.value();
+  T.Memory = Memory.value();
+  if (Streams) {
+    Time Layer = weightStreamingLayerTime(
+        in<Number>(Params / (Layers * TP)), in<Bytes>(BytesPerWeight),
+        in<Bandwidth>(InjectBW), in<Tokens>(Batch * New), in<FlopRate>(Peak),
+        in<Number>(EtaGemm));
+    Time Streaming = weightStreamingModelTime(L, Layer);
+    T.Streaming = Streaming.value();
+    Bound = std::max(Bound, Streaming);
+  }
+  Time Comm = in<Time>(0);
+  if (Fabric) {
+    Bytes Message = tensorParallelMessage(
+        B, in<Tokens>(New), in<Number>(Hidden), in<Bytes>(ActivationBytes));
+    Comm = L * tensorParallelLayerTime(Message, Tp, in<Bandwidth>(FabricBW),
+                                       in<Number>(EtaComm),
+                                       in<Time>(FabricLatency));
+  }
+  T.Comm = Comm.value();
+  T.Time = stepTime(Bound, Comm).value();
+  return T;
+}
+
+} // namespace mlsc

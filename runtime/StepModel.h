@@ -1,0 +1,68 @@
+//===- StepModel.h - A decoder's step time as a function -----------*- C++
+//-*-===//
+//
+// The prefill and decode steps of a served decoder, exported by lowering as
+// a callable over (batch, cached tokens, new tokens): a batch of B
+// sequences, each with C tokens already in its KV cache, each processing N
+// new tokens (N = 1 in decode, the prompt in a prefill from empty). The
+// serving simulator calls it on its own state - any mix of batch and
+// context - without lowering the scenario again.
+//
+// It applies the formula library's functions to the values of the nodes
+// lowering exported (graph::StepInputs), on the same roofline as the graph:
+//   F      = (2*N_a*B*N + 2*L*B*d_attn*(N*C + N(N+1)/2)) / tp
+//   F_attn = 2*L*B*d_attn*(N*C + N(N+1)/2) / tp
+//   M      = W_read(B*N tokens) + B*(C + N)*kv / tp
+//   T      = max(F / (peak*eta), M / (BW*eta_mem), T_streaming) + T_comm
+// with eta blended from the GEMM and attention classes (wall 3), weight
+// streaming (wall 6) and two tensor-parallel all-reduces per layer (wall
+// 14). The graph's decode step is this at (B, ctx - 1, 1), its attention
+// counting ctx tokens including the new one, and its prefill at (B, 0, S).
+//
+//===----------------------------------------------------------------------===//
+#ifndef MLSC_RUNTIME_STEPMODEL_H
+#define MLSC_RUNTIME_STEPMODEL_H
+
+#include "runtime/Evaluator.h"
+
+#include <optional>
+
+namespace mlsc {
+
+/// One step's breakdown, in SI units.
+struct StepTime {
+  double Flops = 0, AttentionFlops = 0, Bytes = 0;
+  double Efficiency = 0;
+  double Compute = 0, Memory = 0, Streaming = 0, Comm = 0;
+  double Time = 0; ///< max(compute, memory, streaming) + comm
+};
+
+class StepModel {
+public:
+  /// The step model of an evaluated decoder graph; none for a graph
+  /// without one (a CNN, an encoder, decoder training).
+  static std::optional<StepModel> of(const Evaluator &E);
+
+  /// A step of \p Batch sequences with \p Cached tokens each in the KV
+  /// cache, each processing \p New tokens.
+  StepTime step(double Batch, double Cached, double New) const;
+  double time(double Batch, double Cached, double New) const {
+    return step(Batch, Cached, New).Time;
+  }
+
+private:
+  double Params = 0, Layers = 0, AttnDim = 0, Hidden = 0, KV = 0;
+  double TP = 1, PP = 1, EP = 1, BytesPerWeight = 0, WeightsPerDevice = 0;
+  double Peak = 0, EtaGemm = 0, EtaAttention = 0, BW = 0, EtaMem = 0;
+  double ActivationBytes = 0;
+  bool Fabric = false;
+  double FabricBW = 0, FabricLatency = 0, EtaComm = 0;
+  bool Streams = false;
+  double InjectBW = 0;
+  bool Moe = false;
+  double MoeParams = 0, MoeActive = 0, MoeExperts = 0, MoeTopK = 0;
+};
+
+} // namespace mlsc
+
+#endif
