@@ -1,40 +1,57 @@
-//===- Defaults.h - Defaults and plausible ranges of calibrated factors -*-===//
+//===- Defaults.h - Defaults and calibrated factors, in one table -*- C++
+//-*-===//
 //
-// The kernel-class efficiencies of wall 3 (the default the lowering uses
-// when a workload gives no value, the plausible range sensitivity analysis
-// explores, and where the figures come from), and the plausible ranges of
-// the other calibrated factors.
+// Every default the lowering falls back on when an entity does not give a
+// field, and every calibrated factor's plausible range, with the evidence
+// for both (Defaults.def). Lowering takes a default's value and note from
+// here, sensitivity analysis its range, and docs/walls.md its evidence.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MLSC_RUNTIME_DEFAULTS_H
 #define MLSC_RUNTIME_DEFAULTS_H
 
+#include "ir/Walls.h"
+
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
 
-namespace mlsc::walls {
+#include <cmath>
+#include <string>
 
-/// A kernel class and the fraction of dense peak its kernels reach.
-struct KernelClass {
-  const char *Field; ///< the workload field: "kernels.gemm"
-  const char *Name;  ///< "GEMM (linear layers)"
-  double Default, Low, High;
-  const char *Source;
+namespace mlsc {
+
+enum class DefaultId : uint8_t {
+#define DEFAULT(Id, ...) Id,
+#include "runtime/Defaults.def"
 };
 
-/// gemm, attention (fused), attention (unfused), conv: docs/walls.md, wall 3.
-llvm::ArrayRef<KernelClass> kernelClasses();
-const KernelClass &kernelClass(llvm::StringRef Field);
+struct DefaultInfo {
+  DefaultId Id;
+  const char *Kind;  ///< "workload"
+  const char *Field; ///< "kernels.gemm"
+  double Value;      ///< in SI base units; NaN when there is no default
+  const char *Unit;  ///< as written in the table
+  double Written;    ///< the value in Unit
+  double Low, High;  ///< the plausible range in SI units; NaN when none
+  Wall W;
+  bool Calibrated;
+  const char *NoteTemplate;
+  const char *Evidence;
 
-/// A calibrated factor's plausible range, explored by sensitivity analysis
-/// (wall 21): the kernel classes above, and the other calibrated leaves.
-struct CalibratedRange {
-  const char *Field; ///< the leaf's field: "memory_efficiency"
-  double Low, High;
-  const char *Source;
+  bool hasValue() const { return !std::isnan(Value); }
+  bool hasRange() const { return !std::isnan(Low); }
+  bool inRange() const { return hasValue() && Value >= Low && Value <= High; }
+  /// What explain says of the default leaf.
+  std::string note() const;
 };
-llvm::ArrayRef<CalibratedRange> calibratedRanges();
 
-} // namespace mlsc::walls
+llvm::ArrayRef<DefaultInfo> allDefaults();
+const DefaultInfo &defaultInfo(DefaultId Id);
+/// The row of \p Kind's field \p Field, if any.
+const DefaultInfo *findDefault(llvm::StringRef Kind, llvm::StringRef Field);
+/// Whether a field (of any kind) is a calibrated factor.
+bool isCalibratedField(llvm::StringRef Field);
+
+} // namespace mlsc
 
 #endif

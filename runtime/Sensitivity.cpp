@@ -89,10 +89,10 @@ std::vector<FactorFlips> bindingFlips(Evaluator &E) {
     const graph::LeafOrigin &O = G.Origins[N.Origin];
     if (!O.Calibrated)
       continue;
-    const walls::CalibratedRange *R = nullptr;
-    for (const walls::CalibratedRange &C : walls::calibratedRanges())
-      if (O.Field == C.Field)
-        R = &C;
+    const DefaultInfo *R = nullptr;
+    for (const DefaultInfo &D : allDefaults())
+      if (D.hasRange() && O.Field == D.Field)
+        R = &D;
     if (!R)
       continue;
     FactorFlips F;
@@ -101,7 +101,7 @@ std::vector<FactorFlips> bindingFlips(Evaluator &E) {
     F.Value = E.value(Id);
     F.Low = R->Low;
     F.High = R->High;
-    F.Source = R->Source;
+    F.Source = R->Evidence;
     EvalPlan P = E.plan({Id});
     auto wallAt = [&](double X) {
       E.setLeaf(Id, X);

@@ -8,7 +8,7 @@
 //    counts (batch, tp, layers), which feed floors and ceilings, move by
 //    +-1 instead (the arc elasticity (m(x+1) - m(x-1)) / m * x / 2);
 //  - for every calibrated factor with a stated plausible range
-//    (runtime/Defaults.cpp, calibratedRanges): whether the
+//    (runtime/Defaults.def): whether the
 //    binding wall changes anywhere in the range, and where (flip points,
 //    bisected to 0.01% of the range).
 // Both only set leaves and re-evaluate their dependents.

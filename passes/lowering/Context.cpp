@@ -14,15 +14,6 @@ namespace mlsc {
 using graph::LeafOrigin;
 using graph::Op;
 
-namespace {
-/// Fields that are calibrated factors rather than measurements.
-bool isCalibrated(llvm::StringRef Path) {
-  return Path == "efficiency" || Path == "memory_efficiency" ||
-         Path == "comm_efficiency" || Path == "service_cv" ||
-         Path == "memory_utilization" || Path.startswith("kernels.");
-}
-} // namespace
-
 LoweringContext::LoweringContext(Compilation &C, const ir::Entity &Scenario,
                                  graph::Graph &G)
     : C(C), Scenario(Scenario), G(G), B(G) {
@@ -98,7 +89,7 @@ std::optional<NodeId> LoweringContext::field(const ir::Entity &E,
     }
     O.Notes = F->Notes;
     O.Spelling = F->Value->Spelling;
-    O.Calibrated = isCalibrated(F->Path);
+    O.Calibrated = isCalibratedField(F->Path);
     Id = B.leaf(F->Value->Number, F->Value->Ty.Dim, std::move(O));
   } else {
     std::string Ignored;
@@ -119,24 +110,24 @@ NodeId LoweringContext::required(const ir::Entity &E, llvm::StringRef Path,
   return B.constant(0, "placeholder for a missing input");
 }
 
-NodeId LoweringContext::orDefault(const ir::Entity &E, llvm::StringRef Path,
-                                  double Value, const std::string &Why,
-                                  bool Calibrated) {
-  if (std::optional<NodeId> Id = field(E, Path))
+NodeId LoweringContext::orDefault(const ir::Entity &E, DefaultId Which) {
+  const DefaultInfo &D = defaultInfo(Which);
+  if (std::optional<NodeId> Id = field(E, D.Field))
     return *Id;
-  const FieldSchema *FS = E.Schema ? E.Schema->field(Path) : nullptr;
-  if (!FS || FS->Type != FieldType::Quantity)
-    llvm::report_fatal_error(llvm::Twine("lowering: `") + E.Kind +
-                             "` has no quantity field `" + Path + "`");
+  const FieldSchema *FS = E.Schema ? E.Schema->field(D.Field) : nullptr;
+  if (E.Kind != D.Kind || !FS || FS->Type != FieldType::Quantity ||
+      !D.hasValue())
+    llvm::report_fatal_error(llvm::Twine("lowering: no default for `") +
+                             E.Kind + "." + D.Field + "`");
   LeafOrigin O;
   O.Entity = E.Name;
-  O.Field = Path.str();
-  O.Spelling = fmt::format("{}", Value);
-  O.Notes.push_back(Why);
+  O.Field = D.Field;
+  O.Spelling = fmt::format("{}", D.Written);
+  O.Notes.push_back(D.note());
   O.Assumed = true;
-  O.Calibrated = Calibrated;
-  NodeId Id = B.leaf(Value, FS->Dim, std::move(O));
-  B.label(Id, E.Name + "." + Path.str());
+  O.Calibrated = D.Calibrated;
+  NodeId Id = B.leaf(D.Value, FS->Dim, std::move(O));
+  B.label(Id, E.Name + "." + D.Field);
   return Id;
 }
 
@@ -160,8 +151,7 @@ std::optional<System> LoweringContext::system(const ir::Entity &SysE) {
     R.Accel = entity(SysE, "accelerator");
     R.Devices = required(SysE, "count", "accelerators per node");
     R.Nodes = B.constant(1, "one node");
-    R.Overhead = orDefault(SysE, "overhead", 0,
-                           "default: no power beyond the accelerators");
+    R.Overhead = orDefault(SysE, DefaultId::NodeOverhead);
   } else if (SysE.Kind == "cluster") {
     R.Node = entity(SysE, "node");
     if (!R.Node)
@@ -171,8 +161,7 @@ std::optional<System> LoweringContext::system(const ir::Entity &SysE) {
     R.Devices =
         B.op(Op::Mul,
              {required(*R.Node, "count", "accelerators per node"), R.Nodes});
-    R.Overhead = orDefault(*R.Node, "overhead", 0,
-                           "default: no power beyond the accelerators");
+    R.Overhead = orDefault(*R.Node, DefaultId::NodeOverhead);
   }
   if (!R.Accel)
     return std::nullopt;
@@ -180,21 +169,16 @@ std::optional<System> LoweringContext::system(const ir::Entity &SysE) {
   return R;
 }
 
-NodeId LoweringContext::kernelEfficiency(const ir::Entity &W,
-                                         llvm::StringRef Class) {
+NodeId LoweringContext::kernelEfficiency(const ir::Entity &W, DefaultId Class) {
   if (std::optional<NodeId> All = field(W, "efficiency"))
     return *All; // one calibrated eta for every kernel class
-  const walls::KernelClass &K = walls::kernelClass(Class);
   // An unfused workload's attention reads `kernels.attention_unfused`.
-  if (W.field(K.Field)) {
-    checkFraction(W, K.Field);
-    checkPositive(W, K.Field);
+  const char *Field = defaultInfo(Class).Field;
+  if (W.field(Field)) {
+    checkFraction(W, Field);
+    checkPositive(W, Field);
   }
-  return orDefault(W, K.Field, K.Default,
-                   fmt::format("default (wall 3): {} at {} of dense peak, "
-                               "plausible {} to {}; {}",
-                               K.Name, K.Default, K.Low, K.High, K.Source),
-                   /*Calibrated=*/true);
+  return orDefault(W, Class);
 }
 
 void LoweringContext::checkFraction(const ir::Entity &E, llvm::StringRef Path) {

@@ -15,6 +15,7 @@
 
 #include "passes/Pipeline.h"
 #include "passes/lowering/GraphBuilder.h"
+#include "runtime/Defaults.h"
 
 #include <array>
 #include <map>
@@ -137,16 +138,15 @@ public:
   /// \p Why and replaced by a placeholder.
   NodeId required(const ir::Entity &E, llvm::StringRef Path,
                   llvm::StringRef Why);
-  /// A field, or a documented default (a leaf marked assumed) when the
-  /// entity does not give it. The default's dimension is the field's
-  /// (ir/Schema.def).
-  NodeId orDefault(const ir::Entity &E, llvm::StringRef Path, double Value,
-                   const std::string &Why, bool Calibrated = false);
+  /// A field, or its documented default (runtime/Defaults.def: a leaf
+  /// marked assumed, with the default's note) when the entity does not
+  /// give it. The default's dimension is the field's (ir/Schema.def).
+  NodeId orDefault(const ir::Entity &E, DefaultId D);
   /// A zero leaf in \p Unit with a note: "no ... is modelled".
   NodeId none(const char *Unit, const char *Spelling, const char *Why);
   /// Wall 3: the efficiency of a kernel class, or the workload's one
   /// `efficiency` for all of them.
-  NodeId kernelEfficiency(const ir::Entity &W, llvm::StringRef Class);
+  NodeId kernelEfficiency(const ir::Entity &W, DefaultId Class);
 
   /// Lowers what the workload runs on: an accelerator, a node or a
   /// cluster (its devices, nodes and node overhead); nullopt when the IR

@@ -35,8 +35,7 @@ void pruning(LoweringContext &Ctx) {
   NodeId Kind =
       B.constant(Structured ? 1 : 0, Structured ? "N:M structured pruning"
                                                 : "unstructured pruning");
-  NodeId Speedup = Ctx.orDefault(*Ctx.Sys->Accel, "sparse_speedup", 1,
-                                 "default: no sparse tensor cores");
+  NodeId Speedup = Ctx.orDefault(*Ctx.Sys->Accel, DefaultId::SparseSpeedup);
   D.WeightBytes = B.apply(FormulaId::PrunedBytesPerParam,
                           {D.WeightBytes, *Sparsity, Kind}, "");
   B.publish(MetricId::PruningBytesPerParam, D.WeightBytes);
@@ -100,13 +99,12 @@ bool lowerDecoderInputs(LoweringContext &Ctx) {
   D.Capacity = Ctx.required(Accel, "hbm.capacity", "memory capacity");
   Ctx.Sys->TDP = Ctx.required(Accel, "tdp", "power draw (wall 18)");
 
-  D.Batch = Ctx.orDefault(W, "batch", 1, "default: one sequence");
+  D.Batch = Ctx.orDefault(W, DefaultId::Batch);
   D.Prompt = Ctx.required(W, "prompt", "the prefill length");
   D.Output = Ctx.required(W, "output", "the decode length");
-  D.TP = Ctx.orDefault(W, "parallel.tp", 1, "default: no tensor parallelism");
-  D.PP = Ctx.orDefault(W, "parallel.pp", 1, "default: no pipeline parallelism");
-  D.EP = D.Moe ? Ctx.orDefault(W, "parallel.ep", 1,
-                               "default: no expert parallelism")
+  D.TP = Ctx.orDefault(W, DefaultId::TP);
+  D.PP = Ctx.orDefault(W, DefaultId::PP);
+  D.EP = D.Moe ? Ctx.orDefault(W, DefaultId::EP)
                : B.constant(1, "a dense model has no experts to shard");
   D.Static =
       Ctx.enumField<BatchingPolicy>(W, "batching") == BatchingPolicy::Static;
@@ -118,14 +116,13 @@ bool lowerDecoderInputs(LoweringContext &Ctx) {
   Roofline &M = D.Machine;
   M.Peak = D.Peak;
   M.BW = D.BW;
-  M.EtaGemm = Ctx.kernelEfficiency(W, "kernels.gemm");
+  M.EtaGemm = Ctx.kernelEfficiency(W, DefaultId::KernelGemm);
   if (const ir::Field *F = W.field("kernels.fused_attention"))
     D.Fused = !F->Folded || F->Folded->Number != 0;
-  M.EtaAttention = Ctx.kernelEfficiency(
-      W, D.Fused ? "kernels.attention" : "kernels.attention_unfused");
-  M.EtaMem = Ctx.orDefault(W, "memory_efficiency", 1,
-                           "default: the full HBM bandwidth",
-                           /*Calibrated=*/true);
+  M.EtaAttention =
+      Ctx.kernelEfficiency(W, D.Fused ? DefaultId::KernelAttention
+                                      : DefaultId::KernelAttentionUnfused);
+  M.EtaMem = Ctx.orDefault(W, DefaultId::MemoryEfficiency);
   pruning(Ctx);
   M.Layers = D.Layers;
   M.ActivationBytes = D.Bytes;
@@ -143,9 +140,7 @@ bool lowerDecoderInputs(LoweringContext &Ctx) {
     Ctx.missing(*Ctx.Sys->Node, "intra",
                 "a fabric for the tensor-parallel all-reduces (wall 14)");
   }
-  M.EtaComm = Ctx.orDefault(W, "comm_efficiency", 1,
-                            "default: the fabric's full bandwidth",
-                            /*Calibrated=*/true);
+  M.EtaComm = Ctx.orDefault(W, DefaultId::CommEfficiency);
   std::optional<NodeId> Hidden = Ctx.field(Model, "hidden");
   M.Hidden = Hidden ? *Hidden : D.AttnDim;
 

@@ -111,14 +111,10 @@ bool lowerDecoderMemory(LoweringContext &Ctx) {
 
   // Wall 5: the batch must fit a paged KV cache in the memory the serving
   // runtime leaves free (vLLM's defaults: 16-token blocks, 90% usable).
-  NodeId Block =
-      Ctx.orDefault(W, "kv_block", 16, "default: vLLM's 16-token KV blocks");
+  NodeId Block = Ctx.orDefault(W, DefaultId::KVBlock);
   if (W.field("memory_utilization"))
     Ctx.checkFraction(W, "memory_utilization");
-  NodeId Usable = Ctx.orDefault(
-      W, "memory_utilization", 0.9,
-      "default: vLLM's gpu_memory_utilization; the rest is runtime reserve",
-      /*Calibrated=*/true);
+  NodeId Usable = Ctx.orDefault(W, DefaultId::MemoryUtilization);
   NodeId Unused = B.op(Op::Sub, {B.constant(1, "all of the memory"), Usable});
   NodeId Reserve = B.op(Op::Mul, {D.Capacity, Unused});
   B.publish(MetricId::RuntimeReserve, Reserve);

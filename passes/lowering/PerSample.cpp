@@ -42,23 +42,21 @@ bool lowerPerSampleInputs(LoweringContext &Ctx) {
   S.BW = Ctx.required(Accel, "hbm.bandwidth", "memory bandwidth");
   S.Capacity = Ctx.required(Accel, "hbm.capacity", "memory capacity");
   Sys.TDP = Ctx.required(Accel, "tdp", "power draw (wall 18)");
-  S.Batch = Ctx.orDefault(W, "batch", 1, "default: one sample");
-  S.EtaMem =
-      Ctx.orDefault(W, "memory_efficiency", 1,
-                    "default: the full HBM bandwidth", /*Calibrated=*/true);
+  S.Batch = Ctx.orDefault(W, DefaultId::Batch);
+  S.EtaMem = Ctx.orDefault(W, DefaultId::MemoryEfficiency);
   std::optional<NodeId> Forward, Eta;
   if (Convolutional) {
     Forward = Ctx.required(Model, "flops_per_sample",
                            "the forward FLOPs of one sample");
-    Eta = Ctx.kernelEfficiency(W, "kernels.conv");
+    Eta = Ctx.kernelEfficiency(W, DefaultId::KernelConv);
   } else {
     const char *Why = "the encoder's attention FLOPs";
     NodeId Layers = Ctx.required(Model, "layers", Why);
     NodeId Heads = Ctx.required(Model, "heads", Why);
     NodeId HeadDim = Ctx.required(Model, "head_dim", Why);
     NodeId Seq = Ctx.required(W, "seq", "tokens per encoder sample");
-    NodeId Gemm = Ctx.kernelEfficiency(W, "kernels.gemm");
-    NodeId Attention = Ctx.kernelEfficiency(W, "kernels.attention");
+    NodeId Gemm = Ctx.kernelEfficiency(W, DefaultId::KernelGemm);
+    NodeId Attention = Ctx.kernelEfficiency(W, DefaultId::KernelAttention);
     if (S.Training && !Ctx.Failed) {
       NodeId Hidden =
           Ctx.required(Model, "hidden", "the encoder's activations");
@@ -80,11 +78,7 @@ bool lowerPerSampleInputs(LoweringContext &Ctx) {
   }
   Ctx.checkPositive(W, "batch");
   if (S.Training)
-    S.Optimizer = Ctx.orDefault(
-        W, "optimizer_bytes", 12,
-        "default: mixed-precision Adam keeps an fp32 master copy and two "
-        "fp32 moments, 12 bytes per parameter (Rajbhandari et al., ZeRO, "
-        "SC 2020)");
+    S.Optimizer = Ctx.orDefault(W, DefaultId::OptimizerBytes);
   if (Ctx.Failed || !Forward || !Eta)
     return false;
   S.Forward = *Forward;
@@ -145,9 +139,7 @@ bool lowerPerSampleBatch(LoweringContext &Ctx) {
         Ctx.required(*Fabric, "bandwidth", "the gradient all-reduce");
     NodeId Latency =
         Ctx.required(*Fabric, "latency", "the gradient all-reduce");
-    NodeId EtaComm = Ctx.orDefault(W, "comm_efficiency", 1,
-                                   "default: the fabric's full bandwidth",
-                                   /*Calibrated=*/true);
+    NodeId EtaComm = Ctx.orDefault(W, DefaultId::CommEfficiency);
     if (Ctx.Failed)
       return false;
     Comm = B.apply(FormulaId::RingAllReduceTime,

@@ -21,9 +21,7 @@ bool lowerQueue(LoweringContext &Ctx) {
   if (!D.Arrival)
     return true;
   NodeId Arrival = *D.Arrival;
-  NodeId CV = Ctx.orDefault(W, "service_cv", 1,
-                            "default: exponential service times (M/M/c)",
-                            /*Calibrated=*/true);
+  NodeId CV = Ctx.orDefault(W, DefaultId::ServiceCV);
   B.publish(
       MetricId::Utilisation,
       B.apply(FormulaId::Utilisation, {Arrival, D.Service, D.Servers}, ""));

@@ -24,20 +24,6 @@ namespace {
 const Number One = in<Number>(1);
 const Bytes Bf16 = in<Bytes>(2);
 
-TEST(EfficiencyWall, DefaultsLieInTheirPlausibleRanges) {
-  ASSERT_EQ(kernelClasses().size(), 4u);
-  for (const KernelClass &K : kernelClasses()) {
-    EXPECT_GT(K.Low, 0) << K.Field;
-    EXPECT_LE(K.Low, K.Default) << K.Field;
-    EXPECT_LE(K.Default, K.High) << K.Field;
-    EXPECT_LE(K.High, 1) << K.Field;
-    EXPECT_NE(std::string(K.Source), "") << K.Field;
-  }
-  // Fused attention must beat unfused, or the option would be pointless.
-  EXPECT_GT(kernelClass("kernels.attention").Default,
-            kernelClass("kernels.attention_unfused").Default);
-}
-
 TEST(EfficiencyWall, BlendedEfficiencySumsTheClassesTimes) {
   // 9 TFLOP of GEMMs at 0.9 take 10 T-equivalents; 1 TFLOP of attention at
   // 0.5 takes 2: eta = 10 / 12 = 0.8333...
