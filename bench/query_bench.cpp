@@ -20,8 +20,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "passes/Pipeline.h"
+#include "runtime/Parallel.h"
 #include "runtime/Query.h"
-#include "runtime/QueryReport.h"
+#include "tools/mlsc/RenderTables.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -94,7 +95,7 @@ int main(int Argc, char **Argv) {
 
   double One = evalRate(Base, *Leaf, true, 1.0, Sink);
   double Full = evalRate(Base, *Leaf, false, 0.5, Sink);
-  unsigned Threads = std::max(1u, std::thread::hardware_concurrency());
+  unsigned Threads = defaultThreads();
   std::vector<double> Rates(Threads);
   std::vector<std::thread> Workers;
   for (unsigned T = 0; T < Threads; ++T)
@@ -132,9 +133,9 @@ int main(int Argc, char **Argv) {
   llvm::sys::fs::createTemporaryFile("mlsc-sweep", "csv", Out);
   auto Start = Clock::now();
   GridResult Grid = runSweep(Base, *Sweep, Threads);
-  std::string Table = gridTable(*Sweep, Grid, G, TableFormat::CSV, Threads);
+  std::string Table = driver::gridCSV(*Sweep, Grid, Threads);
   std::string Error;
-  bool Written = writeFileAtomically(Out, Table, Error);
+  bool Written = driver::writeFileAtomically(Out, Table, Error);
   double SweepSeconds = seconds(Start);
   llvm::sys::fs::remove(Out);
   if (!Written) {

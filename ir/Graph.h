@@ -141,7 +141,8 @@ struct StepInputs {
 
 struct Graph {
   std::string Scenario;
-  std::vector<Node> Nodes; ///< topological: inputs precede users
+  llvm::SMRange ScenarioRange; ///< where the scenario's name is declared
+  std::vector<Node> Nodes;     ///< topological: inputs precede users
   std::vector<uint32_t> Inputs;
   std::vector<LeafOrigin> Origins;
   std::vector<double> LeafValues; ///< per node; meaningful for leaves

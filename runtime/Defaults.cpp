@@ -53,6 +53,8 @@ const std::vector<DefaultInfo> &table() {
 
 } // namespace
 
+double DefaultInfo::scale() const { return scaleOf(Unit); }
+
 std::string DefaultInfo::note() const {
   fmt::dynamic_format_arg_store<fmt::format_context> Args;
   Args.push_back(fmt::arg("default", Written));

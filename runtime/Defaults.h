@@ -41,6 +41,8 @@ struct DefaultInfo {
   bool hasValue() const { return !std::isnan(Value); }
   bool hasRange() const { return !std::isnan(Low); }
   bool inRange() const { return hasValue() && Value >= Low && Value <= High; }
+  /// SI units per Unit (1e9 for "GB").
+  double scale() const;
   /// What explain says of the default leaf.
   std::string note() const;
 };

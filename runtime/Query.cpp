@@ -1,6 +1,7 @@
 //===- Query.cpp - Inverse queries and sweeps on a compiled graph ---------===//
 
 #include "runtime/Query.h"
+#include "runtime/Parallel.h"
 #include "runtime/walls/Formulas.h"
 
 #include "llvm/ADT/ArrayRef.h"
@@ -9,10 +10,8 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <cmath>
 #include <limits>
-#include <thread>
 
 namespace mlsc {
 
@@ -192,6 +191,13 @@ void closedForm(const Evaluator &E, const Query &Q, SolveResult &R) {
   }
 }
 
+/// Records each condition at the evaluator's current point.
+void recordConditions(const Evaluator &E, const Query &Q, SolveResult &R) {
+  for (const Term &C : Q.Conditions)
+    R.Conditions.push_back(
+        {E.value(C.Node) != 0, comparisonOperands(E, C.Node)});
+}
+
 } // namespace
 
 SolveResult solveOne(Evaluator &E, const Query &Q) {
@@ -257,6 +263,7 @@ SolveResult solveOne(Evaluator &E, const Query &Q) {
         break;
       }
     R.Binding = bindingWall(E, phaseOf(E, Q, R.FailingCondition));
+    recordConditions(E, Q, R);
     return R;
   }
 
@@ -310,6 +317,7 @@ SolveResult solveOne(Evaluator &E, const Query &Q) {
       UserCondition = static_cast<int>(K);
   R.Binding = bindingWall(E, phaseOf(E, Q, UserCondition));
   closedForm(E, Q, R);
+  recordConditions(E, Q, R);
   return R;
 }
 
@@ -380,29 +388,15 @@ std::vector<GridRow> evaluateGrid(const Evaluator &Base, const Query &Q,
   Start.run();
   EvalPlan Plan = Start.plan(Leaves);
   std::atomic<size_t> Done{0};
-  Threads = std::max(
-      1u, std::min<unsigned>(Threads, static_cast<unsigned>(
-                                          std::max<size_t>(1, Total / 1024))));
-  if (Threads == 1 && !P) {
-    evaluateRange(Start, Plan, Q, Terms, 0, Total, Rows, Done);
-    return Rows;
-  }
-  std::vector<std::thread> Workers;
-  size_t Chunk = (Total + Threads - 1) / Threads;
-  std::atomic<unsigned> Finished{0};
-  for (unsigned T = 0; T < Threads; ++T) {
-    size_t B = std::min(Total, T * Chunk), E = std::min(Total, B + Chunk);
-    Workers.emplace_back([&, B, E] {
-      evaluateRange(Start, Plan, Q, Terms, B, E, Rows, Done);
-      ++Finished;
-    });
-  }
-  while (P && Finished < Threads) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    P(std::min(Done.load(), Total), Total);
-  }
-  for (std::thread &W : Workers)
-    W.join();
+  std::function<void()> Poll;
+  if (P)
+    Poll = [&] { P(std::min(Done.load(), Total), Total); };
+  parallelChunks(
+      Total, Threads, 1024,
+      [&](unsigned, size_t B, size_t E) {
+        evaluateRange(Start, Plan, Q, Terms, B, E, Rows, Done);
+      },
+      Poll);
   if (P)
     P(Total, Total);
   return Rows;

@@ -22,6 +22,7 @@
 #include "ir/Query.h"
 #include "runtime/Binding.h"
 #include "runtime/Evaluator.h"
+#include "runtime/Result.h"
 
 #include <functional>
 #include <limits>
@@ -52,6 +53,13 @@ struct SolveResult {
   /// NaN otherwise.
   double ClosedForm = std::numeric_limits<double>::quiet_NaN();
   std::string ClosedFormRule; ///< "bytes / ((T - T_comm) * eta_mem)"
+  /// Each condition at the answer (or at the closest end): whether it
+  /// holds, and a comparison's two sides, "1.497 s vs 1.500 s".
+  struct ConditionAt {
+    bool Holds = false;
+    std::string Operands;
+  };
+  std::vector<ConditionAt> Conditions;
 };
 
 /// Solves a one-variable query. \p E is left evaluated at the answer (or at

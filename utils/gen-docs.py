@@ -55,7 +55,44 @@ def passes(mlsc):
     return "\n".join(rows)
 
 
+def md(text):
+    """Table-cell text: pipes escaped."""
+    return text.replace("|", "\\|")
+
+
+def commands(mlsc):
+    rows = ["| command | arguments | `--format` | what it does |", "|---|---|---|---|"]
+    for cols in run(mlsc, "options"):
+        if cols[0] == "command":
+            _, name, args, formats, doc = cols
+            fmts = ", ".join(formats.split(",")) if formats else "text"
+            rows.append(f"| `{name}` | {md(args) or '—'} | {fmts} | {md(doc)} |")
+    return "\n".join(rows)
+
+
+def options(mlsc):
+    rows = ["| option | commands | effect |", "|---|---|---|"]
+    for cols in run(mlsc, "options"):
+        if cols[0] == "option":
+            _, head, cmds, doc = cols
+            where = {"": "alone", "*": "every command that reads files"}.get(
+                cmds, ", ".join(f"`{c}`" for c in cmds.split(",")))
+            rows.append(f"| `{md(head)}` | {where} | {md(doc)} |")
+    return "\n".join(rows)
+
+
+def defaults(mlsc):
+    rows = ["| kind | field | default | unit | plausible range | wall | role | evidence |",
+            "|---|---|---|---|---|---|---|---|"]
+    for kind, field, value, unit, rng, wall, role, evidence in run(mlsc, "defaults"):
+        unit = "" if unit == "1" else unit
+        rows.append(f"| `{kind}` | `{field}` | {value} | {unit} | {rng or '—'} | {wall} | "
+                    f"{role} | {md(evidence)} |")
+    return "\n".join(rows)
+
+
 SECTIONS = {
+    "docs/driver.md": {"commands": commands, "options": options},
     "docs/language.md": {"units": units, "schemas": schemas},
     "docs/passes.md": {"passes": passes},
 }

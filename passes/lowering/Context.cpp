@@ -18,6 +18,7 @@ LoweringContext::LoweringContext(Compilation &C, const ir::Entity &Scenario,
                                  graph::Graph &G)
     : C(C), Scenario(Scenario), G(G), B(G) {
   G.Scenario = Scenario.Name;
+  G.ScenarioRange = Scenario.NameRange;
 }
 
 const ir::Entity *LoweringContext::entity(const ir::Entity &E,

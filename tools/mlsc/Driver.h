@@ -1,5 +1,17 @@
 //===- Driver.h - The mlsc command-line driver's shared parts ----*- C++
 //-*-===//
+//
+// The driver reads its command and options through one table
+// (Options.def), runs the pipeline, and hands each command's result to a
+// renderer (Render.h, RenderTables.h). One file per command. Exit codes:
+//   0  success (for `check`: every condition holds)
+//   1  the input has errors (diagnostics were printed)
+//   2  usage error (bad option, missing file argument, unknown metric)
+//   3  `check`: a condition failed or could not be evaluated; `solve`: a
+//      solve has no answer; `audit`: a value has no source
+// Documented in docs/driver.md.
+//
+//===----------------------------------------------------------------------===//
 #ifndef MLSC_TOOLS_DRIVER_H
 #define MLSC_TOOLS_DRIVER_H
 
@@ -15,12 +27,24 @@ namespace mlsc::driver {
 
 enum ExitCode { Success = 0, InputErrors = 1, UsageError = 2, CheckFailed = 3 };
 
+enum class Command : uint8_t {
+#define COMMAND(Id, ...) Id,
+#include "tools/mlsc/Options.def"
+};
+
+enum class OptionId : uint8_t {
+#define OPTION(Id, ...) Id,
+#include "tools/mlsc/Options.def"
+};
+
+enum class OutputFormat : uint8_t { Text, Json, Csv };
+
 struct DriverOptions {
-  std::string Command = "compile";
+  Command Cmd = Command::Compile;
   std::string Input;
-  std::string Metric; ///< explain: SCENARIO.METRIC
-  bool Json = false;
-  bool Csv = false;
+  std::string Target; ///< explain: SCENARIO.VALUE; sensitivity: SCENARIO[.M];
+                      ///< help: COMMAND
+  OutputFormat Format = OutputFormat::Text;
   bool Leaves = false; ///< explain --leaves
   std::vector<std::string> AuditPaths;
   int MaxAgeYears = 2;
@@ -28,26 +52,69 @@ struct DriverOptions {
   std::string Emit = "ir";
   bool Verify = false;
   CompileOptions Compile;
-  std::string ListWhat;
+  std::string List; ///< --list-WHAT
   bool Help = false;
   bool Version = false;
   std::string QueryName; ///< solve, sweep: one block by name
   std::string Output;    ///< sweep: --output=FILE overrides `output`
-  unsigned Jobs = 0;     ///< sweep: threads (0: every core)
+  unsigned Jobs = 0;     ///< sweep, solve: threads (0: every core)
   bool Progress = true;  ///< sweep: a progress bar on a terminal
 };
+
+/// Reads argv into \p O. On a usage error, reports it (a diagnostic with
+/// did-you-mean where one helps) and returns the exit code; -1 otherwise.
+int parseArgs(int Argc, char **Argv, DriverOptions &O);
+
+/// The text of `mlsc --help`, from the options table; of one command's
+/// help when \p Topic names a command (`mlsc help eval`).
+std::string helpText(llvm::StringRef Topic = "");
+
+/// `--list-options`: one tab-separated line per command (`command`, name,
+/// arguments, formats, help) and per option (`option`, spelling, commands,
+/// help).
+std::string optionsTable();
+
+/// Reports a usage error (exit 2) through the diagnostics engine, as
+/// `mlsc: error: MESSAGE [Kind]`, and says where help is.
+int usage(DiagKind Kind, const std::string &Message);
+
+/// Reports an error about no source location (an output file, an input
+/// that cannot be read) through the diagnostics engine, as
+/// `FILE: error: MESSAGE [Kind]` (`mlsc: error: ...` when \p File is "").
+void reportError(DiagKind Kind, const std::string &File,
+                 const std::string &Message);
 
 /// Compiles for evaluation; prints diagnostics. Null on errors.
 std::unique_ptr<Compilation>
 compileForEval(const DriverOptions &O, std::unique_ptr<llvm::MemoryBuffer> Buf);
 
-/// `mlsc solve FILE [NAME]` (Queries.cpp).
-int solve(const DriverOptions &O, std::unique_ptr<llvm::MemoryBuffer> Buf);
-/// `mlsc sweep FILE [NAME]` (Queries.cpp).
-int sweep(const DriverOptions &O, std::unique_ptr<llvm::MemoryBuffer> Buf);
-/// `mlsc sensitivity FILE SCENARIO[.METRIC]` (Sensitivity.cpp).
-int sensitivity(const DriverOptions &O,
+/// The commands, one file each.
+int compileCommand(const DriverOptions &O,
+                   std::unique_ptr<llvm::MemoryBuffer> Buf);
+int verifyCommand(const DriverOptions &O,
+                  std::unique_ptr<llvm::MemoryBuffer> Buf);
+int listCommand(const std::string &What);
+int evalCommand(const DriverOptions &O,
                 std::unique_ptr<llvm::MemoryBuffer> Buf);
+int checkCommand(const DriverOptions &O,
+                 std::unique_ptr<llvm::MemoryBuffer> Buf);
+int explainCommand(const DriverOptions &O,
+                   std::unique_ptr<llvm::MemoryBuffer> Buf);
+int solveCommand(const DriverOptions &O,
+                 std::unique_ptr<llvm::MemoryBuffer> Buf);
+int sweepCommand(const DriverOptions &O,
+                 std::unique_ptr<llvm::MemoryBuffer> Buf);
+int sensitivityCommand(const DriverOptions &O,
+                       std::unique_ptr<llvm::MemoryBuffer> Buf);
+int wallsCommand(const DriverOptions &O);
+int auditCommand(const DriverOptions &O);
+
+/// Threads for sweeps and grid solves: --jobs, else every core.
+unsigned threads(const DriverOptions &O);
+
+/// Reads a file (or `-`, standard input); null and \p Error on failure.
+std::unique_ptr<llvm::MemoryBuffer> readInput(const std::string &Path,
+                                              std::string &Error);
 
 } // namespace mlsc::driver
 

@@ -1,6 +1,14 @@
-//===- Report.cpp - Explanations, leaves, graph dumps and the wall list ---===//
+//===- Explain.cpp - Explanations, leaves, graph dumps and the wall list --===//
+//
+// Renderers that read an evaluated graph itself: the derivation tree of
+// `mlsc explain`, the leaves of `explain --leaves`, the `--emit=graph` dump,
+// and the wall list of `mlsc walls`, as text and streamed JSON.
+//
+//===----------------------------------------------------------------------===//
 
-#include "runtime/Report.h"
+#include "tools/mlsc/Json.h"
+#include "tools/mlsc/Render.h"
+
 #include "runtime/Format.h"
 #include "runtime/walls/Formulas.h"
 
@@ -10,16 +18,14 @@
 
 #include <fmt/format.h>
 
-#include <cmath>
+#include <cstring>
 #include <set>
 
-namespace mlsc {
+namespace mlsc::driver {
 
 using graph::Graph;
+using graph::NodeId;
 using graph::Op;
-using json = nlohmann::ordered_json;
-
-// ---------------------------------------------------------------- explain
 
 namespace {
 
@@ -45,7 +51,7 @@ std::string originText(const graph::LeafOrigin &O, llvm::SourceMgr &SM) {
   return S;
 }
 
-std::string label(const Graph &G, graph::NodeId Id) {
+std::string label(const Graph &G, NodeId Id) {
   const graph::Node &N = G.node(Id);
   if (!N.Name.empty())
     return N.Name;
@@ -56,12 +62,30 @@ std::string label(const Graph &G, graph::NodeId Id) {
   return std::string("(") + graph::opSpelling(N.Kind) + ")";
 }
 
+/// A leaf's origin as JSON members (shared by explain and --leaves).
+void originJSON(llvm::json::OStream &J, const graph::LeafOrigin &O,
+                llvm::SourceMgr &SM) {
+  if (O.Range.isValid())
+    J.attribute("location", location(SM, O.Range));
+  else
+    J.attribute("location", nullptr);
+  if (!O.Source.empty()) {
+    J.attribute("source", O.Source);
+    J.attribute("source_kind", O.SourceKind);
+  } else {
+    J.attribute("source", nullptr);
+    J.attribute("source_kind", nullptr);
+  }
+  J.attribute("estimate", O.SourceKind == "estimate");
+}
+
 class Explainer {
 public:
-  Explainer(const Evaluator &E, llvm::SourceMgr &SM, llvm::raw_ostream &OS)
-      : E(E), G(E.graph()), SM(SM), OS(OS) {}
+  Explainer(const Evaluator &E, llvm::SourceMgr &SM)
+      : E(E), G(E.graph()), SM(SM) {}
 
-  void node(graph::NodeId Id, const std::string &Prefix, bool Last, bool Root) {
+  void node(llvm::raw_ostream &OS, NodeId Id, const std::string &Prefix,
+            bool Last, bool Root) {
     const graph::Node &N = G.node(Id);
     std::string Head = Root ? "" : Prefix + (Last ? "└─ " : "├─ ");
     OS << Head << label(G, Id) << " = "
@@ -72,11 +96,11 @@ public:
     }
     bool Repeat = !N.Name.empty() && !Shown.insert(Id).second;
     if (N.Kind == Op::Apply) {
-      const WallInfo *W = wallInfo(formula(N).W);
-      OS << "   [wall " << W->Number << ": " << W->Name << "] "
-         << formula(N).Equation;
+      const Formula &F = formula(N);
+      const WallInfo *W = wallInfo(F.W);
+      OS << "   [wall " << W->Number << ": " << W->Name << "] " << F.Equation;
       if (!Repeat)
-        OS << "  (" << formula(N).Citation << ")";
+        OS << "  (" << F.Citation << ")";
     }
     if (Repeat) {
       OS << "   (derivation shown above)\n";
@@ -85,85 +109,65 @@ public:
     OS << "\n";
     std::string Child = Root ? "" : Prefix + (Last ? "   " : "│  ");
     for (uint32_t I = 0; I < N.NumInputs; ++I)
-      node(G.inputOf(Id, I), Child, I + 1 == N.NumInputs, false);
+      node(OS, G.inputOf(Id, I), Child, I + 1 == N.NumInputs, false);
   }
 
-  json nodeJSON(graph::NodeId Id) {
+  void nodeJSON(llvm::json::OStream &J, NodeId Id) {
     const graph::Node &N = G.node(Id);
-    json J;
-    J["name"] = label(G, Id);
-    J["value"] = quantityJSON(E.value(Id), N.Dim, N.IsBool);
-    if (N.Kind == Op::Leaf) {
-      const graph::LeafOrigin &O = G.Origins[N.Origin];
-      json Or;
-      Or["written"] = O.Spelling;
-      Or["location"] =
-          O.Range.isValid() ? json(location(SM, O.Range)) : json(nullptr);
-      Or["source"] = !O.Source.empty() ? json(O.Source) : json(nullptr);
-      Or["source_kind"] =
-          !O.Source.empty() ? json(O.SourceKind) : json(nullptr);
-      Or["estimate"] = O.SourceKind == "estimate";
-      Or["notes"] = O.Notes;
-      Or["assumed"] = O.Assumed;
-      Or["calibrated"] = O.Calibrated;
-      J["origin"] = Or;
-      return J;
-    }
-    if (!N.Name.empty() && !Shown.insert(Id).second) {
-      J["see"] = N.Name;
-      return J;
-    }
-    if (N.Kind == Op::Apply) {
-      json F;
-      F["name"] = formula(N).Name;
-      F["wall"] = wallInfo(formula(N).W)->Number;
-      F["equation"] = formula(N).Equation;
-      F["citation"] = formula(N).Citation;
-      J["formula"] = F;
-    } else {
-      J["op"] = graph::opSpelling(N.Kind);
-    }
-    json In = json::array();
-    for (uint32_t I = 0; I < N.NumInputs; ++I)
-      In.push_back(nodeJSON(G.inputOf(Id, I)));
-    J["inputs"] = In;
-    return J;
+    J.object([&] {
+      J.attribute("name", label(G, Id));
+      J.attributeBegin("value");
+      quantity(J, E.value(Id), N.Dim, N.IsBool);
+      J.attributeEnd();
+      if (N.Kind == Op::Leaf) {
+        const graph::LeafOrigin &O = G.Origins[N.Origin];
+        J.attributeObject("origin", [&] {
+          J.attribute("written", O.Spelling);
+          originJSON(J, O, SM);
+          J.attributeArray("notes", [&] {
+            for (const std::string &Note : O.Notes)
+              J.value(Note);
+          });
+          J.attribute("assumed", O.Assumed);
+          J.attribute("calibrated", O.Calibrated);
+        });
+        return;
+      }
+      if (!N.Name.empty() && !Shown.insert(Id).second) {
+        J.attribute("see", N.Name);
+        return;
+      }
+      if (N.Kind == Op::Apply) {
+        const Formula &F = formula(N);
+        J.attributeObject("formula", [&] {
+          J.attribute("name", F.Name);
+          J.attribute("wall", static_cast<int64_t>(wallInfo(F.W)->Number));
+          J.attribute("equation", F.Equation);
+          J.attribute("citation", F.Citation);
+        });
+      } else {
+        J.attribute("op", graph::opSpelling(N.Kind));
+      }
+      J.attributeArray("inputs", [&] {
+        for (uint32_t I = 0; I < N.NumInputs; ++I)
+          nodeJSON(J, G.inputOf(Id, I));
+      });
+    });
   }
 
 private:
   const Evaluator &E;
   const Graph &G;
   llvm::SourceMgr &SM;
-  llvm::raw_ostream &OS;
-  std::set<graph::NodeId> Shown;
+  std::set<NodeId> Shown;
 };
 
-} // namespace
-
-void printExplain(const Evaluator &E, graph::NodeId Node, llvm::SourceMgr &SM,
-                  llvm::raw_ostream &OS) {
-  OS << E.graph().Scenario << ".";
-  Explainer(E, SM, OS).node(Node, "", true, true);
-}
-
-json explainJSON(const Evaluator &E, graph::NodeId Node, llvm::SourceMgr &SM) {
-  llvm::raw_null_ostream Null;
-  json J;
-  J["scenario"] = E.graph().Scenario;
-  J["tree"] = Explainer(E, SM, Null).nodeJSON(Node);
-  return J;
-}
-
-// ----------------------------------------------------------- leaves
-
-namespace {
-
 /// The leaves a node depends on, each once, in first-reached order.
-std::vector<graph::NodeId> leavesOf(const Graph &G, graph::NodeId Root) {
-  std::vector<graph::NodeId> Leaves, Stack{Root};
-  std::vector<bool> Seen(G.Nodes.size(), false);
+std::vector<NodeId> leavesOf(const Graph &G, NodeId Root) {
+  std::vector<NodeId> Leaves, Stack{Root};
+  std::vector<bool> Seen(G.size(), false);
   while (!Stack.empty()) {
-    graph::NodeId Id = Stack.back();
+    NodeId Id = Stack.back();
     Stack.pop_back();
     if (Seen[Id.index()])
       continue;
@@ -192,17 +196,45 @@ LeafClass classify(const graph::LeafOrigin &O, llvm::SourceMgr &SM,
              : LeafClass::Imported;
 }
 
+/// Where a wall lives: its formula table(s) in the library, or the file of
+/// an analysis wall's algorithm; "" for a planned wall.
+std::string wallFiles(const WallInfo &W) {
+  std::vector<std::string> Files;
+  for (const Formula &F : allFormulas())
+    if (F.W == W.Id && !llvm::is_contained(Files, F.File))
+      Files.push_back(F.File);
+  if (std::strlen(W.Algorithm))
+    Files.push_back(W.Algorithm);
+  return llvm::join(Files, ", ");
+}
+
 } // namespace
 
-void printLeaves(const Evaluator &E, graph::NodeId Node, llvm::SourceMgr &SM,
+void printExplain(const Evaluator &E, NodeId Node, llvm::SourceMgr &SM,
+                  llvm::raw_ostream &OS) {
+  OS << E.graph().Scenario << ".";
+  Explainer(E, SM).node(OS, Node, "", true, true);
+}
+
+void explainJSON(const Evaluator &E, NodeId Node, llvm::SourceMgr &SM,
+                 llvm::json::OStream &J) {
+  J.object([&] {
+    J.attribute("scenario", E.graph().Scenario);
+    J.attributeBegin("tree");
+    Explainer(E, SM).nodeJSON(J, Node);
+    J.attributeEnd();
+  });
+}
+
+void printLeaves(const Evaluator &E, NodeId Node, llvm::SourceMgr &SM,
                  unsigned MainBuffer, llvm::raw_ostream &OS) {
   const Graph &G = E.graph();
-  std::vector<graph::NodeId> Leaves = leavesOf(G, Node);
+  std::vector<NodeId> Leaves = leavesOf(G, Node);
   static const char *const Headings[] = {
       "from imported modules (registries)", "from the scenario file",
       "assumed defaults", "formula constants"};
   unsigned Count[4] = {0, 0, 0, 0}, Estimates = 0, Calibrated = 0;
-  for (graph::NodeId Id : Leaves) {
+  for (NodeId Id : Leaves) {
     const graph::LeafOrigin &O = G.Origins[G.node(Id).Origin];
     ++Count[static_cast<unsigned>(classify(O, SM, MainBuffer))];
     Estimates += O.SourceKind == "estimate";
@@ -223,7 +255,7 @@ void printLeaves(const Evaluator &E, graph::NodeId Node, llvm::SourceMgr &SM,
     if (!Count[C])
       continue;
     OS << "\n" << Headings[C] << ":\n";
-    for (graph::NodeId Id : Leaves) {
+    for (NodeId Id : Leaves) {
       const graph::LeafOrigin &O = G.Origins[G.node(Id).Origin];
       if (static_cast<unsigned>(classify(O, SM, MainBuffer)) != C)
         continue;
@@ -234,36 +266,34 @@ void printLeaves(const Evaluator &E, graph::NodeId Node, llvm::SourceMgr &SM,
   }
 }
 
-json leavesJSON(const Evaluator &E, graph::NodeId Node, llvm::SourceMgr &SM,
-                unsigned MainBuffer) {
+void leavesJSON(const Evaluator &E, NodeId Node, llvm::SourceMgr &SM,
+                unsigned MainBuffer, llvm::json::OStream &J) {
   const Graph &G = E.graph();
   static const char *const Classes[] = {"imported", "main", "assumed",
                                         "constant"};
-  json A = json::array();
-  for (graph::NodeId Id : leavesOf(G, Node)) {
-    const graph::LeafOrigin &O = G.Origins[G.node(Id).Origin];
-    json J;
-    J["name"] = label(G, Id);
-    J["value"] = quantityJSON(E.value(Id), G.node(Id).Dim, G.node(Id).IsBool);
-    J["class"] = Classes[static_cast<unsigned>(classify(O, SM, MainBuffer))];
-    J["written"] = O.Spelling;
-    J["location"] =
-        O.Range.isValid() ? json(location(SM, O.Range)) : json(nullptr);
-    J["source"] = !O.Source.empty() ? json(O.Source) : json(nullptr);
-    J["source_kind"] = !O.Source.empty() ? json(O.SourceKind) : json(nullptr);
-    J["estimate"] = O.SourceKind == "estimate";
-    J["calibrated"] = O.Calibrated;
-    J["assumed"] = O.Assumed;
-    A.push_back(J);
-  }
-  json R;
-  R["scenario"] = G.Scenario;
-  R["value"] = label(G, Node);
-  R["leaves"] = A;
-  return R;
+  J.object([&] {
+    J.attribute("scenario", G.Scenario);
+    J.attribute("value", label(G, Node));
+    J.attributeArray("leaves", [&] {
+      for (NodeId Id : leavesOf(G, Node)) {
+        const graph::LeafOrigin &O = G.Origins[G.node(Id).Origin];
+        J.object([&] {
+          J.attribute("name", label(G, Id));
+          J.attributeBegin("value");
+          quantity(J, E.value(Id), G.node(Id).Dim, G.node(Id).IsBool);
+          J.attributeEnd();
+          J.attribute(
+              "class",
+              Classes[static_cast<unsigned>(classify(O, SM, MainBuffer))]);
+          J.attribute("written", O.Spelling);
+          originJSON(J, O, SM);
+          J.attribute("calibrated", O.Calibrated);
+          J.attribute("assumed", O.Assumed);
+        });
+      }
+    });
+  });
 }
-
-// ------------------------------------------------------------ graph dump
 
 void printGraph(const Graph &G, llvm::SourceMgr &SM, llvm::raw_ostream &OS) {
   OS << "graph " << G.Scenario << (G.Training ? " (training)" : "") << "\n";
@@ -277,7 +307,7 @@ void printGraph(const Graph &G, llvm::SourceMgr &SM, llvm::raw_ostream &OS) {
       OS << (N.Kind == Op::Apply ? formula(N).Name : graph::opSpelling(N.Kind))
          << "(";
       for (uint32_t K = 0; K < N.NumInputs; ++K)
-        OS << (K ? ", " : "") << "%" << G.inputOf(graph::NodeId(I), K).index();
+        OS << (K ? ", " : "") << "%" << G.inputOf(NodeId(I), K).index();
       OS << ") : "
          << (N.IsBool ? std::string("bool") : "[" + N.Dim.str() + "]");
       if (N.Kind == Op::Apply)
@@ -301,33 +331,15 @@ void printGraph(const Graph &G, llvm::SourceMgr &SM, llvm::raw_ostream &OS) {
   }
 }
 
-// ----------------------------------------------------------------- walls
-
-namespace {
-
-/// Where a wall lives: its formula table(s) in the library, or the file of
-/// an analysis wall's algorithm; "" for a planned wall.
-std::string wallFiles(const WallInfo &W) {
-  std::vector<std::string> Files;
-  for (const Formula &F : allFormulas())
-    if (F.W == W.Id && !llvm::is_contained(Files, F.File))
-      Files.push_back(F.File);
-  if (strlen(W.Algorithm))
-    Files.push_back(W.Algorithm);
-  return llvm::join(Files, ", ");
-}
-
-} // namespace
-
 void printWalls(llvm::raw_ostream &OS) {
   for (const WallInfo &W : allWalls()) {
     OS << llvm::format_decimal(W.Number, 2) << "  " << W.Name;
-    OS.indent(std::max<int>(1, 21 - static_cast<int>(strlen(W.Name))));
+    OS.indent(std::max<int>(1, 21 - static_cast<int>(std::strlen(W.Name))));
     OS << W.Domain;
-    OS.indent(std::max<int>(1, 11 - static_cast<int>(strlen(W.Domain))));
+    OS.indent(std::max<int>(1, 11 - static_cast<int>(std::strlen(W.Domain))));
     WallStatus Status = wallStatus(W);
     OS << wallStatusName(Status);
-    OS.indent(13 - strlen(wallStatusName(Status)));
+    OS.indent(13 - std::strlen(wallStatusName(Status)));
     OS << W.Equation << "\n      ";
     std::string Files = wallFiles(W);
     if (!Files.empty())
@@ -336,23 +348,22 @@ void printWalls(llvm::raw_ostream &OS) {
   }
 }
 
-json wallsJSON() {
-  json A = json::array();
-  for (const WallInfo &W : allWalls()) {
-    json J;
-    J["number"] = W.Number;
-    J["name"] = W.Name;
-    J["domain"] = W.Domain;
-    J["equation"] = W.Equation;
-    J["citation"] = W.Citation;
-    J["files"] = wallFiles(W);
-    WallStatus Status = wallStatus(W);
-    J["status"] = wallStatusName(Status);
-    J["implemented"] =
-        Status == WallStatus::Implemented || Status == WallStatus::Partial;
-    A.push_back(J);
-  }
-  return A;
+void wallsJSON(llvm::json::OStream &J) {
+  J.array([&] {
+    for (const WallInfo &W : allWalls())
+      J.object([&] {
+        J.attribute("number", static_cast<int64_t>(W.Number));
+        J.attribute("name", W.Name);
+        J.attribute("domain", W.Domain);
+        J.attribute("equation", W.Equation);
+        J.attribute("citation", W.Citation);
+        J.attribute("files", wallFiles(W));
+        WallStatus Status = wallStatus(W);
+        J.attribute("status", wallStatusName(Status));
+        J.attribute("implemented", Status == WallStatus::Implemented ||
+                                       Status == WallStatus::Partial);
+      });
+  });
 }
 
-} // namespace mlsc
+} // namespace mlsc::driver

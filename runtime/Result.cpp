@@ -1,0 +1,129 @@
+//===- Result.cpp - What an evaluated scenario says, as data --------------===//
+
+#include "runtime/Result.h"
+#include "runtime/Format.h"
+
+#include "llvm/ADT/Twine.h"
+#include "llvm/Support/ErrorHandling.h"
+#include "llvm/Support/Path.h"
+
+#include <fmt/format.h>
+
+namespace mlsc {
+
+const char *verdictWord(Verdict V) {
+  return V == Verdict::Pass ? "PASS" : V == Verdict::Fail ? "FAIL" : "UNKNOWN";
+}
+
+std::string location(llvm::SourceMgr &SM, llvm::SMRange R) {
+  if (!R.isValid())
+    return "";
+  unsigned Buf = SM.FindBufferContainingLoc(R.Start);
+  if (!Buf)
+    return "";
+  auto LC = SM.getLineAndColumn(R.Start, Buf);
+  return fmt::format(
+      "{}:{}:{}",
+      llvm::sys::path::filename(SM.getMemoryBuffer(Buf)->getBufferIdentifier())
+          .str(),
+      LC.first, LC.second);
+}
+
+std::string comparisonOperands(const Evaluator &E, graph::NodeId Node) {
+  const graph::Graph &G = E.graph();
+  if (!graph::isComparison(G.node(Node).Kind))
+    return "";
+  graph::NodeId L = G.inputOf(Node, 0), R = G.inputOf(Node, 1);
+  return fmt::format(
+      "{} vs {}", formatQuantity(E.value(L), G.node(L).Dim, G.node(L).IsBool),
+      formatQuantity(E.value(R), G.node(R).Dim, G.node(R).IsBool));
+}
+
+const Quantity &ScenarioResult::get(MetricId M) const {
+  const std::optional<Quantity> &Q = Metrics[static_cast<unsigned>(M)];
+  if (!Q)
+    llvm::report_fatal_error(llvm::Twine("the result of `") + Scenario +
+                             "` has no `" + metricInfo(M).Name + "`");
+  return *Q;
+}
+
+const Quantity &ScenarioResult::get(PhaseId P, PhaseMetricId M) const {
+  const std::optional<Quantity> &Q =
+      PhaseMetrics[graph::Graph::phaseSlot(P, M)];
+  if (!Q)
+    llvm::report_fatal_error(llvm::Twine("the result of `") + Scenario +
+                             "` has no `" + phaseMetricName(P, M) + "`");
+  return *Q;
+}
+
+ScenarioResult scenarioResult(const Evaluator &E, llvm::SourceMgr &SM) {
+  const graph::Graph &G = E.graph();
+  ScenarioResult R;
+  R.Scenario = G.Scenario;
+  R.Location = location(SM, G.ScenarioRange);
+  auto value = [&](graph::NodeId N) {
+    const graph::Node &Nd = G.node(N);
+    return Quantity{E.value(N), Nd.Dim, Nd.IsBool};
+  };
+  for (const MetricInfo &M : allMetrics())
+    R.Metrics.push_back(G.has(M.Id)
+                            ? std::optional<Quantity>(value(G.get(M.Id)))
+                            : std::nullopt);
+  for (const PhaseInfo &P : allPhases())
+    for (const PhaseMetricInfo &M : allPhaseMetrics())
+      R.PhaseMetrics.push_back(
+          G.has(P.Id, M.Id) ? std::optional<Quantity>(value(G.get(P.Id, M.Id)))
+                            : std::nullopt);
+  R.Public = G.Metrics;
+  R.Unavailable = G.Unavailable;
+
+  if (G.Training) {
+    R.Kind = ResultKind::NotLowered;
+    R.Training = true;
+    R.Missing.push_back({"decoder LLM training",
+                         "no implemented wall lowers it (see `mlsc walls`)"});
+  } else if (R.has(MetricId::SampleThroughput)) {
+    R.Kind = ResultKind::PerSample;
+    R.Training = R.has(MetricId::StepTime);
+  }
+  R.Feasible = !R.has(MetricId::Feasible) || R[MetricId::Feasible] != 0;
+  if (G.has(mainPhase(G), PhaseMetricId::ComputeTime))
+    R.Binding = bindingWall(E);
+  // Cost and carbon: walls 17 and 18 have no formula for them.
+  if (R.Kind != ResultKind::NotLowered)
+    R.Missing.push_back({"cost and carbon", "no wall computes them"});
+
+  bool AnyFail = R.has(MetricId::QueueStable) && R[MetricId::QueueStable] == 0;
+  bool AnyUnknown = false;
+  for (const graph::Condition &C : G.Conditions) {
+    ConditionResult CR;
+    CR.IsAssert = C.IsAssert;
+    CR.Text = C.Text;
+    CR.Location = location(SM, C.Range);
+    CR.Message = C.Message;
+    CR.Missing = C.Missing;
+    CR.Computed = C.At.has_value();
+    Verdict Raw = !C.At                 ? Verdict::Unknown
+                  : E.value(*C.At) != 0 ? Verdict::Pass
+                                        : Verdict::Fail;
+    if (!C.IsAssert) {
+      AnyFail |= Raw == Verdict::Fail;
+      AnyUnknown |= Raw == Verdict::Unknown;
+    }
+    if (!C.At) {
+      CR.V = Verdict::Unknown;
+      CR.Detail = "`" + C.Missing + "` is not computed yet";
+    } else if (!R.Feasible) {
+      CR.V = Verdict::Unknown;
+      CR.Infeasible = true;
+    } else {
+      CR.V = Raw;
+      CR.Detail = comparisonOperands(E, *C.At);
+    }
+    R.Conditions.push_back(std::move(CR));
+  }
+  R.Performance = AnyFail ? "FAIL" : AnyUnknown ? "WARN" : "PASS";
+  return R;
+}
+
+} // namespace mlsc

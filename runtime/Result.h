@@ -1,0 +1,111 @@
+//===- Result.h - What an evaluated scenario says, as data --------*- C++
+//-*-===//
+//
+// The scorecard of `mlsc eval` and the results of `mlsc check` are built
+// once, as data, from an evaluated graph: every metric's value, the three
+// levels' verdicts, the binding wall, the conditions with their verdicts,
+// and what is not computed and why. The text and JSON renderers of the
+// driver (tools/mlsc/) read only this model; neither reads the graph.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MLSC_RUNTIME_RESULT_H
+#define MLSC_RUNTIME_RESULT_H
+
+#include "runtime/Binding.h"
+#include "runtime/Evaluator.h"
+
+#include "llvm/Support/SourceMgr.h"
+
+#include <cmath>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace mlsc {
+
+/// A value with its dimension.
+struct Quantity {
+  double SI = std::nan("");
+  Dimension Dim;
+  bool IsBool = false;
+};
+
+/// The outcome of one condition after evaluation.
+enum class Verdict { Pass, Fail, Unknown };
+const char *verdictWord(Verdict V); ///< "PASS", "FAIL", "UNKNOWN"
+
+struct ConditionResult {
+  bool IsAssert = false;
+  std::string Text;     ///< as written
+  std::string Location; ///< "quickstart.mls:48:9"
+  std::string Message;  ///< an assert's message
+  Verdict V = Verdict::Unknown;
+  /// Pass or fail: the comparison's two sides, "69.44 ms vs 500 ms" ("" for
+  /// another condition). Unknown: why ("`s.x` is not computed yet").
+  std::string Detail;
+  /// False when the condition reads a metric no wall computes (Missing).
+  bool Computed = true;
+  std::string Missing;
+  bool Infeasible = false; ///< unknown because the scenario does not fit
+};
+
+/// Something the scorecard does not compute, and why.
+struct NotComputed {
+  std::string What, Why;
+};
+
+/// The workloads a scorecard describes.
+enum class ResultKind {
+  Decoder,   ///< a decoder LLM served
+  PerSample, ///< a CNN or encoder model, inference or training
+  NotLowered ///< decoder LLM training: no wall lowers it
+};
+
+struct ScenarioResult {
+  std::string Scenario;
+  std::string Location; ///< where the scenario is declared
+  ResultKind Kind = ResultKind::Decoder;
+  bool Training = false;
+
+  /// Every metric and phase metric the graph has, evaluated.
+  std::vector<std::optional<Quantity>> Metrics;
+  std::vector<std::optional<Quantity>> PhaseMetrics;
+  /// The public metrics computed and those that apply but are not, in the
+  /// contract's order.
+  std::vector<MetricId> Public, Unavailable;
+
+  bool Feasible = true;
+  /// The Performance level: PASS, FAIL (a failing SLA, an unstable queue),
+  /// WARN (an SLA that cannot be evaluated).
+  const char *Performance = "PASS";
+  /// The binding wall of the main phase, when the graph has its times.
+  std::optional<BindingWall> Binding;
+  std::vector<ConditionResult> Conditions;
+  std::vector<NotComputed> Missing;
+
+  bool has(MetricId M) const {
+    return Metrics[static_cast<unsigned>(M)].has_value();
+  }
+  bool has(PhaseId P, PhaseMetricId M) const {
+    return PhaseMetrics[graph::Graph::phaseSlot(P, M)].has_value();
+  }
+  /// A metric the result must have (a bug otherwise).
+  const Quantity &get(MetricId M) const;
+  const Quantity &get(PhaseId P, PhaseMetricId M) const;
+  double operator[](MetricId M) const { return get(M).SI; }
+  double operator()(PhaseId P, PhaseMetricId M) const { return get(P, M).SI; }
+};
+
+/// `file.mls:12:3`, or "" for an invalid range.
+std::string location(llvm::SourceMgr &SM, llvm::SMRange R);
+
+/// A comparison node's two sides at the evaluator's values,
+/// "6.211 ms vs 40 ms"; "" for any other node.
+std::string comparisonOperands(const Evaluator &E, graph::NodeId Node);
+
+/// The result of an evaluated scenario graph.
+ScenarioResult scenarioResult(const Evaluator &E, llvm::SourceMgr &SM);
+
+} // namespace mlsc
+
+#endif

@@ -1,0 +1,158 @@
+//===- Compile.cpp - `mlsc compile`, --verify-diagnostics and --list-* ----===//
+
+#include "tools/mlsc/Driver.h"
+#include "tools/mlsc/Render.h"
+
+#include "frontend/Verifier.h"
+#include "ir/Units.h"
+#include "runtime/Defaults.h"
+#include "runtime/walls/Formulas.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <fmt/format.h>
+
+namespace mlsc::driver {
+
+int compileCommand(const DriverOptions &O,
+                   std::unique_ptr<llvm::MemoryBuffer> Buf) {
+  Compilation C;
+  C.Options = O.Compile;
+  C.DumpStream = &llvm::outs();
+  if (O.Emit == "tokens" || O.Emit == "ast") {
+    unsigned Id = C.SM.AddNewSourceBuffer(std::move(Buf), llvm::SMLoc());
+    if (O.Emit == "tokens") {
+      dumpTokens(Id, C.Diags, llvm::outs(), C.Options.Limits);
+    } else {
+      std::unique_ptr<ast::Module> M =
+          parseModule(Id, C.Diags, C.Options.Limits);
+      if (!C.Diags.hasErrors())
+        printAST(*M, C.SM, llvm::outs());
+    }
+    llvm::outs().flush();
+    C.Diags.flush(llvm::errs());
+    return C.Diags.hasErrors() ? InputErrors : Success;
+  }
+  bool OK = compile(C, std::move(Buf));
+  if (OK && C.Options.PrintIRAfter.empty()) {
+    if (O.Emit == "graph")
+      for (const graph::Graph &G : C.Graphs)
+        printGraph(G, C.SM, llvm::outs());
+    else
+      ir::printProgram(C.Program, C.SM, llvm::outs(), C.Options.PrintImported);
+  }
+  llvm::outs().flush();
+  C.Diags.flush(llvm::errs());
+  return OK ? Success : InputErrors;
+}
+
+/// `--verify-diagnostics`: each `# -----` case compiles on its own, with
+/// the other cases' lines blanked so line numbers stay those of the file.
+int verifyCommand(const DriverOptions &O,
+                  std::unique_ptr<llvm::MemoryBuffer> Buf) {
+  llvm::StringRef Text = Buf->getBuffer();
+  std::vector<std::pair<size_t, size_t>> Cases; // [begin, end) byte offsets
+  size_t CaseBegin = 0;
+  for (size_t LineStart = 0; LineStart < Text.size();) {
+    size_t LineEnd = Text.find('\n', LineStart);
+    if (LineEnd == llvm::StringRef::npos)
+      LineEnd = Text.size();
+    if (Text.slice(LineStart, LineEnd).trim() == "# -----") {
+      Cases.emplace_back(CaseBegin, LineStart);
+      CaseBegin = LineEnd;
+    }
+    LineStart = LineEnd + 1;
+  }
+  Cases.emplace_back(CaseBegin, Text.size());
+  bool AllOK = true;
+  for (auto [Begin, End] : Cases) {
+    std::string CaseText;
+    for (size_t I = 0; I < Text.size(); ++I)
+      if ((I >= Begin && I < End) || Text[I] == '\n')
+        CaseText += Text[I];
+    Compilation C;
+    C.Options = O.Compile;
+    compile(C, llvm::MemoryBuffer::getMemBufferCopy(
+                   CaseText, Buf->getBufferIdentifier()));
+    DiagnosticEngine Out(C.SM);
+    if (!verifyDiagnostics(C.Program.MainBufferId, C.Diags, Out)) {
+      AllOK = false;
+      Out.flush(llvm::errs());
+    }
+  }
+  return AllOK ? Success : InputErrors;
+}
+
+int listCommand(const std::string &What) {
+  llvm::raw_ostream &OS = llvm::outs();
+  if (What == "diagnostics") {
+    for (const DiagKindInfo &K : allDiagKinds())
+      OS << K.Name << "\t"
+         << (K.Level == Severity::Error     ? "error"
+             : K.Level == Severity::Warning ? "warning"
+                                            : "note")
+         << "\t" << K.Summary << "\n";
+  } else if (What == "passes") {
+    for (const PassInfo &P : allPasses())
+      OS << P.Flag << "\t" << P.Summary << "\n";
+  } else if (What == "units") {
+    for (const UnitTableRow &U : unitTable())
+      OS << U.Symbol << "\t" << U.Prefixes << "\t"
+         << fmt::format("{:.12g}", U.Scale) << " " << U.Dim.str() << "\t"
+         << U.Meaning << "\n";
+  } else if (What == "schemas") {
+    for (const KindSchema &K : allKinds()) {
+      OS << K.Name << "\t" << K.Doc << "\n";
+      if (!K.VariantField.empty())
+        OS << "  variants of `" << K.VariantField
+           << "`: " << llvm::join(K.Variants, ", ") << "\n";
+      for (const FieldSchema &F : K.Fields)
+        OS << "  field " << F.Path << "\t" << describeFieldType(F)
+           << (F.Required ? "\trequired" : "\toptional") << "\t" << F.Doc
+           << "\n";
+      for (const MetricSchema &M : K.Metrics)
+        OS << "  metric " << M.Path << "\t"
+           << (M.IsBool ? std::string("true or false") : M.Dim.describe())
+           << "\t" << M.Doc << "\n";
+    }
+  } else if (What == "formulas") {
+    for (const Formula &F : allFormulas()) {
+      const WallInfo *W = wallInfo(F.W);
+      OS << W->Number << "\t" << W->Name << "\t" << F.Name << "\t"
+         << (F.isLibrary() ? "library" : "lowered") << "\t" << F.File << "\t"
+         << F.Function << "\t" << F.Equation << "\t" << F.Citation << "\t"
+         << (F.isLibrary() ? F.LibraryReason : "") << "\n";
+    }
+  } else if (What == "options") {
+    OS << optionsTable();
+  } else if (What == "defaults") {
+    auto Number = [](double X) {
+      return std::isnan(X) ? std::string("") : fmt::format("{:.6g}", X);
+    };
+    for (const DefaultInfo &D : allDefaults()) {
+      double Scale = 1 / D.scale();
+      OS << D.Kind << "\t" << D.Field << "\t"
+         << (D.hasValue() ? Number(D.Written) : std::string("none")) << "\t"
+         << D.Unit << "\t"
+         << (D.hasRange()
+                 ? Number(D.Low * Scale) + " to " + Number(D.High * Scale)
+                 : std::string(""))
+         << "\t" << wallInfo(D.W)->Number << "\t"
+         << (D.Calibrated ? "calibrated" : "default") << "\t" << D.Evidence
+         << "\n";
+    }
+  } else if (What == "metrics") {
+    for (const MetricInfo &M : allMetrics())
+      OS << M.Name << "\t" << M.Unit << "\t" << static_cast<unsigned>(M.W)
+         << "\t" << (M.Vis == Visibility::Public ? "public" : "internal")
+         << "\t" << M.Doc << "\n";
+    for (const PhaseInfo &P : allPhases())
+      for (const PhaseMetricInfo &M : allPhaseMetrics())
+        OS << P.Prefix << "." << M.Suffix << "\t" << M.Unit << "\t"
+           << static_cast<unsigned>(M.W) << "\tphase\t" << M.Doc << "\n";
+  }
+  return Success;
+}
+
+} // namespace mlsc::driver

@@ -1,0 +1,367 @@
+//===- ScorecardText.cpp - The scorecard of `mlsc eval` as text -----------===//
+//
+// Renders a ScenarioResult (runtime/Result.h): three levels, a row per
+// figure, each with the note that says where it comes from. Reads only the
+// result model.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tools/mlsc/Render.h"
+
+#include "runtime/Format.h"
+
+#include "llvm/ADT/StringExtras.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+namespace mlsc::driver {
+
+namespace {
+
+using PM = PhaseMetricId;
+using M = MetricId;
+
+/// A metric's value as text.
+std::string show(const ScenarioResult &R, MetricId Id) {
+  const Quantity &Q = R.get(Id);
+  return formatQuantity(Q.SI, Q.Dim, Q.IsBool);
+}
+std::string show(const ScenarioResult &R, PhaseId P, PhaseMetricId Id) {
+  const Quantity &Q = R.get(P, Id);
+  return formatQuantity(Q.SI, Q.Dim, Q.IsBool);
+}
+
+void row(llvm::raw_ostream &OS, llvm::StringRef Label, llvm::StringRef Value,
+         llvm::StringRef Note = "") {
+  OS << "  " << Label;
+  OS.indent(Label.size() < 20 ? 20 - Label.size() : 1);
+  OS << Value;
+  if (!Note.empty())
+    OS << "   " << Note;
+  OS << "\n";
+}
+
+/// What bounds a phase: the roofline's side, by how much, and what the
+/// weights' streaming and the tensor-parallel all-reduces add.
+std::string boundText(const ScenarioResult &R, PhaseId P) {
+  double C = R(P, PM::ComputeTime), Mem = R(P, PM::MemoryTime);
+  bool IsCompute = C >= Mem;
+  double Lo = std::min(C, Mem);
+  std::string S;
+  if (R.has(P, PM::StreamingTime) && R(P, PM::StreamingTime) > std::max(C, Mem))
+    S = fmt::format("weight-streaming-bound: each layer waits {} for its "
+                    "weights; the on-device roofline needs {}; ",
+                    show(R, P, PM::StreamingLayerTime),
+                    show(R, P, PM::RooflineTime));
+  S += fmt::format(
+      "{}-bound: intensity {} {} the ridge {}; {} time is {}x smaller",
+      IsCompute ? "compute" : "memory", show(R, P, PM::Intensity),
+      IsCompute ? "above" : "below", show(R, M::RidgePoint),
+      IsCompute ? "memory" : "compute",
+      formatNumber(Lo > 0 ? std::max(C, Mem) / Lo : 0));
+  if (P != PhaseId::Batch && R.has(P, PM::CommTime) && R(P, PM::CommTime) > 0)
+    S += "; TP all-reduces add " + show(R, P, PM::CommTime);
+  return S;
+}
+
+/// The Macro level's heading: what it holds, and what it does not compute.
+std::string macroNote(const ScenarioResult &R, const char *Holds) {
+  std::vector<std::string> Parts{Holds};
+  for (const NotComputed &N : R.Missing)
+    Parts.push_back(N.What + " are not computed: " + N.Why);
+  return llvm::join(Parts, "; ");
+}
+
+/// "batch time 26.98 ms ..." and the binding wall of a batch step.
+void printBatchSteps(const ScenarioResult &R, llvm::raw_ostream &OS) {
+  row(OS, R.Training ? "step time" : "batch time", show(R, M::BatchTime),
+      boundText(R, PhaseId::Batch));
+  if (R.has(PhaseId::Batch, PM::CommTime) &&
+      R(PhaseId::Batch, PM::CommTime) > 0)
+    row(OS, "gradient all-reduce", show(R, PhaseId::Batch, PM::CommTime),
+        "ring over the devices, not overlapped [wall 14]");
+  row(OS, "throughput", show(R, M::SampleThroughput),
+      "per device; " + show(R, M::SystemSampleThroughput) + " in all");
+  if (R.has(M::Mfu))
+    row(OS, "MFU", formatNumber(100 * R[M::Mfu]) + "%",
+        "model FLOPs (3x forward) / (step time x dense peak)");
+  row(OS, "efficiency", formatNumber(R(PhaseId::Batch, PM::Efficiency)),
+      "of dense peak [wall 3: software efficiency]");
+  const BindingWall &D = *R.Binding;
+  row(OS, "binding wall",
+      fmt::format("{} (batch of {}), {}x ahead of {}", D.label(),
+                  formatNumber(R[M::Batch]), formatNumber(D.Margin),
+                  D.RunnerUp));
+}
+
+/// The levels of a CNN or encoder scenario: batches of samples per device.
+void printSampleLevels(const ScenarioResult &R, llvm::raw_ostream &OS) {
+  OS << "\nFeasibility  " << (R.Feasible ? "PASS" : "FAIL") << "\n";
+  std::string What =
+      !R.Training ? "of weights"
+      : R.has(M::ActivationsPerDevice)
+          ? fmt::format("(weights, gradients, optimizer {} + activations {})",
+                        show(R, M::TrainingStatePerDevice),
+                        show(R, M::ActivationsPerDevice))
+          : "of weights, gradients and optimizer state";
+  row(OS, "memory per device",
+      fmt::format("{} {} {} {}", show(R, M::MemoryPerDevice), What,
+                  R.Feasible ? "in" : "exceed", show(R, M::DeviceMemory)),
+      "[wall 2: memory capacity]");
+  OS << "\n";
+  if (!R.Feasible) {
+    OS << "Performance  not evaluated: the scenario does not fit "
+          "(feasibility failed)\n";
+    return;
+  }
+  OS << "Performance  " << R.Performance << "\n";
+  printBatchSteps(R, OS);
+  OS << "\nMacro        (" << macroNote(R, "power at nameplate") << ")\n";
+  row(OS, "power", show(R, M::Power),
+      "devices x TDP + node overhead: an upper bound [wall 18]");
+  row(OS, "energy per sample", show(R, M::EnergyPerSample),
+      "at " + show(R, M::SystemSampleThroughput) + " over all devices");
+}
+
+/// The Feasibility level of a decoder: what fills a device's memory.
+void printDecoderFeasibility(const ScenarioResult &R, llvm::raw_ostream &OS) {
+  OS << "\nFeasibility  " << (R.Feasible ? "PASS" : "FAIL") << "\n";
+  double Mem = R[M::MemoryPerDevice], Cap = R[M::DeviceMemory];
+  std::string MemText =
+      R[M::MemoryFits] != 0
+          ? fmt::format("{} of {} ({}%)", show(R, M::MemoryPerDevice),
+                        show(R, M::DeviceMemory), formatNumber(100 * Mem / Cap))
+          : fmt::format(
+                "{} exceeds {} by {}", show(R, M::MemoryPerDevice),
+                show(R, M::DeviceMemory),
+                formatQuantity(Mem - Cap, Dimension::base(BaseDim::Data)));
+  row(OS, "memory per device", MemText, "[wall 2: memory capacity]");
+  std::string Weights = R.has(M::ResidentWeightsPerDevice)
+                            ? show(R, M::ResidentWeightsPerDevice) +
+                                  " resident weights (2 layers)"
+                            : show(R, M::WeightsPerDevice) + " weights";
+  row(OS, "  made of",
+      fmt::format("{} + {} KV cache + {} activations + {} runtime reserve",
+                  Weights, show(R, M::KVCachePerDevice),
+                  show(R, M::ActivationsPerDevice),
+                  show(R, M::RuntimeReserve)));
+  row(OS, "concurrent seqs",
+      fmt::format("up to {} per replica in a paged KV cache; batch {}{}",
+                  formatNumber(R[M::MaxConcurrentSequences]),
+                  formatNumber(R[M::Batch]),
+                  R[M::BatchFits] != 0 ? "" : " does not fit"),
+      "[wall 5: batching]");
+  double EP = R.has(M::ReplicaDevices)
+                  ? R[M::ReplicaDevices] / (R[M::TP] * R[M::PP])
+                  : 1;
+  row(OS, "parallelism",
+      fmt::format("tp {} x pp {}{} on {} device{}", formatNumber(R[M::TP]),
+                  formatNumber(R[M::PP]),
+                  EP != 1 ? " x ep " + formatNumber(EP) : "",
+                  formatNumber(R[M::Devices]), R[M::Devices] == 1 ? "" : "s"),
+      R[M::ParallelismFits] != 0 ? "" : "FAIL: more shards than devices");
+  OS << "\n";
+}
+
+/// Rows for the serving options a workload turned on (walls 3-6, 13).
+void printServingOptions(const ScenarioResult &R, llvm::raw_ostream &OS) {
+  row(OS, "efficiency",
+      fmt::format("prefill {}, decode {} of dense peak",
+                  formatNumber(R(PhaseId::Prefill, PM::Efficiency)),
+                  formatNumber(R(PhaseId::Decode, PM::Efficiency))),
+      "GEMM and attention kernels blended [wall 3]");
+  if (R.has(PhaseId::Decode, PM::WeightBytes) && R.has(M::WeightsPerDevice))
+    row(OS, "MoE weights read",
+        fmt::format("{} of {} per decode step (the experts a batch of {} "
+                    "touches)",
+                    show(R, PhaseId::Decode, PM::WeightBytes),
+                    show(R, M::WeightsPerDevice), formatNumber(R[M::Batch])),
+        "[wall 2]");
+  if (R.has(PhaseId::Decode, PM::StreamingTime))
+    row(OS, "weight streaming",
+        fmt::format("{} per decode step, {} per layer",
+                    show(R, PhaseId::Decode, PM::StreamingTime),
+                    show(R, PhaseId::Decode, PM::StreamingLayerTime)),
+        "[wall 6: weight streaming]");
+  if (R.has(M::SpeculativeTimePerToken))
+    row(OS, "TPOT", show(R, M::SpeculativeTimePerToken),
+        fmt::format("speculative decoding: {} tokens per target step, "
+                    "draft step {}",
+                    formatNumber(R[M::SpeculativeTokensPerStep]),
+                    show(R, M::DraftDecodeStepTime)));
+  if (R.has(M::HybridIterationTime))
+    row(OS, "chunked prefill",
+        fmt::format("{} chunks over {}; an iteration carrying a chunk takes "
+                    "{} (ITL p99)",
+                    formatNumber(R[M::PrefillChunks]),
+                    show(R, M::RequestChunkedPrefillTime),
+                    show(R, M::HybridIterationTime)),
+        "[wall 4: Sarathi-Serve]");
+  if (R.has(M::RequestKVTransferTime))
+    row(OS, "KV transfer", show(R, M::RequestKVTransferTime),
+        "prefill to decode replica, added to TTFT [wall 4: disaggregation]");
+  if (R.has(M::FidelityDecodeSpeedup))
+    row(OS,
+        R.has(M::PruningBytesPerParam) ? "pruned weights" : "quantized weights",
+        fmt::format("{} per device; decode {}x faster than with dense "
+                    "weights at the math precision{}",
+                    show(R, M::WeightsPerDevice),
+                    formatNumber(R[M::FidelityDecodeSpeedup]),
+                    R.has(M::PruningGemmTimeFactor) &&
+                            R[M::PruningGemmTimeFactor] < 1
+                        ? fmt::format("; GEMMs take {}x the dense time",
+                                      formatNumber(R[M::PruningGemmTimeFactor]))
+                        : ""),
+        "[wall 13: fidelity]");
+  if (R.has(M::AccuracyDelta))
+    row(OS, "accuracy delta", formatNumber(R[M::AccuracyDelta]),
+        "a sourced measurement [wall 13: fidelity]");
+}
+
+/// The queue in front of the replicas' slots (wall 7).
+void printQueue(const ScenarioResult &R, llvm::raw_ostream &OS) {
+  if (!R.has(M::Utilisation)) {
+    row(OS, "queueing", "not modelled: the workload has no `arrival` rate",
+        "[wall 7: tail latency]");
+    return;
+  }
+  bool Unstable = R.has(M::QueueStable) && R[M::QueueStable] == 0;
+  std::string Slots = fmt::format(
+      "{} slots ({} replica{} x batch {})", formatNumber(R[M::Servers]),
+      formatNumber(R[M::Replicas]), R[M::Replicas] == 1 ? "" : "s",
+      formatNumber(R[M::Servers] / R[M::Replicas]));
+  row(OS, "queue",
+      Unstable ? fmt::format("UNSTABLE: utilisation {}% of {} (>= 100%); "
+                             "waits grow without bound",
+                             formatNumber(100 * R[M::Utilisation]), Slots)
+               : fmt::format("utilisation {}% of {}",
+                             formatNumber(100 * R[M::Utilisation]), Slots),
+      "[wall 7: tail latency]");
+  if (R.has(M::PrefillInterference) && R[M::PrefillInterference] > 0)
+    row(OS, "token gap",
+        R[M::PrefillInterference] < 1
+            ? fmt::format("{} mean, {} p99", show(R, M::TpotMean),
+                          show(R, M::ItlP99))
+            : std::string("unbounded: prefills alone fill the replica"),
+        fmt::format(
+            "other requests' prefills take {}% of a replica's "
+            "time{} [wall 4]",
+            formatNumber(100 * R[M::PrefillInterference]),
+            R.has(M::ItlStallProbability)
+                ? fmt::format(", stalling {}% of token gaps",
+                              formatNumber(100 * R[M::ItlStallProbability]))
+                : ""));
+  if (!Unstable) {
+    row(OS, "TTFT p50 / p99", show(R, M::TtftP50) + " / " + show(R, M::TtftP99),
+        "p99.9 " + show(R, M::TtftP999));
+    row(OS, "latency p50 / p99",
+        show(R, M::LatencyP50) + " / " + show(R, M::LatencyP99),
+        "p99.9 " + show(R, M::LatencyP999));
+  }
+  if (R.has(M::ReplicasNeeded))
+    row(OS, "replicas needed",
+        std::isfinite(R[M::ReplicasNeeded])
+            ? fmt::format("{} of batch {} for latency p99 <= the target",
+                          formatNumber(R[M::ReplicasNeeded]),
+                          formatNumber(R[M::Batch]))
+            : "none: the target is below the service time itself",
+        "[wall 7: tail latency]");
+}
+
+/// The Performance level of a decoder.
+void printDecoderPerformance(const ScenarioResult &R, llvm::raw_ostream &OS) {
+  OS << "Performance  " << R.Performance << "\n";
+  row(OS, "prefill time", show(R, M::PrefillTime),
+      boundText(R, PhaseId::Prefill));
+  row(OS, "decode step time", show(R, M::DecodeStepTime),
+      boundText(R, PhaseId::Decode));
+  printServingOptions(R, OS);
+  bool Static = R.has(M::RequestServiceTime) && !R.has(M::RequestPrefillTime);
+  std::string PerDevice =
+      "; " + show(R, M::ThroughputPerDevice) + " per device";
+  row(OS, "throughput", show(R, M::Throughput),
+      (Static ? "per replica, static batching: the batch's tokens over its "
+                "prefill and longest decode"
+              : "per replica") +
+          PerDevice);
+  if (R.has(M::MaxBatchUnderTpot))
+    row(OS, "best batch",
+        fmt::format("{} (the largest whose decode step meets the TPOT "
+                    "limit; communication not counted)",
+                    formatNumber(R[M::MaxBatchUnderTpot])),
+        "[wall 5: batching]");
+  printQueue(R, OS);
+  const BindingWall &D = *R.Binding;
+  std::string Crossover;
+  if (D.Number == 2 && R.has(M::DecodeCrossoverBatch)) {
+    double BStar = R[M::DecodeCrossoverBatch];
+    Crossover =
+        std::isfinite(BStar)
+            ? fmt::format("; compute would bind at {}x the batch (batch {})",
+                          formatNumber(BStar / R[M::Batch]),
+                          formatNumber(BStar))
+            : "; compute never binds: KV reads grow faster than FLOPs";
+  }
+  row(OS, "binding wall",
+      fmt::format("{} (decode step), {}x ahead of {}{}", D.label(),
+                  formatNumber(D.Margin), D.RunnerUp, Crossover));
+}
+
+void printConditions(const ScenarioResult &R, llvm::raw_ostream &OS) {
+  if (R.Conditions.empty())
+    return;
+  OS << "\nConditions\n";
+  for (const ConditionResult &C : R.Conditions) {
+    std::string Detail = C.Infeasible ? "not evaluated: infeasible" : C.Detail;
+    OS << "  " << (C.IsAssert ? "assert " : "sla    ") << C.Text;
+    OS.indent(C.Text.size() < 30 ? 30 - C.Text.size() : 1);
+    OS << verdictWord(C.V);
+    if (!Detail.empty())
+      OS << "  (" << Detail << ")";
+    OS << "  " << C.Location << "\n";
+  }
+}
+
+} // namespace
+
+void printScorecard(const ScenarioResult &R, llvm::raw_ostream &OS) {
+  OS << "scenario " << R.Scenario << "\n";
+  switch (R.Kind) {
+  case ResultKind::NotLowered:
+    for (const NotComputed &N : R.Missing)
+      OS << "  " << N.What << " is not evaluated: " << N.Why << "\n";
+    break;
+  case ResultKind::PerSample:
+    printSampleLevels(R, OS);
+    break;
+  case ResultKind::Decoder:
+    if (!R.has(M::Feasible))
+      break;
+    printDecoderFeasibility(R, OS);
+    if (!R.Feasible) {
+      OS << "Performance  not evaluated: the scenario does not fit "
+            "(feasibility failed)\n";
+      OS << "\nMacro        not evaluated: the scenario does not fit\n";
+      break;
+    }
+    printDecoderPerformance(R, OS);
+    OS << "\nMacro        (" << macroNote(R, "energy at nameplate power")
+       << ")\n";
+    row(OS, "power", show(R, M::Power),
+        "devices x TDP + node overhead: an upper bound [wall 18]");
+    row(OS, "energy per token", show(R, M::EnergyPerToken),
+        "at " + show(R, M::SystemThroughput) + " over all replicas");
+    break;
+  }
+  printConditions(R, OS);
+  if (!R.Unavailable.empty() && R.Kind != ResultKind::NotLowered) {
+    std::vector<std::string> Names;
+    for (MetricId Id : R.Unavailable)
+      Names.push_back(metricInfo(Id).Name);
+    OS << "\nnot computed yet: " << llvm::join(Names, ", ") << "\n";
+  }
+}
+
+} // namespace mlsc::driver

@@ -1,0 +1,108 @@
+//===- ScorecardJson.cpp - The scorecard of `mlsc eval` as JSON -----------===//
+//
+// Renders a ScenarioResult (runtime/Result.h) as the JSON object of one
+// scenario (docs/json-output.md), streamed. Reads only the result model.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tools/mlsc/Json.h"
+#include "tools/mlsc/Render.h"
+
+#include <cmath>
+
+namespace mlsc::driver {
+
+namespace {
+
+using M = MetricId;
+
+void quantity(llvm::json::OStream &J, llvm::StringRef Key, const Quantity &Q) {
+  J.attributeBegin(Key);
+  driver::quantity(J, Q.SI, Q.Dim, Q.IsBool);
+  J.attributeEnd();
+}
+
+const char *verdictLower(Verdict V) {
+  return V == Verdict::Pass ? "pass" : V == Verdict::Fail ? "fail" : "unknown";
+}
+
+} // namespace
+
+void scorecardJSON(const ScenarioResult &R, llvm::json::OStream &J) {
+  J.object([&] {
+    J.attribute("scenario", R.Scenario);
+    J.attribute("mode", R.Training ? "training" : "inference");
+    if (R.has(M::Feasible)) {
+      J.attributeObject("feasibility", [&] {
+        J.attribute("status", R.Feasible ? "PASS" : "FAIL");
+        quantity(J, "memory_per_device", R.get(M::MemoryPerDevice));
+        quantity(J, "device_memory", R.get(M::DeviceMemory));
+        J.attribute("memory_fits", R[M::MemoryFits] != 0);
+        // What fills the memory (a decoder's parts; a batch model's state).
+        J.attributeObject("memory_parts", [&] {
+          for (MetricId Part :
+               {M::WeightsPerDevice, M::ResidentWeightsPerDevice,
+                M::KVCachePerDevice, M::ActivationsPerDevice, M::RuntimeReserve,
+                M::TrainingStatePerDevice})
+            if (R.has(Part))
+              quantity(J, metricInfo(Part).Name, R.get(Part));
+        });
+        if (R.has(M::ParallelismFits))
+          J.attribute("parallelism_fits", R[M::ParallelismFits] != 0);
+        if (R.has(M::BatchFits)) {
+          number(J, "max_concurrent_sequences", R[M::MaxConcurrentSequences]);
+          J.attribute("batch_fits", R[M::BatchFits] != 0);
+        }
+      });
+    }
+    J.attributeObject("performance", [&] {
+      if (R.Binding && R.Feasible) {
+        J.attribute("status", R.Performance);
+        J.attributeObject("metrics", [&] {
+          for (MetricId Id : R.Public)
+            quantity(J, metricInfo(Id).Name, R.get(Id));
+        });
+        const BindingWall &D = *R.Binding;
+        J.attributeObject("binding_wall", [&] {
+          J.attribute("wall", D.Short);
+          J.attribute("number", static_cast<int64_t>(D.Number));
+          J.attribute("phase", phaseInfo(D.Phase).Prefix);
+          number(J, "margin", D.Margin);
+          if (D.Number == 2 && R.has(M::DecodeCrossoverBatch)) {
+            double BStar = R[M::DecodeCrossoverBatch];
+            if (std::isfinite(BStar))
+              number(J, "crossover_batch", BStar);
+            else
+              J.attribute("crossover_batch", nullptr);
+          }
+        });
+      } else {
+        J.attribute("status", "NOT_EVALUATED");
+        J.attribute("reason",
+                    R.Kind == ResultKind::NotLowered
+                        ? R.Missing.front().What +
+                              " is not evaluated: " + R.Missing.front().Why
+                        : std::string("infeasible"));
+      }
+    });
+    J.attributeArray("conditions", [&] {
+      for (const ConditionResult &C : R.Conditions)
+        J.object([&] {
+          J.attribute("kind", C.IsAssert ? "assert" : "sla");
+          J.attribute("text", C.Text);
+          J.attribute("location", C.Location);
+          J.attribute("verdict", verdictLower(C.V));
+          if (!C.Message.empty())
+            J.attribute("message", C.Message);
+          if (!C.Computed)
+            J.attribute("missing_metric", C.Missing);
+        });
+    });
+    J.attributeArray("unavailable_metrics", [&] {
+      for (MetricId Id : R.Unavailable)
+        J.value(metricInfo(Id).Name);
+    });
+  });
+}
+
+} // namespace mlsc::driver

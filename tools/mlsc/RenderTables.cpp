@@ -1,0 +1,456 @@
+//===- RenderTables.cpp - Rendering solve and sweep results ---------------===//
+
+#include "tools/mlsc/RenderTables.h"
+#include "tools/mlsc/Json.h"
+
+#include "runtime/Format.h"
+#include "runtime/Parallel.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FileUtilities.h"
+#include "llvm/Support/Path.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+namespace mlsc::driver {
+
+using query::Query;
+using query::Term;
+using query::Variable;
+
+namespace {
+
+std::string show(double V, const Dimension &D, bool IsBool = false) {
+  return formatQuantity(V, D, IsBool);
+}
+
+/// A CSV field, quoted (RFC 4180) when it holds a comma, quote or newline.
+std::string csvField(const std::string &S) {
+  if (S.find_first_of(",\"\n\r") == std::string::npos)
+    return S;
+  std::string Q = "\"";
+  for (char Ch : S) {
+    if (Ch == '"')
+      Q += '"';
+    Q += Ch;
+  }
+  return Q + "\"";
+}
+
+/// A JSON string literal.
+std::string quoted(llvm::StringRef S) {
+  std::string Out;
+  llvm::raw_string_ostream OS(Out);
+  llvm::json::OStream(OS).value(S);
+  return OS.str();
+}
+
+std::string rangeText(const Variable &V) {
+  if (!V.Continuous && V.Values.size() <= 8) {
+    std::vector<std::string> Items;
+    for (double X : V.Values)
+      Items.push_back(show(X, V.Dim));
+    return "{" + llvm::join(Items, ", ") + "}";
+  }
+  return fmt::format("[{}, {}]", show(V.Lo, V.Dim), show(V.Hi, V.Dim));
+}
+
+std::string conditionsText(const Query &Q) {
+  std::vector<std::string> Texts;
+  for (const Term &C : Q.Conditions)
+    if (C.Text != "feasible")
+      Texts.push_back("`" + C.Text + "`");
+  return Texts.empty() ? "the feasibility checks" : llvm::join(Texts, " and ");
+}
+
+std::string bindingText(const BindingWall &B) {
+  if (!B.Known)
+    return "";
+  return fmt::format("{} ({} step), {}x ahead of {}", B.label(),
+                     phaseInfo(B.Phase).Prefix, formatNumber(B.Margin),
+                     B.RunnerUp);
+}
+
+void row(llvm::raw_ostream &OS, llvm::StringRef Label, llvm::StringRef Value) {
+  OS << "  " << Label;
+  OS.indent(Label.size() < 14 ? 14 - Label.size() : 1);
+  OS << Value << "\n";
+}
+
+/// A table's columns: the variables, then the terms it reports.
+struct Column {
+  std::string Name;
+  Dimension Dim;
+  bool IsBool = false;
+  const std::vector<std::string> *Labels = nullptr; ///< entity options
+};
+
+std::vector<Column> columnsOf(const Query &Q) {
+  const std::vector<Term> &Terms =
+      Q.K == Query::Kind::Sweep ? Q.Report : Q.Objectives;
+  std::vector<Column> Cols;
+  for (const Variable &V : Q.Vars)
+    Cols.push_back({V.Name, V.Dim, false, V.isEntity() ? &V.Labels : nullptr});
+  for (const Term &T : Terms)
+    Cols.push_back({T.Text, T.Dim, T.IsBool});
+  return Cols;
+}
+
+const std::string &label(const Column &C, double X) {
+  return (*C.Labels)[static_cast<size_t>(X)];
+}
+
+const char *unitOf(const Column &C) {
+  return C.Labels ? "entity" : C.IsBool ? "bool" : nullptr;
+}
+
+/// A number of a Pareto front in `mlsc solve`'s JSON, as it has always
+/// been printed there: whole values without a fraction, others with the
+/// digits of every other JSON number.
+std::string paretoNumber(double X) {
+  if (!std::isfinite(X))
+    return "null";
+  std::string Short = fmt::format("{}", X);
+  if (Short.find_first_of(".e") == std::string::npos)
+    return Short;
+  return jsonNumber(X);
+}
+
+} // namespace
+
+void printSolve(const Query &Q, const SolveResult &R, llvm::raw_ostream &OS) {
+  const Variable &V = Q.Vars.front();
+  const char *Verb = Q.Direction < 0 ? "minimize" : "maximize";
+  OS << "solve " << Q.Name << ": " << Verb << " " << V.Name << " in "
+     << rangeText(V) << " such that " << conditionsText(Q) << "\n";
+  std::string Monotone =
+      R.Monotone
+          ? fmt::format("monotone over {} samples", R.Samples)
+          : fmt::format("not monotone over {} samples: the conditions hold "
+                        "on a stretch inside the range; the answer is the "
+                        "{} edge of the {} stretch the samples found",
+                        R.Samples, Q.Direction < 0 ? "lower" : "upper",
+                        Q.Direction < 0 ? "first" : "last");
+  if (!R.Found) {
+    OS << "  infeasible    no " << V.Name << " in " << rangeText(V) << " meets "
+       << conditionsText(Q) << "\n";
+    if (R.FailingCondition >= 0) {
+      const Term &C = Q.Conditions[R.FailingCondition];
+      const std::string &Why = R.Conditions[R.FailingCondition].Operands;
+      row(OS, "closest",
+          fmt::format("at {}: `{}` fails{}", show(R.Closest, V.Dim), C.Text,
+                      Why.empty() ? "" : " (" + Why + ")"));
+    }
+    if (R.Binding.Known)
+      row(OS, "blocked by", bindingText(R.Binding));
+    row(OS, "evaluations", fmt::format("{} ({})", R.Evaluations, Monotone));
+    return;
+  }
+  std::string Precision = V.Continuous && !V.Integer
+                              ? fmt::format("to {:g}%", 100 * Q.Tolerance)
+                              : "exact";
+  row(OS, "answer", fmt::format("{}   ({})", show(R.Answer, V.Dim), Precision));
+  for (size_t K = 0; K < Q.Conditions.size(); ++K) {
+    const Term &C = Q.Conditions[K];
+    const SolveResult::ConditionAt &At = R.Conditions[K];
+    row(OS, C.Text == "feasible" ? "feasible" : "holds",
+        C.Text == "feasible"
+            ? (At.Holds ? "yes" : "no")
+            : fmt::format("{}{}", C.Text,
+                          At.Operands.empty() ? ""
+                                              : "  (" + At.Operands + ")"));
+  }
+  if (R.LimitingCondition >= 0) {
+    const Term &C = Q.Conditions[R.LimitingCondition];
+    row(OS, "limited by",
+        C.Text == "feasible"
+            ? fmt::format("feasibility: at {} the scenario does not fit "
+                          "(see `mlsc eval`)",
+                          show(R.Beyond, V.Dim))
+            : fmt::format("`{}`: at {} it fails", C.Text,
+                          show(R.Beyond, V.Dim)));
+  }
+  if (R.Binding.Known)
+    row(OS, "binding wall", bindingText(R.Binding));
+  if (!std::isnan(R.ClosedForm))
+    row(OS, "closed form",
+        fmt::format("{} = {} (inverse roofline); the solver is {:+.3f}% "
+                    "from it",
+                    R.ClosedFormRule, show(R.ClosedForm, V.Dim),
+                    100 * (R.Answer / R.ClosedForm - 1)));
+  row(OS, "evaluations", fmt::format("{} ({})", R.Evaluations, Monotone));
+}
+
+void solveJSON(const Query &Q, const SolveResult &R, llvm::StringRef Scenario,
+               llvm::json::OStream &J) {
+  const Variable &V = Q.Vars.front();
+  auto value = [&](llvm::StringRef Key, double X) {
+    J.attributeObject(Key, [&] {
+      number(J, "value", X);
+      J.attribute("unit", V.Dim.str());
+      J.attribute("display", show(X, V.Dim));
+    });
+  };
+  J.object([&] {
+    J.attribute("solve", Q.Name);
+    J.attribute("scenario", Scenario);
+    J.attribute("variable", V.Name);
+    J.attribute("direction", Q.Direction < 0 ? "minimize" : "maximize");
+    J.attributeObject("range", [&] {
+      number(J, "low", V.Lo);
+      number(J, "high", V.Hi);
+      J.attribute("unit", V.Dim.str());
+    });
+    J.attribute("found", R.Found);
+    if (R.Found) {
+      value("answer", R.Answer);
+    } else {
+      J.attribute("answer", nullptr);
+      value("closest", R.Closest);
+      if (R.FailingCondition >= 0)
+        J.attribute("failing_condition", Q.Conditions[R.FailingCondition].Text);
+    }
+    J.attributeArray("conditions", [&] {
+      for (size_t K = 0; K < Q.Conditions.size(); ++K)
+        J.object([&] {
+          J.attribute("text", Q.Conditions[K].Text);
+          J.attribute("holds", R.Conditions[K].Holds);
+        });
+    });
+    if (R.Binding.Known)
+      J.attributeObject("binding_wall", [&] {
+        J.attribute("wall", R.Binding.Short);
+        J.attribute("number", static_cast<int64_t>(R.Binding.Number));
+        J.attribute("phase", phaseInfo(R.Binding.Phase).Prefix);
+        number(J, "margin", R.Binding.Margin);
+      });
+    if (R.LimitingCondition >= 0)
+      J.attributeObject("limited_by", [&] {
+        J.attribute("condition", Q.Conditions[R.LimitingCondition].Text);
+        number(J, "at", R.Beyond);
+      });
+    if (!std::isnan(R.ClosedForm))
+      J.attributeObject("closed_form", [&] {
+        number(J, "value", R.ClosedForm);
+        J.attribute("unit", V.Dim.str());
+        J.attribute("rule", R.ClosedFormRule);
+      });
+    J.attribute("evaluations", static_cast<int64_t>(R.Evaluations));
+    J.attribute("monotone", R.Monotone);
+  });
+}
+
+std::string gridCSV(const Query &Q, const GridResult &R, unsigned Threads) {
+  std::vector<Column> Cols = columnsOf(Q);
+  std::vector<std::string> Head;
+  for (const Column &C : Cols)
+    Head.push_back(csvField(C.Dim.isDimensionless() || C.IsBool || C.Labels
+                                ? C.Name
+                                : fmt::format("{} [{}]", C.Name, C.Dim.str())));
+  Head.push_back("binding_wall");
+  std::string Out = llvm::join(Head, ",") + "\n";
+  // Large tables are formatted in chunks on every core, then joined in
+  // order: the bytes do not depend on the thread count.
+  size_t N = R.Rows.size();
+  unsigned Chunks = N < 65536 ? 1 : std::max(1u, Threads);
+  std::vector<std::string> Parts(Chunks);
+  parallelChunks(N, Chunks, 1, [&](unsigned Chunk, size_t Begin, size_t End) {
+    fmt::memory_buffer B;
+    for (size_t I = Begin; I < End; ++I) {
+      const GridRow &Row = R.Rows[I];
+      for (size_t K = 0; K < Row.Vars.size(); ++K)
+        if (Cols[K].Labels)
+          fmt::format_to(std::back_inserter(B), "{},",
+                         csvField(label(Cols[K], Row.Vars[K])));
+        else
+          fmt::format_to(std::back_inserter(B), "{},", Row.Vars[K]);
+      for (double X : Row.Values)
+        fmt::format_to(std::back_inserter(B), "{},", X);
+      fmt::format_to(std::back_inserter(B), "{}\n", wallShortName(Row.Binding));
+    }
+    Parts[Chunk].assign(B.data(), B.size());
+  });
+  size_t Size = Out.size();
+  for (const std::string &P : Parts)
+    Size += P.size();
+  Out.reserve(Size);
+  for (const std::string &P : Parts)
+    Out += P;
+  return Out;
+}
+
+void sweepJSON(const Query &Q, const GridResult &R, llvm::StringRef Scenario,
+               llvm::raw_ostream &OS) {
+  std::vector<Column> Cols = columnsOf(Q);
+  // The columns and each row are compact arrays on one line, so that a
+  // table of many points stays a line per point.
+  std::string Columns = "[";
+  for (size_t K = 0; K < Cols.size(); ++K) {
+    const char *Unit = unitOf(Cols[K]);
+    Columns += fmt::format("{}{{\"name\": {}, \"unit\": {}}}", K ? ", " : "",
+                           quoted(Cols[K].Name),
+                           quoted(Unit ? Unit : Cols[K].Dim.str()));
+  }
+  Columns += ", {\"name\": \"binding_wall\", \"unit\": \"\"}]";
+  llvm::json::OStream J(OS, 2);
+  J.object([&] {
+    J.attribute(Q.K == Query::Kind::Sweep ? "sweep" : "solve", Q.Name);
+    J.attribute("scenario", Scenario);
+    J.attribute("points", static_cast<int64_t>(R.Points));
+    J.attribute("kept", static_cast<int64_t>(R.Kept));
+    J.attributeBegin("columns");
+    J.rawValue(Columns);
+    J.attributeEnd();
+    J.attributeArray("rows", [&] {
+      fmt::memory_buffer B;
+      for (const GridRow &Row : R.Rows) {
+        B.clear();
+        B.push_back('[');
+        bool First = true;
+        auto sep = [&] {
+          if (!First)
+            fmt::format_to(std::back_inserter(B), ", ");
+          First = false;
+        };
+        for (size_t K = 0; K < Row.Vars.size(); ++K) {
+          sep();
+          if (Cols[K].Labels)
+            fmt::format_to(std::back_inserter(B), "{}",
+                           quoted(label(Cols[K], Row.Vars[K])));
+          else if (std::isfinite(Row.Vars[K]))
+            fmt::format_to(std::back_inserter(B), "{}", Row.Vars[K]);
+          else
+            fmt::format_to(std::back_inserter(B), "null");
+        }
+        for (double X : Row.Values) {
+          sep();
+          if (std::isfinite(X))
+            fmt::format_to(std::back_inserter(B), "{}", X);
+          else
+            fmt::format_to(std::back_inserter(B), "null");
+        }
+        fmt::format_to(std::back_inserter(B), ", \"{}\"]",
+                       wallShortName(Row.Binding));
+        J.rawValue(llvm::StringRef(B.data(), B.size()));
+      }
+    });
+  });
+  OS << "\n";
+}
+
+void paretoJSON(const Query &Q, const GridResult &R, llvm::StringRef Scenario,
+                llvm::json::OStream &J) {
+  std::vector<Column> Cols = columnsOf(Q);
+  auto num = [&](double X) {
+    std::string Text = paretoNumber(X);
+    J.rawValue([&](llvm::raw_ostream &OS) { OS << Text; });
+  };
+  J.object([&] {
+    J.attribute("solve", Q.Name);
+    J.attribute("scenario", Scenario);
+    J.attribute("points", static_cast<int64_t>(R.Points));
+    J.attribute("kept", static_cast<int64_t>(R.Kept));
+    J.attributeArray("columns", [&] {
+      for (const Column &C : Cols)
+        J.object([&] {
+          J.attribute("name", C.Name);
+          const char *Unit = unitOf(C);
+          J.attribute("unit", Unit ? std::string(Unit) : C.Dim.str());
+        });
+      J.object([&] {
+        J.attribute("name", "binding_wall");
+        J.attribute("unit", "");
+      });
+    });
+    J.attributeArray("rows", [&] {
+      for (const GridRow &Row : R.Rows)
+        J.array([&] {
+          for (size_t K = 0; K < Row.Vars.size(); ++K)
+            if (Cols[K].Labels)
+              J.value(label(Cols[K], Row.Vars[K]));
+            else
+              num(Row.Vars[K]);
+          for (double X : Row.Values)
+            num(X);
+          J.value(wallShortName(Row.Binding));
+        });
+    });
+  });
+}
+
+std::string gridText(const Query &Q, const GridResult &R) {
+  std::vector<Column> Cols = columnsOf(Q);
+  std::vector<std::vector<std::string>> Cells;
+  std::vector<std::string> Head;
+  for (const Column &C : Cols)
+    Head.push_back(C.Name);
+  Head.push_back("binding wall");
+  Cells.push_back(Head);
+  for (const GridRow &Row : R.Rows) {
+    std::vector<std::string> Line;
+    for (size_t K = 0; K < Row.Vars.size(); ++K)
+      Line.push_back(Cols[K].Labels ? label(Cols[K], Row.Vars[K])
+                                    : show(Row.Vars[K], Cols[K].Dim));
+    for (size_t K = 0; K < Row.Values.size(); ++K) {
+      const Column &C = Cols[Row.Vars.size() + K];
+      Line.push_back(show(Row.Values[K], C.Dim, C.IsBool));
+    }
+    Line.push_back(wallShortName(Row.Binding));
+    Cells.push_back(std::move(Line));
+  }
+  std::vector<size_t> Width(Head.size(), 0);
+  for (const auto &Line : Cells)
+    for (size_t K = 0; K < Line.size(); ++K)
+      Width[K] = std::max(Width[K], Line[K].size());
+  std::string Out;
+  for (const auto &Line : Cells) {
+    std::string Text;
+    for (size_t K = 0; K < Line.size(); ++K) {
+      Text += Line[K];
+      if (K + 1 < Line.size())
+        Text += std::string(Width[K] - Line[K].size() + 3, ' ');
+    }
+    Out += Text + "\n";
+  }
+  return Out;
+}
+
+TableFormat formatForPath(llvm::StringRef Path) {
+  if (Path.endswith_insensitive(".csv"))
+    return TableFormat::CSV;
+  if (Path.endswith_insensitive(".json"))
+    return TableFormat::JSON;
+  return TableFormat::Text;
+}
+
+bool writeFileAtomically(llvm::StringRef Path, llvm::StringRef Contents,
+                         std::string &Error) {
+  llvm::Error E =
+      llvm::writeFileAtomically(Path.str() + ".tmp-%%%%%%", Path, Contents);
+  if (!E)
+    return true;
+  llvm::handleAllErrors(std::move(E), [&](const llvm::AtomicFileWriteError &A) {
+    switch (A.Error) {
+    case llvm::atomic_write_error::failed_to_create_uniq_file: {
+      llvm::StringRef Folder = llvm::sys::path::parent_path(Path);
+      Error = !Folder.empty() && !llvm::sys::fs::is_directory(Folder)
+                  ? fmt::format("cannot write: no folder `{}`", Folder.str())
+                  : "cannot write: cannot create a temporary file in its "
+                    "folder";
+      break;
+    }
+    case llvm::atomic_write_error::output_stream_error:
+      Error = "cannot write: the write failed (disk full?)";
+      break;
+    case llvm::atomic_write_error::failed_to_rename_temp_file:
+      Error = "cannot write: cannot replace the file";
+      break;
+    }
+  });
+  return false;
+}
+
+} // namespace mlsc::driver

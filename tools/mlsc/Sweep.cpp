@@ -1,0 +1,104 @@
+//===- Sweep.cpp - `mlsc sweep`: tables of points -------------------------===//
+
+#include "tools/mlsc/Queries.h"
+#include "tools/mlsc/RenderTables.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/Process.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+
+namespace mlsc::driver {
+
+int sweepCommand(const DriverOptions &O,
+                 std::unique_ptr<llvm::MemoryBuffer> Buf) {
+  std::unique_ptr<Compilation> C = compileForEval(O, std::move(Buf));
+  if (!C)
+    return InputErrors;
+  auto Queries = selectQueries(*C, query::Query::Kind::Sweep, O.QueryName);
+  if (Queries.empty())
+    return UsageError;
+  // One table per output: several sweeps go to stdout as text, or are run
+  // one at a time by name.
+  if (Queries.size() > 1 &&
+      (!O.Output.empty() || O.Format != OutputFormat::Text)) {
+    std::vector<std::string> Names;
+    for (const query::Query *Q : Queries)
+      Names.push_back(Q->Name);
+    return usage(DiagKind::MissingArgument,
+                 fmt::format("the file has {} sweeps ({}); name one for "
+                             "--output, --format=json or --format=csv",
+                             Queries.size(), llvm::join(Names, ", ")));
+  }
+  llvm::raw_ostream &OS = llvm::outs();
+  for (size_t I = 0; I < Queries.size(); ++I) {
+    const query::Query &Q = *Queries[I];
+    const graph::Graph &G = C->Graphs[Q.Graph];
+    Evaluator E(G);
+    // A progress bar on stderr when it is a terminal and the sweep has run
+    // for more than a second.
+    auto Start = std::chrono::steady_clock::now();
+    bool Shown = false;
+    Progress Bar;
+    if (O.Progress && llvm::sys::Process::StandardErrIsDisplayed())
+      Bar = [&](size_t Done, size_t Total) {
+        double Elapsed = std::chrono::duration<double>(
+                             std::chrono::steady_clock::now() - Start)
+                             .count();
+        if (Elapsed < 1 && !Shown)
+          return;
+        Shown = true;
+        int Width = 40;
+        int Fill = Total ? static_cast<int>(Width * Done / Total) : Width;
+        llvm::errs() << fmt::format(
+            "\r{} [{}{}] {}/{} points", Q.Name, std::string(Fill, '#'),
+            std::string(Width - Fill, ' '), Done, Total);
+        if (Done == Total)
+          llvm::errs() << "\n";
+      };
+    GridResult R = runSweep(E, Q, threads(O), Bar);
+    std::string Path = O.Output.empty() ? Q.Output : O.Output;
+    TableFormat F = !Path.empty()                    ? formatForPath(Path)
+                    : O.Format == OutputFormat::Json ? TableFormat::JSON
+                    : O.Format == OutputFormat::Csv  ? TableFormat::CSV
+                                                     : TableFormat::Text;
+    std::string Table;
+    llvm::raw_string_ostream TableOS(Table);
+    switch (F) {
+    case TableFormat::Text:
+      TableOS << gridText(Q, R);
+      break;
+    case TableFormat::CSV:
+      TableOS << gridCSV(Q, R, threads(O));
+      break;
+    case TableFormat::JSON:
+      sweepJSON(Q, R, G.Scenario, TableOS);
+      break;
+    }
+    TableOS.flush();
+    if (!Path.empty()) {
+      std::string Error;
+      if (!writeFileAtomically(Path, Table, Error)) {
+        reportError(DiagKind::OutputFailed, Path, Error);
+        return InputErrors;
+      }
+      OS << fmt::format("sweep {}: {} points, {} kept, {} written to {}\n",
+                        Q.Name, R.Points, R.Kept, R.Rows.size(), Path);
+      continue;
+    }
+    if (F == TableFormat::Text)
+      OS << (I ? "\n" : "")
+         << fmt::format("sweep {}: {} points, {} meet the conditions{}\n",
+                        Q.Name, R.Points, R.Kept,
+                        R.Rows.size() < R.Kept
+                            ? fmt::format(", first {} shown", R.Rows.size())
+                            : "");
+    OS << Table;
+  }
+  return Success;
+}
+
+} // namespace mlsc::driver
