@@ -155,7 +155,9 @@ struct Graph {
   std::vector<MetricId> Metrics;     ///< public metrics, in table order
   std::vector<MetricId> Unavailable; ///< public metrics no wall computes
   std::vector<Condition> Conditions;
-  bool Training = false;
+  /// A decoder LLM trained: the family whose steps are lowered only in
+  /// part (the walls that need no step model).
+  bool DecoderTraining = false;
   /// A decoder's step model inputs; none for other workloads.
   std::optional<StepInputs> Step;
 

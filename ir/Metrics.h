@@ -39,7 +39,14 @@ enum class PhaseMetricId : uint8_t {
 /// Part of the language, or read by the tool only.
 enum class Visibility : uint8_t { Public, Internal };
 /// Which workloads compute a metric (Metrics.def).
-enum class Applies : uint8_t { Tokens, TokensOnInput, Samples, Training, All };
+enum class Applies : uint8_t {
+  Tokens,
+  TokensOnInput,
+  Samples,
+  Training,
+  DecoderTraining,
+  All
+};
 /// The scorecard level a metric belongs to.
 enum class Level : uint8_t { Feasibility, Performance, Macro, None };
 

@@ -91,7 +91,7 @@ public:
     QueryGraph = Q.Graph;
     L = Lowerings[Q.Graph].get();
     G = &C.Graphs[Q.Graph];
-    if (G->Training || G->Nodes.empty()) {
+    if (G->DecoderTraining || G->Nodes.empty()) {
       C.Diags.report(DiagKind::MalformedQuery, SF->Range,
                      fmt::format("scenario `{}` is not evaluated (see `mlsc "
                                  "eval`), so it cannot be queried",

@@ -48,8 +48,7 @@ void lowerScenario(LoweringContext &Ctx) {
   Ctx.Precision = Ctx.entity(*Ctx.Workload, "precision");
   Ctx.Sys = Ctx.system(*Ctx.SystemEntity);
   Ctx.Family = familyOf(Ctx, *Ctx.Workload, Ctx.Model);
-  if (Ctx.Family == WorkloadFamily::DecoderTraining)
-    Ctx.G.Training = true; // no step lowers decoder training yet
+  Ctx.G.DecoderTraining = Ctx.Family == WorkloadFamily::DecoderTraining;
   if (Ctx.Model && Ctx.Precision && Ctx.Sys)
     runSteps(Ctx);
   Ctx.reportMissing();

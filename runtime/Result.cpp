@@ -77,11 +77,11 @@ ScenarioResult scenarioResult(const Evaluator &E, llvm::SourceMgr &SM) {
   R.Public = G.Metrics;
   R.Unavailable = G.Unavailable;
 
-  if (G.Training) {
-    R.Kind = ResultKind::NotLowered;
+  if (G.DecoderTraining) {
+    R.Kind = ResultKind::DecoderTraining;
     R.Training = true;
-    R.Missing.push_back({"decoder LLM training",
-                         "no implemented wall lowers it (see `mlsc walls`)"});
+    R.Missing.push_back({"the steps of decoder LLM training",
+                         "no implemented wall lowers them (see `mlsc walls`)"});
   } else if (R.has(MetricId::SampleThroughput)) {
     R.Kind = ResultKind::PerSample;
     R.Training = R.has(MetricId::StepTime);
@@ -90,7 +90,7 @@ ScenarioResult scenarioResult(const Evaluator &E, llvm::SourceMgr &SM) {
   if (G.has(mainPhase(G), PhaseMetricId::ComputeTime))
     R.Binding = bindingWall(E);
   // Cost and carbon: walls 17 and 18 have no formula for them.
-  if (R.Kind != ResultKind::NotLowered)
+  if (R.Kind != ResultKind::DecoderTraining)
     R.Missing.push_back({"cost and carbon", "no wall computes them"});
 
   bool AnyFail = R.has(MetricId::QueueStable) && R[MetricId::QueueStable] == 0;

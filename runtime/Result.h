@@ -58,7 +58,9 @@ struct NotComputed {
 enum class ResultKind {
   Decoder,   ///< a decoder LLM served
   PerSample, ///< a CNN or encoder model, inference or training
-  NotLowered ///< decoder LLM training: no wall lowers it
+  /// A decoder LLM trained: only the walls that need no step model are
+  /// lowered (Missing says what is not).
+  DecoderTraining
 };
 
 struct ScenarioResult {

@@ -375,7 +375,7 @@ LeafStatus LoweringContext::leafFor(const ir::Entity &E, llvm::StringRef Path,
 
 void LoweringContext::finishMetrics() {
   bool PerSample = G.has(MetricId::SampleThroughput);
-  bool Training = G.Training || G.has(MetricId::StepTime);
+  bool Training = G.DecoderTraining || G.has(MetricId::StepTime);
   for (const MetricInfo &M : allMetrics()) {
     if (M.Vis != Visibility::Public)
       continue;
@@ -390,7 +390,10 @@ void LoweringContext::finishMetrics() {
     bool Applies = false;
     switch (M.Where) {
     case mlsc::Applies::Tokens:
-      Applies = !PerSample;
+      Applies = !PerSample && !Training;
+      break;
+    case mlsc::Applies::DecoderTraining:
+      Applies = !PerSample && Training;
       break;
     case mlsc::Applies::Samples:
       Applies = PerSample;

@@ -296,7 +296,8 @@ void leavesJSON(const Evaluator &E, NodeId Node, llvm::SourceMgr &SM,
 }
 
 void printGraph(const Graph &G, llvm::SourceMgr &SM, llvm::raw_ostream &OS) {
-  OS << "graph " << G.Scenario << (G.Training ? " (training)" : "") << "\n";
+  OS << "graph " << G.Scenario << (G.DecoderTraining ? " (training)" : "")
+     << "\n";
   for (uint32_t I = 0; I < G.Nodes.size(); ++I) {
     const graph::Node &N = G.Nodes[I];
     OS << "  %" << I << " = ";

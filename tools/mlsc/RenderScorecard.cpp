@@ -14,6 +14,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 namespace mlsc::driver {
@@ -66,6 +67,50 @@ std::string boundText(const ScenarioResult &R, PhaseId P) {
   return S;
 }
 
+/// The walls whose figures the rows of this file lay out by hand. A public
+/// metric of any other wall is shown by levelRows under its level
+/// (ir/Metrics.def), so a new wall needs no edit here.
+bool laidOut(Wall W) {
+  switch (W) {
+  case Wall::Compute:
+  case Wall::Memory:
+  case Wall::SoftwareEfficiency:
+  case Wall::Serving:
+  case Wall::Batching:
+  case Wall::WeightStreaming:
+  case Wall::TailLatency:
+  case Wall::Fidelity:
+  case Wall::Communication:
+  case Wall::Sustainability:
+    return true;
+  default:
+    return false;
+  }
+}
+
+/// A row per computed public metric of level \p L that no hand-laid row
+/// shows: its name, value, and its contract's description and wall.
+void levelRows(const ScenarioResult &R, Level L, llvm::raw_ostream &OS) {
+  for (MetricId Id : R.Public) {
+    const MetricInfo &I = metricInfo(Id);
+    if (I.Shown != L || laidOut(I.W))
+      continue;
+    std::string Label = I.Name;
+    std::replace(Label.begin(), Label.end(), '_', ' ');
+    const WallInfo *W = wallInfo(I.W);
+    row(OS, Label, show(R, Id),
+        fmt::format("{} [wall {}: {}]", I.Doc, W->Number, W->Name));
+  }
+}
+
+/// Whether some computed public metric of level \p L has no hand-laid row.
+bool hasLevelRows(const ScenarioResult &R, Level L) {
+  for (MetricId Id : R.Public)
+    if (metricInfo(Id).Shown == L && !laidOut(metricInfo(Id).W))
+      return true;
+  return false;
+}
+
 /// The Macro level's heading: what it holds, and what it does not compute.
 std::string macroNote(const ScenarioResult &R, const char *Holds) {
   std::vector<std::string> Parts{Holds};
@@ -110,6 +155,7 @@ void printSampleLevels(const ScenarioResult &R, llvm::raw_ostream &OS) {
       fmt::format("{} {} {} {}", show(R, M::MemoryPerDevice), What,
                   R.Feasible ? "in" : "exceed", show(R, M::DeviceMemory)),
       "[wall 2: memory capacity]");
+  levelRows(R, Level::Feasibility, OS);
   OS << "\n";
   if (!R.Feasible) {
     OS << "Performance  not evaluated: the scenario does not fit "
@@ -118,11 +164,13 @@ void printSampleLevels(const ScenarioResult &R, llvm::raw_ostream &OS) {
   }
   OS << "Performance  " << R.Performance << "\n";
   printBatchSteps(R, OS);
+  levelRows(R, Level::Performance, OS);
   OS << "\nMacro        (" << macroNote(R, "power at nameplate") << ")\n";
   row(OS, "power", show(R, M::Power),
       "devices x TDP + node overhead: an upper bound [wall 18]");
   row(OS, "energy per sample", show(R, M::EnergyPerSample),
       "at " + show(R, M::SystemSampleThroughput) + " over all devices");
+  levelRows(R, Level::Macro, OS);
 }
 
 /// The Feasibility level of a decoder: what fills a device's memory.
@@ -162,6 +210,7 @@ void printDecoderFeasibility(const ScenarioResult &R, llvm::raw_ostream &OS) {
                   EP != 1 ? " x ep " + formatNumber(EP) : "",
                   formatNumber(R[M::Devices]), R[M::Devices] == 1 ? "" : "s"),
       R[M::ParallelismFits] != 0 ? "" : "FAIL: more shards than devices");
+  levelRows(R, Level::Feasibility, OS);
   OS << "\n";
 }
 
@@ -307,6 +356,7 @@ void printDecoderPerformance(const ScenarioResult &R, llvm::raw_ostream &OS) {
   row(OS, "binding wall",
       fmt::format("{} (decode step), {}x ahead of {}{}", D.label(),
                   formatNumber(D.Margin), D.RunnerUp, Crossover));
+  levelRows(R, Level::Performance, OS);
 }
 
 void printConditions(const ScenarioResult &R, llvm::raw_ostream &OS) {
@@ -329,9 +379,16 @@ void printConditions(const ScenarioResult &R, llvm::raw_ostream &OS) {
 void printScorecard(const ScenarioResult &R, llvm::raw_ostream &OS) {
   OS << "scenario " << R.Scenario << "\n";
   switch (R.Kind) {
-  case ResultKind::NotLowered:
+  case ResultKind::DecoderTraining:
     for (const NotComputed &N : R.Missing)
-      OS << "  " << N.What << " is not evaluated: " << N.Why << "\n";
+      OS << "  " << N.What << " are not evaluated: " << N.Why << "\n";
+    for (auto [L, Name] : {std::pair{Level::Feasibility, "Feasibility"},
+                           std::pair{Level::Performance, "Performance"},
+                           std::pair{Level::Macro, "Macro"}})
+      if (hasLevelRows(R, L)) {
+        OS << "\n" << Name << "\n";
+        levelRows(R, L, OS);
+      }
     break;
   case ResultKind::PerSample:
     printSampleLevels(R, OS);
@@ -353,10 +410,11 @@ void printScorecard(const ScenarioResult &R, llvm::raw_ostream &OS) {
         "devices x TDP + node overhead: an upper bound [wall 18]");
     row(OS, "energy per token", show(R, M::EnergyPerToken),
         "at " + show(R, M::SystemThroughput) + " over all replicas");
+    levelRows(R, Level::Macro, OS);
     break;
   }
   printConditions(R, OS);
-  if (!R.Unavailable.empty() && R.Kind != ResultKind::NotLowered) {
+  if (!R.Unavailable.empty()) {
     std::vector<std::string> Names;
     for (MetricId Id : R.Unavailable)
       Names.push_back(metricInfo(Id).Name);

@@ -79,10 +79,16 @@ void scorecardJSON(const ScenarioResult &R, llvm::json::OStream &J) {
       } else {
         J.attribute("status", "NOT_EVALUATED");
         J.attribute("reason",
-                    R.Kind == ResultKind::NotLowered
+                    R.Kind == ResultKind::DecoderTraining
                         ? R.Missing.front().What +
-                              " is not evaluated: " + R.Missing.front().Why
+                              " are not evaluated: " + R.Missing.front().Why
                         : std::string("infeasible"));
+        // What the walls that are lowered compute (decoder training).
+        if (R.Kind == ResultKind::DecoderTraining && !R.Public.empty())
+          J.attributeObject("metrics", [&] {
+            for (MetricId Id : R.Public)
+              quantity(J, metricInfo(Id).Name, R.get(Id));
+          });
       }
     });
     J.attributeArray("conditions", [&] {
