@@ -9,6 +9,7 @@ usage: gen-docs.py --mlsc PATH/TO/mlsc [--check] [--root SRC]
 """
 import argparse
 import os
+import re
 import subprocess
 import sys
 
@@ -31,9 +32,13 @@ def units(mlsc):
 
 
 def schemas(mlsc):
+    """Every kind's fields. A scenario's metrics are the graph contract's
+    public metrics: one row points to their table in docs/walls.md, so a
+    new wall's metrics are documented in one place."""
     out = []
     for cols in run(mlsc, "schemas"):
         if not cols[0].startswith("  "):
+            pointed = False
             out.append(f"\n### `{cols[0]}`\n\n{cols[1]}.\n")
             out.append("| field or metric | type | required | meaning |")
             out.append("|---|---|---|---|")
@@ -43,8 +48,11 @@ def schemas(mlsc):
             out.insert(len(out) - 2, item.replace("variants of", "Variants of") + "\n")
         elif item.startswith("field "):
             out.append(f"| `{item[6:]}` | {cols[1]} | {cols[2]} | {cols[3]} |")
-        elif item.startswith("metric "):
-            out.append(f"| `{item[7:]}` (metric) | {cols[1]} | output | {cols[2]} |")
+        elif item.startswith("metric ") and not pointed:
+            pointed = True
+            out.append("| its metrics | see the table | output | the public metrics of the "
+                       "graph contract (`ir/Metrics.def`), with their units, walls and "
+                       "scorecard levels: [docs/walls.md, Metrics](walls.md#metrics) |")
     return "\n".join(out).strip()
 
 
@@ -91,6 +99,60 @@ def defaults(mlsc):
     return "\n".join(rows)
 
 
+def formulas(mlsc, wall):
+    """The formula table of one wall (its .def file's rows)."""
+    rows = ["| formula | equation | source |", "|---|---|---|"]
+    for num, _, name, status, _, _, eq, cite, reason in run(mlsc, "formulas"):
+        if int(num) == wall:
+            lib = f" (library: {md(reason)})" if status == "library" else ""
+            rows.append(f"| `{name}`{lib} | `{md(eq)}` | {md(cite)} |")
+    return "\n".join(rows)
+
+
+def metrics(mlsc):
+    rows = ["| metric | unit | wall | level | applies to | meaning |",
+            "|---|---|---|---|---|---|"]
+    for name, unit, wall, vis, applies, level, doc in run(mlsc, "metrics"):
+        if vis == "public":
+            unit = "true or false" if unit == "bool" else unit
+            rows.append(f"| `{name}` | {unit} | {wall} | {level or '—'} | {applies} | {md(doc)} |")
+    return "\n".join(rows)
+
+
+def defaults_of(mlsc, wall=None):
+    rows = ["| field | default | plausible range | role | evidence |",
+            "|---|---|---|---|---|"]
+    for kind, field, value, unit, rng, num, role, evidence in run(mlsc, "defaults"):
+        if wall is None or int(num) == wall:
+            unit = "" if unit == "1" else " " + unit
+            shown = value + unit if value != "none" else "none"
+            rng = rng + unit if rng else "—"
+            where = f"`{kind}.{field}`" + ("" if wall is not None else f" (wall {num})")
+            rows.append(f"| {where} | {shown} | {rng} | {role} | {md(evidence)} |")
+    return "\n".join(rows)
+
+
+def walls_sections(mlsc, path):
+    """docs/walls.md: `metrics`, `defaults`, and a `formulas-N` (and
+    optionally `defaults-N`) section per wall. A wall with formulas and no
+    `formulas-N` section is an error, so a new wall cannot go undocumented."""
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    gens = {"metrics": lambda: metrics(mlsc), "defaults": lambda: defaults_of(mlsc)}
+    for kind, num in re.findall(r"<!-- BEGIN GENERATED: (formulas|defaults)-(\d+) -->", text):
+        n = int(num)
+        gens[f"{kind}-{n}"] = (lambda n=n: formulas(mlsc, n)) if kind == "formulas" \
+            else (lambda n=n: defaults_of(mlsc, n))
+    walls = sorted({int(r[0]) for r in run(mlsc, "formulas")})
+    missing = [w for w in walls if f"formulas-{w}" not in gens]
+    if missing:
+        print("error: %s: no `formulas-N` section for wall(s) %s; add "
+              "<!-- BEGIN GENERATED: formulas-N --> and <!-- END GENERATED: formulas-N -->"
+              % (path, ", ".join(map(str, missing))))
+        return None
+    return gens
+
+
 SECTIONS = {
     "docs/driver.md": {"commands": commands, "options": options},
     "docs/language.md": {"units": units, "schemas": schemas},
@@ -105,10 +167,16 @@ def main():
     ap.add_argument("--root", default=os.path.join(os.path.dirname(__file__), ".."))
     args = ap.parse_args()
     status = 0
+    regenerate = "utils/gen-docs.py --mlsc build/bin/mlsc"
     for rel, gens in SECTIONS.items():
         generators = {name: (lambda g=gen: g(args.mlsc)) for name, gen in gens.items()}
         status |= update_sections(os.path.join(args.root, rel), generators, args.check,
-                                  "utils/gen-docs.py --mlsc build/bin/mlsc")
+                                  regenerate)
+    walls = os.path.join(args.root, "docs/walls.md")
+    gens = walls_sections(args.mlsc, walls)
+    if gens is None:
+        return 1
+    status |= update_sections(walls, gens, args.check, regenerate)
     return status
 
 if __name__ == "__main__":

@@ -84,6 +84,42 @@ int verifyCommand(const DriverOptions &O,
   return AllOK ? Success : InputErrors;
 }
 
+namespace {
+
+const char *appliesWord(Applies A) {
+  switch (A) {
+  case Applies::Tokens:
+    return "decoder inference";
+  case Applies::TokensOnInput:
+    return "decoder inference, given its input";
+  case Applies::Samples:
+    return "CNN and encoder models";
+  case Applies::Training:
+    return "training";
+  case Applies::DecoderTraining:
+    return "decoder training";
+  case Applies::All:
+    return "every workload";
+  }
+  return "";
+}
+
+const char *levelWord(Level L) {
+  switch (L) {
+  case Level::Feasibility:
+    return "feasibility";
+  case Level::Performance:
+    return "performance";
+  case Level::Macro:
+    return "macro";
+  case Level::None:
+    return "";
+  }
+  return "";
+}
+
+} // namespace
+
 int listCommand(const std::string &What) {
   llvm::raw_ostream &OS = llvm::outs();
   if (What == "diagnostics") {
@@ -143,14 +179,17 @@ int listCommand(const std::string &What) {
          << "\n";
     }
   } else if (What == "metrics") {
+    // Name, unit, wall, visibility, the workloads it applies to, its
+    // scorecard level, description.
     for (const MetricInfo &M : allMetrics())
       OS << M.Name << "\t" << M.Unit << "\t" << static_cast<unsigned>(M.W)
          << "\t" << (M.Vis == Visibility::Public ? "public" : "internal")
-         << "\t" << M.Doc << "\n";
+         << "\t" << appliesWord(M.Where) << "\t" << levelWord(M.Shown) << "\t"
+         << M.Doc << "\n";
     for (const PhaseInfo &P : allPhases())
       for (const PhaseMetricInfo &M : allPhaseMetrics())
         OS << P.Prefix << "." << M.Suffix << "\t" << M.Unit << "\t"
-           << static_cast<unsigned>(M.W) << "\tphase\t" << M.Doc << "\n";
+           << static_cast<unsigned>(M.W) << "\tphase\t\t\t" << M.Doc << "\n";
   }
   return Success;
 }
