@@ -44,6 +44,10 @@ std::string withPrefix(double V, const std::string &Symbol,
   double A = std::fabs(R);
   if (A == 0)
     return "0 " + Symbol;
+  // Beyond a thousand of the largest prefix (a training run's 4.8e22
+  // FLOP), scientific notation reads better than "48180 E".
+  if (A >= 1e21)
+    return fmt::format("{:.3e} {}", V, Symbol);
   for (const auto &P : Prefixes) {
     if (P.Scale < 1 && !SmallPrefixes)
       break;

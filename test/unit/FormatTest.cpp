@@ -22,6 +22,9 @@ TEST(Format, FourSignificantDigitsInAFittingUnit) {
   EXPECT_EQ(formatQuantity(295.224, dim("FLOP/B")), "295.2 FLOP/B");
   EXPECT_EQ(formatQuantity(700, dim("W")), "700 W");
   EXPECT_EQ(formatQuantity(0.5, dim("tok")), "0.5000 tok");
+  // The largest prefix up to 999.9; beyond it, scientific notation.
+  EXPECT_EQ(formatQuantity(3.14e20, dim("FLOP")), "314 EFLOP");
+  EXPECT_EQ(formatQuantity(4.818e22, dim("FLOP")), "4.818e+22 FLOP");
 }
 
 TEST(Format, RoundingMovesUpAUnit) {
