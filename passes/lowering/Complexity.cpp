@@ -1,0 +1,41 @@
+//===- Complexity.cpp - Wall 11: the compute of a training run ------------===//
+//
+// A decoder trained on the workload's `tokens`: the run's training compute
+// C = 6 N D (N the active parameters of an MoE model), the compute-optimal
+// model size and tokens for that budget (Hoffmann et al. 2022), and the
+// run's tokens per parameter to set against them. A workload that gives
+// no `tokens` has no run to size: the metrics are listed as not computed.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/lowering/Steps.h"
+
+namespace mlsc {
+
+using graph::Op;
+
+bool lowerComplexity(LoweringContext &Ctx) {
+  GraphBuilder &B = Ctx.B;
+  std::optional<NodeId> Tokens = Ctx.field(*Ctx.Workload, "tokens");
+  if (!Tokens)
+    return true;
+  Ctx.checkPositive(*Ctx.Workload, "tokens");
+  std::optional<NodeId> Params = Ctx.field(*Ctx.Model, "active_params");
+  if (!Params)
+    Params = Ctx.required(*Ctx.Model, "params", "training compute (wall 11)");
+  NodeId C = B.apply(FormulaId::TrainingCompute, {*Params, *Tokens}, "");
+  B.publish(MetricId::TrainingCompute, C);
+  // Chinchilla's 70B parameters on 1.4T tokens: 20 tokens per parameter.
+  NodeId Ratio = B.constant(20, "Hoffmann et al. 2022 (arXiv 2203.15556): "
+                                "compute-optimal training uses about 20 "
+                                "tokens per parameter (Chinchilla: 70B on "
+                                "1.4T tokens)");
+  NodeId NStar = B.apply(FormulaId::ComputeOptimalParams, {C, Ratio}, "");
+  B.publish(MetricId::ComputeOptimalParams, NStar);
+  B.publish(MetricId::ComputeOptimalTokens,
+            B.apply(FormulaId::ComputeOptimalTokens, {NStar, Ratio}, ""));
+  B.publish(MetricId::TokensPerParam, B.op(Op::Div, {*Tokens, *Params}));
+  return true;
+}
+
+} // namespace mlsc
