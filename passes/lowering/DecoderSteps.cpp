@@ -17,44 +17,19 @@ using graph::Op;
 bool lowerDecoderSteps(LoweringContext &Ctx) {
   DecoderState &D = Ctx.Decoder;
   GraphBuilder &B = Ctx.B;
+  DecoderShape Shape{D.ComputeParams, D.Layers, D.AttnDim, D.KV};
   NodeId PromptTokens = B.op(Op::Mul, {D.Batch, D.Prompt});
   NodeId PrefillWeights = weightsRead(Ctx, PromptTokens, PhaseId::Prefill);
-  PhaseWork Prefill;
-  Prefill.Sequences = D.Batch;
-  Prefill.Tokens = D.Prompt;
-  // Built in the order the graph has always listed them: bytes, attention
-  // FLOPs, FLOPs.
-  Prefill.Bytes = B.apply(FormulaId::PrefillBytes,
-                          {PrefillWeights, D.KV, D.Batch, D.Prompt, D.TP}, "");
-  B.publish(PhaseId::Prefill, PhaseMetricId::Bytes, Prefill.Bytes);
-  Prefill.AttentionFlops =
-      B.apply(FormulaId::PrefillAttentionFlops,
-              {D.Layers, D.AttnDim, D.Batch, D.Prompt, D.TP}, "");
-  B.publish(PhaseId::Prefill, PhaseMetricId::AttentionFlops,
-            Prefill.AttentionFlops);
-  Prefill.Flops = B.apply(
-      FormulaId::PrefillFlops,
-      {D.ComputeParams, D.Layers, D.AttnDim, D.Batch, D.Prompt, D.TP}, "");
-  B.publish(PhaseId::Prefill, PhaseMetricId::Flops, Prefill.Flops);
+  PhaseWork Prefill =
+      decoderWork(Ctx, PhaseId::Prefill, DecoderPass::Prefill, Shape,
+                  PrefillWeights, D.Batch, D.Prompt, D.Prompt, D.TP);
   D.PrefillTime = lowerPhase(Ctx, PhaseId::Prefill, D.Machine, Prefill);
 
   NodeId StepTokens = B.op(Op::Mul, {D.Batch, D.OneToken});
   NodeId DecodeWeights = weightsRead(Ctx, StepTokens, PhaseId::Decode);
-  PhaseWork Decode;
-  Decode.Sequences = D.Batch;
-  Decode.Tokens = D.OneToken;
-  Decode.Bytes = B.apply(FormulaId::DecodeStepBytes,
-                         {DecodeWeights, D.KV, D.Batch, D.Context, D.TP}, "");
-  B.publish(PhaseId::Decode, PhaseMetricId::Bytes, Decode.Bytes);
-  Decode.AttentionFlops =
-      B.apply(FormulaId::DecodeAttentionFlops,
-              {D.Layers, D.AttnDim, D.Batch, D.Context, D.TP}, "");
-  B.publish(PhaseId::Decode, PhaseMetricId::AttentionFlops,
-            Decode.AttentionFlops);
-  Decode.Flops = B.apply(
-      FormulaId::DecodeStepFlops,
-      {D.ComputeParams, D.Layers, D.AttnDim, D.Batch, D.Context, D.TP}, "");
-  B.publish(PhaseId::Decode, PhaseMetricId::Flops, Decode.Flops);
+  PhaseWork Decode =
+      decoderWork(Ctx, PhaseId::Decode, DecoderPass::Decode, Shape,
+                  DecodeWeights, D.Batch, D.OneToken, D.Context, D.TP);
   D.DecodeStep = lowerPhase(Ctx, PhaseId::Decode, D.Machine, Decode);
   D.DecodeWeights = DecodeWeights;
 
@@ -149,23 +124,12 @@ bool lowerSpeculative(LoweringContext &Ctx) {
   DraftMachine.Layers = Dr.Layers;
   DraftMachine.Hidden = Dr.Hidden;
   DraftMachine.Params = Dr.Params;
-  PhaseWork Work;
-  Work.Sequences = D.Batch;
-  Work.Tokens = D.OneToken;
   NodeId Weights = D.Machine.InjectBW ? weightsRead(Ctx, NodeId(), std::nullopt)
                                       : Dr.Weights;
-  Work.Bytes = B.apply(FormulaId::DecodeStepBytes,
-                       {Weights, Dr.KV, D.Batch, D.Context, D.TP}, "");
-  B.publish(PhaseId::DraftDecode, PhaseMetricId::Bytes, Work.Bytes);
-  Work.AttentionFlops =
-      B.apply(FormulaId::DecodeAttentionFlops,
-              {Dr.Layers, Dr.AttnDim, D.Batch, D.Context, D.TP}, "");
-  B.publish(PhaseId::DraftDecode, PhaseMetricId::AttentionFlops,
-            Work.AttentionFlops);
-  Work.Flops =
-      B.apply(FormulaId::DecodeStepFlops,
-              {Dr.Params, Dr.Layers, Dr.AttnDim, D.Batch, D.Context, D.TP}, "");
-  B.publish(PhaseId::DraftDecode, PhaseMetricId::Flops, Work.Flops);
+  PhaseWork Work =
+      decoderWork(Ctx, PhaseId::DraftDecode, DecoderPass::Decode,
+                  DecoderShape{Dr.Params, Dr.Layers, Dr.AttnDim, Dr.KV},
+                  Weights, D.Batch, D.OneToken, D.Context, D.TP);
   NodeId DraftStep = lowerPhase(Ctx, PhaseId::DraftDecode, DraftMachine, Work);
   B.publish(MetricId::SpeculativeTokensPerStep,
             B.apply(FormulaId::SpeculativeTokensPerStep,

@@ -7,6 +7,31 @@ namespace mlsc {
 using graph::Op;
 using PM = PhaseMetricId;
 
+PhaseWork decoderWork(LoweringContext &Ctx, PhaseId P, DecoderPass Pass,
+                      const DecoderShape &S, NodeId Weights, NodeId Sequences,
+                      NodeId Tokens, NodeId Span, NodeId TP) {
+  GraphBuilder &B = Ctx.B;
+  bool Prefill = Pass == DecoderPass::Prefill;
+  PhaseWork W;
+  W.Sequences = Sequences;
+  W.Tokens = Tokens;
+  // Built in the order the graph has always listed them: bytes, attention
+  // FLOPs, FLOPs.
+  W.Bytes =
+      B.apply(Prefill ? FormulaId::PrefillBytes : FormulaId::DecodeStepBytes,
+              {Weights, S.KV, Sequences, Span, TP}, "");
+  B.publish(P, PM::Bytes, W.Bytes);
+  W.AttentionFlops = B.apply(Prefill ? FormulaId::PrefillAttentionFlops
+                                     : FormulaId::DecodeAttentionFlops,
+                             {S.Layers, S.AttnDim, Sequences, Span, TP}, "");
+  B.publish(P, PM::AttentionFlops, W.AttentionFlops);
+  W.Flops =
+      B.apply(Prefill ? FormulaId::PrefillFlops : FormulaId::DecodeStepFlops,
+              {S.Params, S.Layers, S.AttnDim, Sequences, Span, TP}, "");
+  B.publish(P, PM::Flops, W.Flops);
+  return W;
+}
+
 NodeId lowerPhase(LoweringContext &Ctx, PhaseId P, const Roofline &M,
                   const PhaseWork &W) {
   GraphBuilder &B = Ctx.B;

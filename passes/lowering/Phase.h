@@ -40,6 +40,25 @@ NodeId lowerPhase(LoweringContext &Ctx, PhaseId P, const Roofline &M,
 NodeId weightsRead(LoweringContext &Ctx, NodeId Tokens,
                    std::optional<PhaseId> P);
 
+/// The decoder a phase runs: the parameters its FLOPs count (an MoE
+/// model's active ones), its layers, attention width and KV bytes per token.
+struct DecoderShape {
+  NodeId Params, Layers, AttnDim, KV;
+};
+
+/// A prefill (from an empty cache) or a decode step of a decoder.
+enum class DecoderPass { Prefill, Decode };
+
+/// The work of a decoder phase: \p Sequences sequences, each processing
+/// \p Tokens new tokens (the prompt in a prefill, one in decode), attention
+/// over \p Span tokens (the prompt, or the mean context in decode), with
+/// \p Weights bytes of weights read per device. Its bytes, attention FLOPs
+/// and FLOPs come from the pass's formulas (walls 1-3) and are published as
+/// phase \p P's metrics; lowerPhase then times the work.
+PhaseWork decoderWork(LoweringContext &Ctx, PhaseId P, DecoderPass Pass,
+                      const DecoderShape &S, NodeId Weights, NodeId Sequences,
+                      NodeId Tokens, NodeId Span, NodeId TP);
+
 } // namespace mlsc
 
 #endif

@@ -39,23 +39,10 @@ bool lowerRequests(LoweringContext &Ctx) {
     RequestPrefill = D.PrefillTime;
   } else {
     NodeId PrefillWeights = weightsRead(Ctx, Computed, PhaseId::RequestPrefill);
-    PhaseWork Work;
-    Work.Sequences = OneSequence;
-    Work.Tokens = Computed;
-    Work.Bytes =
-        B.apply(FormulaId::PrefillBytes,
-                {PrefillWeights, D.KV, OneSequence, Computed, D.TP}, "");
-    B.publish(PhaseId::RequestPrefill, PhaseMetricId::Bytes, Work.Bytes);
-    Work.AttentionFlops =
-        B.apply(FormulaId::PrefillAttentionFlops,
-                {D.Layers, D.AttnDim, OneSequence, Computed, D.TP}, "");
-    B.publish(PhaseId::RequestPrefill, PhaseMetricId::AttentionFlops,
-              Work.AttentionFlops);
-    Work.Flops = B.apply(
-        FormulaId::PrefillFlops,
-        {D.ComputeParams, D.Layers, D.AttnDim, OneSequence, Computed, D.TP},
-        "");
-    B.publish(PhaseId::RequestPrefill, PhaseMetricId::Flops, Work.Flops);
+    PhaseWork Work =
+        decoderWork(Ctx, PhaseId::RequestPrefill, DecoderPass::Prefill,
+                    DecoderShape{D.ComputeParams, D.Layers, D.AttnDim, D.KV},
+                    PrefillWeights, OneSequence, Computed, Computed, D.TP);
     RequestPrefill = lowerPhase(Ctx, PhaseId::RequestPrefill, D.Machine, Work);
   }
 
