@@ -33,8 +33,6 @@ namespace mlsc::walls {
 using namespace q;
 
 namespace {
-const Tokens OneToken = in<Tokens>(1.0);
-
 /// A count of whole items that fit: the floor of a quotient of doubles,
 /// which can land just below an exact integer (0.3 / 0.1 is
 /// 2.9999999999999996); a relative 1e-12 absorbs that and no real shortfall.

@@ -17,10 +17,6 @@ namespace mlsc::walls {
 
 using namespace q;
 
-namespace {
-const Tokens OneToken = in<Tokens>(1.0);
-} // namespace
-
 Time ringAllReduceTime(Bytes Message, Number Ranks, Bandwidth LinkBW,
                        Number Efficiency, Time Latency) {
   // Reduce-scatter then all-gather: 2(N-1) steps, each moving M/N bytes.

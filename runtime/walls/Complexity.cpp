@@ -17,7 +17,6 @@ using namespace q;
 namespace {
 /// Six FLOPs per parameter per training token: 2 forward, 4 backward.
 const FlopsPerToken SixPerToken = in<FlopsPerToken>(6.0);
-const Tokens OneToken = in<Tokens>(1.0);
 } // namespace
 
 Flops trainingCompute(Number Params, Tokens Data) {

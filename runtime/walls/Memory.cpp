@@ -16,10 +16,6 @@ namespace mlsc::walls {
 
 using namespace q;
 
-namespace {
-const Tokens OneToken = in<Tokens>(1.0);
-} // namespace
-
 Bytes weightBytesPerDevice(Number Params, Bytes BytesPerParam, Number TP,
                            Number PP) {
   return Params * BytesPerParam / (TP * PP);

@@ -96,6 +96,11 @@ using EnergyPerToken = Per<Energy, Tokens>;
 /// A quantity of type Q holding \p SI (in base units).
 template <class QT> QT in(double SI) { return QT::from_value(SI); }
 
+/// One token: turns a count of positions into tokens.
+inline const Tokens OneToken = in<Tokens>(1.0);
+/// Two FLOPs (a multiply and an add) per parameter per token.
+inline const FlopsPerToken TwoPerToken = in<FlopsPerToken>(2.0);
+
 namespace detail {
 
 template <class Tag> struct BaseOf;

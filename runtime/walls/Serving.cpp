@@ -41,11 +41,6 @@ namespace mlsc::walls {
 
 using namespace q;
 
-namespace {
-const Tokens OneToken = in<Tokens>(1.0);
-const FlopsPerToken TwoPerToken = in<FlopsPerToken>(2.0);
-} // namespace
-
 Number speculativeTokensPerStep(Number Acceptance, Number DraftTokens) {
   double Alpha = Acceptance.value(), K = DraftTokens.value();
   if (Alpha >= 1.0)

@@ -12,12 +12,6 @@ namespace mlsc::walls {
 
 using namespace q;
 
-namespace {
-/// Two FLOPs (a multiply and an add) per parameter per token.
-const FlopsPerToken TwoPerToken = in<FlopsPerToken>(2.0);
-const Tokens OneToken = in<Tokens>(1.0);
-} // namespace
-
 Flops decodeAttentionFlops(Number Layers, Number AttnDim, Number Batch,
                            Tokens Context, Number TP) {
   return TwoPerToken * Layers * (Context / OneToken) * AttnDim * Batch *

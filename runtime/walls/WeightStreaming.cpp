@@ -18,11 +18,6 @@ namespace mlsc::walls {
 
 using namespace q;
 
-namespace {
-/// Two FLOPs (a multiply and an add) per parameter per token.
-const FlopsPerToken TwoPerToken = in<FlopsPerToken>(2.0);
-} // namespace
-
 Time weightStreamingLayerTime(Number LayerParams, Bytes BytesPerParam,
                               Bandwidth Inject, Tokens BatchTokens,
                               FlopRate Peak, Number Efficiency) {
