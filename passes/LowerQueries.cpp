@@ -92,10 +92,14 @@ public:
     L = Lowerings[Q.Graph].get();
     G = &C.Graphs[Q.Graph];
     if (G->DecoderTraining || G->Nodes.empty()) {
-      C.Diags.report(DiagKind::MalformedQuery, SF->Range,
-                     fmt::format("scenario `{}` is not evaluated (see `mlsc "
-                                 "eval`), so it cannot be queried",
-                                 SF->Folded->Ref->Name));
+      C.Diags.report(
+          DiagKind::MalformedQuery, SF->Range,
+          fmt::format(
+              "scenario `{}` cannot be queried: {}", SF->Folded->Ref->Name,
+              G->DecoderTraining ? "a solve or sweep needs the steps and "
+                                   "feasibility of its workload, and decoder "
+                                   "training steps are not evaluated"
+                                 : "it is not evaluated (see `mlsc eval`)"));
       return std::nullopt;
     }
     if (Q.K == Query::Kind::Solve)

@@ -67,11 +67,23 @@ void condition(LoweringContext &Ctx, const ir::Expr &E, llvm::SMRange R,
   Cond.At = Ctx.expr(E, Missing);
   if (!Cond.At && !Missing.empty()) {
     Cond.Missing = Missing;
-    Ctx.C.Diags.report(DiagKind::MetricUnavailable, E.Range,
-                       fmt::format("`{}` is not computed yet: no implemented "
-                                   "wall provides it (see `mlsc walls`); this "
-                                   "condition stays unknown",
-                                   Missing));
+    // A metric of this scenario that its workload has no use for (a
+    // training figure in a serving scenario) is not a missing wall.
+    auto [Scenario, Name] = llvm::StringRef(Missing).split('.');
+    std::optional<MetricId> M = findMetric(Name);
+    bool Inapplicable = Scenario == Ctx.G.Scenario && M &&
+                        !llvm::is_contained(Ctx.G.Unavailable, *M);
+    Ctx.C.Diags.report(
+        DiagKind::MetricUnavailable, E.Range,
+        Inapplicable
+            ? fmt::format("`{}` does not apply to this scenario's workload "
+                          "(`mlsc eval` lists the metrics it has); this "
+                          "condition stays unknown",
+                          Missing)
+            : fmt::format("`{}` is not computed yet: no implemented wall "
+                          "provides it (see `mlsc walls`); this condition "
+                          "stays unknown",
+                          Missing));
   }
   Ctx.G.Conditions.push_back(std::move(Cond));
 }

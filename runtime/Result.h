@@ -78,7 +78,8 @@ struct ScenarioResult {
 
   bool Feasible = true;
   /// The Performance level: PASS, FAIL (a failing SLA, an unstable queue),
-  /// WARN (an SLA that cannot be evaluated).
+  /// WARN (an SLA that cannot be evaluated, or decoder training, whose steps
+  /// are not evaluated).
   const char *Performance = "PASS";
   /// The binding wall of the main phase, when the graph has its times.
   std::optional<BindingWall> Binding;

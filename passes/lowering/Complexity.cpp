@@ -12,8 +12,6 @@
 
 namespace mlsc {
 
-using graph::Op;
-
 bool lowerComplexity(LoweringContext &Ctx) {
   GraphBuilder &B = Ctx.B;
   std::optional<NodeId> Tokens = Ctx.field(*Ctx.Workload, "tokens");
@@ -30,11 +28,13 @@ bool lowerComplexity(LoweringContext &Ctx) {
                                 "compute-optimal training uses about 20 "
                                 "tokens per parameter (Chinchilla: 70B on "
                                 "1.4T tokens)");
+  B.label(Ratio, "chinchilla_tokens_per_param");
   NodeId NStar = B.apply(FormulaId::ComputeOptimalParams, {C, Ratio}, "");
   B.publish(MetricId::ComputeOptimalParams, NStar);
   B.publish(MetricId::ComputeOptimalTokens,
             B.apply(FormulaId::ComputeOptimalTokens, {NStar, Ratio}, ""));
-  B.publish(MetricId::TokensPerParam, B.op(Op::Div, {*Tokens, *Params}));
+  B.publish(MetricId::TokensPerParam,
+            B.apply(FormulaId::TokensPerParam, {*Tokens, *Params}, ""));
   return true;
 }
 

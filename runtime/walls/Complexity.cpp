@@ -28,6 +28,10 @@ Number computeOptimalParams(Flops Budget, Number TokensPerParam) {
   return Number::from_value(std::sqrt(Squared.value()));
 }
 
+Number tokensPerParam(Tokens Data, Number Params) {
+  return Data / (Params * OneToken);
+}
+
 Tokens computeOptimalTokens(Number Params, Number TokensPerParam) {
   return TokensPerParam * Params * OneToken;
 }

@@ -147,10 +147,21 @@ int auditCommand(const DriverOptions &O) {
     }
     expandPath(R, Files);
   }
+  // A file named twice (or inside a folder also named) is audited once.
+  std::vector<std::string> Unique;
+  for (const std::string &F : Files)
+    if (!llvm::is_contained(Unique, F))
+      Unique.push_back(F);
+  Files = std::move(Unique);
   // The options table checked that --as-of is a date.
   std::string AsOf = O.AsOf.empty() ? today() : O.AsOf;
-  int Year = std::stoi(AsOf.substr(0, 4)) - O.MaxAgeYears;
-  std::string Cutoff = fmt::format("{:04}", Year) + AsOf.substr(4);
+  // The same day --max-age-years earlier; 29 February becomes the 28th in
+  // a year without it.
+  int Year = std::max(0, std::stoi(AsOf.substr(0, 4)) - O.MaxAgeYears);
+  unsigned Month = std::stoi(AsOf.substr(5, 2));
+  unsigned Day = std::min<unsigned>(std::stoi(AsOf.substr(8, 2)),
+                                    daysInMonth(Year, Month));
+  std::string Cutoff = fmt::format("{:04}-{:02}-{:02}", Year, Month, Day);
   std::vector<AuditRecord> Records;
   bool Errors = false;
   std::string Prefix = O.Compile.DataDir + "/";

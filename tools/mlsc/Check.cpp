@@ -36,14 +36,17 @@ int checkCommand(const DriverOptions &O,
     E.run();
     ScenarioResult R = scenarioResult(E, C->SM);
     if (!R.Feasible)
-      Lines.push_back(
-          {R.Scenario, "feasibility", "", R.Location, "", "", Verdict::Fail});
+      Lines.push_back({R.Scenario, "feasibility", "", R.Location, "",
+                       "the scenario does not fit its devices (see `mlsc "
+                       "eval`)",
+                       Verdict::Fail});
     for (const ConditionResult &Cond : R.Conditions)
       Lines.push_back({R.Scenario, Cond.IsAssert ? "assert" : "sla", Cond.Text,
                        Cond.Location, Cond.Message,
-                       !Cond.Computed    ? Cond.Detail
-                       : Cond.Infeasible ? "the scenario is infeasible"
-                                         : "",
+                       !Cond.Computed            ? Cond.Detail
+                       : Cond.Infeasible         ? "the scenario is infeasible"
+                       : Cond.V == Verdict::Fail ? Cond.Detail
+                                                 : "",
                        Cond.V});
   }
   unsigned Pass = 0, Fail = 0, Unknown = 0;

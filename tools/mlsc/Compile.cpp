@@ -13,6 +13,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace mlsc::driver {
 
 int compileCommand(const DriverOptions &O,
@@ -153,7 +155,16 @@ int listCommand(const std::string &What) {
            << "\t" << M.Doc << "\n";
     }
   } else if (What == "formulas") {
-    for (const Formula &F : allFormulas()) {
+    // In wall order; within a wall, in its table's order.
+    std::vector<const Formula *> ByWall;
+    for (const Formula &F : allFormulas())
+      ByWall.push_back(&F);
+    std::stable_sort(ByWall.begin(), ByWall.end(),
+                     [](const Formula *A, const Formula *B) {
+                       return wallInfo(A->W)->Number < wallInfo(B->W)->Number;
+                     });
+    for (const Formula *FP : ByWall) {
+      const Formula &F = *FP;
       const WallInfo *W = wallInfo(F.W);
       OS << W->Number << "\t" << W->Name << "\t" << F.Name << "\t"
          << (F.isLibrary() ? "library" : "lowered") << "\t" << F.File << "\t"

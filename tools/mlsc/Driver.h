@@ -109,6 +109,9 @@ int sensitivityCommand(const DriverOptions &O,
 int wallsCommand(const DriverOptions &O);
 int auditCommand(const DriverOptions &O);
 
+/// Days in \p Month (1-12) of \p Year, in the Gregorian calendar.
+unsigned daysInMonth(unsigned Year, unsigned Month);
+
 /// Threads for sweeps and grid solves: --jobs, else every core.
 unsigned threads(const DriverOptions &O);
 

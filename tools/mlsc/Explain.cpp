@@ -20,6 +20,14 @@ int explainCommand(const DriverOptions &O,
     if (G.Scenario != Scenario)
       continue;
     std::optional<graph::NodeId> Node = G.findNamed(Name);
+    std::optional<MetricId> Metric = findMetric(Name);
+    if (!Node && Metric && llvm::is_contained(G.Unavailable, *Metric))
+      return usage(DiagKind::UnknownTarget,
+                   fmt::format("scenario `{}` does not compute `{}`: no "
+                               "implemented wall lowers it for this workload, "
+                               "or an input it needs is not given (see `mlsc "
+                               "eval`)",
+                               Scenario.str(), Name.str()));
     if (!Node) {
       std::vector<std::string> Names;
       for (const auto &Entry : G.Named)

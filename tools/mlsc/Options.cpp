@@ -93,16 +93,29 @@ std::vector<std::string> commandNames() {
   return Names;
 }
 
+} // namespace
+
+unsigned daysInMonth(unsigned Year, unsigned Month) {
+  static const unsigned Days[] = {31, 28, 31, 30, 31, 30,
+                                  31, 31, 30, 31, 30, 31};
+  bool Leap = (Year % 4 == 0 && Year % 100 != 0) || Year % 400 == 0;
+  return Month == 2 && Leap ? 29 : Days[Month - 1];
+}
+
+namespace {
+
 bool isDate(llvm::StringRef S) {
   if (S.size() != 10 || S[4] != '-' || S[7] != '-')
     return false;
   for (size_t I : {0, 1, 2, 3, 5, 6, 8, 9})
     if (!llvm::isDigit(S[I]))
       return false;
-  unsigned Month = 0, Day = 0;
+  unsigned Year = 0, Month = 0, Day = 0;
+  S.substr(0, 4).getAsInteger(10, Year);
   S.substr(5, 2).getAsInteger(10, Month);
   S.substr(8, 2).getAsInteger(10, Day);
-  return Month >= 1 && Month <= 12 && Day >= 1 && Day <= 31;
+  return Month >= 1 && Month <= 12 && Day >= 1 &&
+         Day <= daysInMonth(Year, Month);
 }
 
 /// Applies one option's value; returns an exit code on a bad value, -1 on
@@ -120,9 +133,11 @@ int apply(const OptionInfo &Opt, const std::string &V, DriverOptions &O) {
     else if (V == "csv")
       O.Format = OutputFormat::Csv;
     else
-      return bad(fmt::format("unknown --format `{}`; expected text, json or "
-                             "csv",
-                             V));
+      return bad(fmt::format(
+          "unknown --format `{}`; `{}` prints {}", V, info(O.Cmd).Name,
+          llvm::StringRef(info(O.Cmd).Formats).empty()
+              ? std::string("text only")
+              : llvm::join(llvm::split(info(O.Cmd).Formats, ','), " or ")));
     return -1;
   case OptionId::Leaves:
     O.Leaves = true;
@@ -133,6 +148,8 @@ int apply(const OptionInfo &Opt, const std::string &V, DriverOptions &O) {
       return bad("--jobs needs a whole number of threads, 1-1024");
     return -1;
   case OptionId::Output:
+    if (V.empty())
+      return usage(DiagKind::MissingArgument, "--output needs a file name");
     O.Output = V;
     return -1;
   case OptionId::NoProgress:
@@ -385,6 +402,17 @@ int parseArgs(int Argc, char **Argv, DriverOptions &O) {
     }
   }
 
+  // An option that acts by itself (--version, --list-*) takes no command,
+  // argument or other option; --help takes a command (`eval --help`).
+  for (const Given &G : Seen)
+    if (llvm::StringRef(G.Opt->Commands).empty() &&
+        G.Opt->Id != OptionId::HelpOption &&
+        (Seen.size() > 1 || !Positional.empty()))
+      return usage(DiagKind::UnexpectedArgument,
+                   fmt::format("`{}` stands alone: it takes no command, "
+                               "argument or other option",
+                               G.Opt->Spelling));
+
   for (const Given &G : Seen) {
     if (!appliesTo(*G.Opt, O.Cmd))
       return usage(DiagKind::InvalidOption,
@@ -463,6 +491,12 @@ int parseArgs(int Argc, char **Argv, DriverOptions &O) {
   if (O.Cmd == Command::Explain && O.Target.empty())
     return usage(DiagKind::MissingArgument,
                  "explain needs SCENARIO.METRIC after the file");
+  if (O.Cmd == Command::Explain &&
+      llvm::StringRef(O.Target).split('.').second.empty())
+    return usage(DiagKind::MissingArgument,
+                 fmt::format("explain needs SCENARIO.METRIC, a scenario and "
+                             "one of its values; got `{}`",
+                             O.Target));
   if (O.Cmd == Command::Sensitivity && O.Target.empty())
     return usage(DiagKind::MissingArgument,
                  "sensitivity needs a scenario: `mlsc sensitivity FILE "

@@ -35,9 +35,9 @@ std::string show(const ScenarioResult &R, PhaseId P, PhaseMetricId Id) {
 }
 
 void row(llvm::raw_ostream &OS, llvm::StringRef Label, llvm::StringRef Value,
-         llvm::StringRef Note = "") {
+         llvm::StringRef Note = "", size_t Width = 20) {
   OS << "  " << Label;
-  OS.indent(Label.size() < 20 ? 20 - Label.size() : 1);
+  OS.indent(Label.size() < Width ? Width - Label.size() : 1);
   OS << Value;
   if (!Note.empty())
     OS << "   " << Note;
@@ -91,15 +91,22 @@ bool laidOut(Wall W) {
 /// A row per computed public metric of level \p L that no hand-laid row
 /// shows: its name, value, and its contract's description and wall.
 void levelRows(const ScenarioResult &R, Level L, llvm::raw_ostream &OS) {
+  std::vector<std::pair<std::string, MetricId>> Rows;
+  size_t Width = 20;
   for (MetricId Id : R.Public) {
     const MetricInfo &I = metricInfo(Id);
     if (I.Shown != L || laidOut(I.W))
       continue;
     std::string Label = I.Name;
     std::replace(Label.begin(), Label.end(), '_', ' ');
+    Width = std::max(Width, Label.size() + 2);
+    Rows.emplace_back(std::move(Label), Id);
+  }
+  for (const auto &[Label, Id] : Rows) {
+    const MetricInfo &I = metricInfo(Id);
     const WallInfo *W = wallInfo(I.W);
     row(OS, Label, show(R, Id),
-        fmt::format("{} [wall {}: {}]", I.Doc, W->Number, W->Name));
+        fmt::format("{} [wall {}: {}]", I.Doc, W->Number, W->Name), Width);
   }
 }
 
@@ -386,7 +393,10 @@ void printScorecard(const ScenarioResult &R, llvm::raw_ostream &OS) {
                            std::pair{Level::Performance, "Performance"},
                            std::pair{Level::Macro, "Macro"}})
       if (hasLevelRows(R, L)) {
-        OS << "\n" << Name << "\n";
+        OS << "\n" << Name;
+        if (L == Level::Performance)
+          OS << "  " << R.Performance << " (in part)";
+        OS << "\n";
         levelRows(R, L, OS);
       }
     break;

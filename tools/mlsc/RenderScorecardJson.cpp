@@ -76,19 +76,18 @@ void scorecardJSON(const ScenarioResult &R, llvm::json::OStream &J) {
               J.attribute("crossover_batch", nullptr);
           }
         });
+      } else if (R.Kind == ResultKind::DecoderTraining) {
+        // Evaluated in part: what the lowered walls compute, and what not.
+        J.attribute("status", R.Performance);
+        J.attribute("reason", R.Missing.front().What + " are not evaluated: " +
+                                  R.Missing.front().Why);
+        J.attributeObject("metrics", [&] {
+          for (MetricId Id : R.Public)
+            quantity(J, metricInfo(Id).Name, R.get(Id));
+        });
       } else {
         J.attribute("status", "NOT_EVALUATED");
-        J.attribute("reason",
-                    R.Kind == ResultKind::DecoderTraining
-                        ? R.Missing.front().What +
-                              " are not evaluated: " + R.Missing.front().Why
-                        : std::string("infeasible"));
-        // What the walls that are lowered compute (decoder training).
-        if (R.Kind == ResultKind::DecoderTraining && !R.Public.empty())
-          J.attributeObject("metrics", [&] {
-            for (MetricId Id : R.Public)
-              quantity(J, metricInfo(Id).Name, R.get(Id));
-          });
+        J.attribute("reason", "infeasible");
       }
     });
     J.attributeArray("conditions", [&] {

@@ -428,6 +428,10 @@ TableFormat formatForPath(llvm::StringRef Path) {
 
 bool writeFileAtomically(llvm::StringRef Path, llvm::StringRef Contents,
                          std::string &Error) {
+  if (llvm::sys::fs::is_directory(Path)) {
+    Error = "cannot write: it is a folder";
+    return false;
+  }
   llvm::Error E =
       llvm::writeFileAtomically(Path.str() + ".tmp-%%%%%%", Path, Contents);
   if (!E)

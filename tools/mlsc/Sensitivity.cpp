@@ -57,6 +57,11 @@ int sensitivityCommand(const DriverOptions &O,
                    fmt::format("scenario `{}` computes no `{}`; it has {}",
                                G->Scenario, Metric, llvm::join(Names, ", ")));
     }
+    if (G->node(*G->findNamed(Metric)).IsBool)
+      return usage(DiagKind::UnknownTarget,
+                   fmt::format("`{}` is true or false; an elasticity needs a "
+                               "number",
+                               Metric));
     Metrics.push_back(Metric);
   } else {
     for (MetricId M : G->Metrics)

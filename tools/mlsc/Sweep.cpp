@@ -59,12 +59,20 @@ int sweepCommand(const DriverOptions &O,
         if (Done == Total)
           llvm::errs() << "\n";
       };
-    GridResult R = runSweep(E, Q, threads(O), Bar);
     std::string Path = O.Output.empty() ? Q.Output : O.Output;
-    TableFormat F = !Path.empty()                    ? formatForPath(Path)
-                    : O.Format == OutputFormat::Json ? TableFormat::JSON
-                    : O.Format == OutputFormat::Csv  ? TableFormat::CSV
-                                                     : TableFormat::Text;
+    TableFormat Asked = O.Format == OutputFormat::Json  ? TableFormat::JSON
+                        : O.Format == OutputFormat::Csv ? TableFormat::CSV
+                                                        : TableFormat::Text;
+    TableFormat F = Path.empty() ? Asked : formatForPath(Path);
+    // An output file's extension names its format; --format may not
+    // contradict it.
+    if (!Path.empty() && O.Format != OutputFormat::Text && F != Asked)
+      return usage(DiagKind::InvalidOption,
+                   fmt::format("--format={} contradicts the output file "
+                               "`{}`, whose extension names its format",
+                               O.Format == OutputFormat::Json ? "json" : "csv",
+                               Path));
+    GridResult R = runSweep(E, Q, threads(O), Bar);
     std::string Table;
     llvm::raw_string_ostream TableOS(Table);
     switch (F) {
