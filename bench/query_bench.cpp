@@ -22,6 +22,7 @@
 #include "passes/Pipeline.h"
 #include "runtime/Parallel.h"
 #include "runtime/Query.h"
+#include "tools/mlsc/OutputFile.h"
 #include "tools/mlsc/RenderTables.h"
 
 #include "llvm/Support/FileSystem.h"

@@ -65,7 +65,8 @@ struct Query {
   double Tolerance = 1e-3; ///< relative
   double Top = 0;          ///< 0: all rows
   double MaxPoints = 1e7;
-  std::string Output; ///< sweep: file to write
+  std::string Output;        ///< sweep: file to write
+  llvm::SMRange OutputRange; ///< where the file named it
 };
 
 } // namespace mlsc::query

@@ -16,6 +16,7 @@
 #include "passes/LowerQueries.h"
 
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/Path.h"
 
 #include <fmt/format.h>
 
@@ -274,10 +275,50 @@ private:
         error(DiagKind::DomainError, Top->Range,
               "`top` keeps the first N rows: a whole number of at least 1");
     }
-    if (const ir::Field *O = QE.field("output"); O && O->Folded)
+    if (const ir::Field *O = QE.field("output"); O && O->Folded) {
       Q.Output = O->Folded->Text;
+      Q.OutputRange = O->Range;
+      checkOutputName(Q.Output, O->Range);
+    }
     Q.MaxPoints = MaxPoints;
     conditions(Q, "where");
+  }
+
+  /// A file may name an output only inside the working directory: a
+  /// relative path, not empty, with no `..` (docs/driver.md). The command
+  /// line's --output is the user's own and is not limited so.
+  void checkOutputName(llvm::StringRef Name, llvm::SMRange R) {
+    if (Name.empty()) {
+      error(DiagKind::OutputOutsideTree, R,
+            "`output` is empty; name a file, or leave `output` out to print "
+            "the table");
+      return;
+    }
+    if (llvm::sys::path::is_absolute(Name) || Name.startswith("~")) {
+      error(DiagKind::OutputOutsideTree, R,
+            fmt::format("`output = \"{}\"` is an absolute path; a scenario "
+                        "file may write only below the working directory "
+                        "(use a relative path, or --output on the command "
+                        "line)",
+                        Name.str()));
+      return;
+    }
+    for (auto It = llvm::sys::path::begin(Name),
+              End = llvm::sys::path::end(Name);
+         It != End; ++It)
+      if (*It == "..") {
+        error(DiagKind::OutputOutsideTree, R,
+              fmt::format("`output = \"{}\"` climbs out with `..`; a "
+                          "scenario file may write only below the working "
+                          "directory (use --output on the command line)",
+                          Name.str()));
+        return;
+      }
+    if (Name.endswith("/") || llvm::sys::path::filename(Name) == ".") {
+      error(DiagKind::OutputOutsideTree, R,
+            fmt::format("`output = \"{}\"` names a folder, not a file",
+                        Name.str()));
+    }
   }
 
   /// Refuses grids larger than \p Max points before anything runs.

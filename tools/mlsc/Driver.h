@@ -59,6 +59,7 @@ struct DriverOptions {
   std::string Output;    ///< sweep: --output=FILE overrides `output`
   unsigned Jobs = 0;     ///< sweep, solve: threads (0: every core)
   bool Progress = true;  ///< sweep: a progress bar on a terminal
+  bool Force = false;    ///< sweep: the file's `output` may replace a file
 };
 
 /// Reads argv into \p O. On a usage error, reports it (a diagnostic with

@@ -152,6 +152,9 @@ int apply(const OptionInfo &Opt, const std::string &V, DriverOptions &O) {
       return usage(DiagKind::MissingArgument, "--output needs a file name");
     O.Output = V;
     return -1;
+  case OptionId::Force:
+    O.Force = true;
+    return -1;
   case OptionId::NoProgress:
     O.Progress = false;
     return -1;

@@ -7,8 +7,6 @@
 #include "runtime/Parallel.h"
 
 #include "llvm/ADT/StringExtras.h"
-#include "llvm/Support/FileSystem.h"
-#include "llvm/Support/FileUtilities.h"
 #include "llvm/Support/Path.h"
 
 #include <fmt/format.h>
@@ -424,37 +422,6 @@ TableFormat formatForPath(llvm::StringRef Path) {
   if (Path.endswith_insensitive(".json"))
     return TableFormat::JSON;
   return TableFormat::Text;
-}
-
-bool writeFileAtomically(llvm::StringRef Path, llvm::StringRef Contents,
-                         std::string &Error) {
-  if (llvm::sys::fs::is_directory(Path)) {
-    Error = "cannot write: it is a folder";
-    return false;
-  }
-  llvm::Error E =
-      llvm::writeFileAtomically(Path.str() + ".tmp-%%%%%%", Path, Contents);
-  if (!E)
-    return true;
-  llvm::handleAllErrors(std::move(E), [&](const llvm::AtomicFileWriteError &A) {
-    switch (A.Error) {
-    case llvm::atomic_write_error::failed_to_create_uniq_file: {
-      llvm::StringRef Folder = llvm::sys::path::parent_path(Path);
-      Error = !Folder.empty() && !llvm::sys::fs::is_directory(Folder)
-                  ? fmt::format("cannot write: no folder `{}`", Folder.str())
-                  : "cannot write: cannot create a temporary file in its "
-                    "folder";
-      break;
-    }
-    case llvm::atomic_write_error::output_stream_error:
-      Error = "cannot write: the write failed (disk full?)";
-      break;
-    case llvm::atomic_write_error::failed_to_rename_temp_file:
-      Error = "cannot write: cannot replace the file";
-      break;
-    }
-  });
-  return false;
 }
 
 } // namespace mlsc::driver

@@ -40,12 +40,6 @@ void paretoJSON(const query::Query &Q, const GridResult &R,
 /// The format an output file's extension asks for (.csv, .json, else text).
 TableFormat formatForPath(llvm::StringRef Path);
 
-/// Writes \p Contents to \p Path whole or not at all (LLVM's atomic write:
-/// a temporary next to the target, renamed over it). On failure returns
-/// false and sets \p Error (which does not repeat the path).
-bool writeFileAtomically(llvm::StringRef Path, llvm::StringRef Contents,
-                         std::string &Error);
-
 } // namespace mlsc::driver
 
 #endif

@@ -1,5 +1,6 @@
 //===- Sweep.cpp - `mlsc sweep`: tables of points -------------------------===//
 
+#include "tools/mlsc/OutputFile.h"
 #include "tools/mlsc/Queries.h"
 #include "tools/mlsc/RenderTables.h"
 
@@ -72,6 +73,10 @@ int sweepCommand(const DriverOptions &O,
                                "`{}`, whose extension names its format",
                                O.Format == OutputFormat::Json ? "json" : "csv",
                                Path));
+    // Where the table may go is checked before the sweep runs.
+    OutputRequest Out{Path, O.Output.empty(), Q.OutputRange, O.Force};
+    if (!Path.empty() && !checkOutput(*C, Out))
+      return InputErrors;
     GridResult R = runSweep(E, Q, threads(O), Bar);
     std::string Table;
     llvm::raw_string_ostream TableOS(Table);
