@@ -126,7 +126,7 @@ bool DiagnosticEngine::renderWithoutLine(const Diagnostic &D,
       NextBreak == Index.Breaks.begin() ? 0 : *std::prev(NextBreak) + 1;
   size_t End =
       NextBreak == Index.Breaks.end() ? Buffer->getBufferSize() : *NextBreak;
-  if (End - Begin <= MaxEchoedLine)
+  if (End - Begin <= MaxEchoedLine && !Hidden.count(Id))
     return false;
   // Line and column as SourceMgr counts them: lines end at `\n`, columns
   // restart after `\n` or `\r`.
@@ -149,6 +149,13 @@ bool DiagnosticEngine::renderWithoutLine(const Diagnostic &D,
 void DiagnosticEngine::render(const Diagnostic &D,
                               llvm::raw_ostream &OS) const {
   std::string Text = D.Message;
+  // A hidden file's text appears nowhere: not its line, nor the tokens a
+  // message would quote.
+  if (!Hidden.empty() && D.Loc.isValid() &&
+      Hidden.count(SM.FindBufferContainingLoc(D.Loc)))
+    Text = std::string(diagKindInfo(D.Kind).Summary) +
+           " (the file is reached through a symbolic link out of the "
+           "folders searched for modules; its text is not shown)";
   if (D.Level != Severity::Note)
     Text += std::string(" [") + diagKindInfo(D.Kind).Name + "]";
   if (!D.Loc.isValid()) {
@@ -182,8 +189,31 @@ void DiagnosticEngine::flush(llvm::raw_ostream &OS) {
                    [&](const Diagnostic *A, const Diagnostic *B) {
                      return key(A) < key(B);
                    });
-  for (const Diagnostic *D : Pending)
+  // Buffers that print their first error only: how many errors each holds.
+  std::map<unsigned, unsigned> Errors, Shown;
+  if (!FirstOnly.empty())
+    for (const Diagnostic *D : Pending)
+      if (D->Level == Severity::Error && D->Loc.isValid())
+        if (unsigned Id = SM.FindBufferContainingLoc(D->Loc);
+            FirstOnly.count(Id))
+          ++Errors[Id];
+  for (const Diagnostic *D : Pending) {
+    unsigned Id = D->Loc.isValid() && !FirstOnly.empty()
+                      ? SM.FindBufferContainingLoc(D->Loc)
+                      : 0;
+    if (!FirstOnly.count(Id)) {
+      render(*D, OS);
+      continue;
+    }
+    if (Shown[Id]++)
+      continue;
     render(*D, OS);
+    if (unsigned Rest = Errors[Id] - 1)
+      OS << SM.getMemoryBuffer(Id)->getBufferIdentifier()
+         << ": note: the file does not parse as .mls; " << Rest
+         << (Rest == 1 ? " more error in it is" : " more errors in it are")
+         << " not shown\n";
+  }
   OS.flush();
 }
 

@@ -78,6 +78,15 @@ public:
   const std::deque<Diagnostic> &diagnostics() const { return Diags; }
   llvm::SourceMgr &sourceMgr() { return SM; }
 
+  /// Diagnostics in buffer \p BufferId are printed without their source
+  /// line: a file reached through a symbolic link out of the search paths
+  /// may be anything (a credentials file), and is not echoed.
+  void hideSource(unsigned BufferId) { Hidden.insert(BufferId); }
+  /// Only the first error in buffer \p BufferId is printed, then a note
+  /// counting the rest: an imported file that does not parse as .mls at
+  /// all is quoted at most once.
+  void firstErrorOnly(unsigned BufferId) { FirstOnly.insert(BufferId); }
+
   /// Prints every diagnostic not yet printed, in report order.
   void flush(llvm::raw_ostream &OS);
 
@@ -110,6 +119,7 @@ private:
   Diagnostic Dropped;
   size_t Printed = 0;
   unsigned ErrorCount = 0;
+  std::set<unsigned> Hidden, FirstOnly;
   /// Built on demand by render(), by buffer id.
   mutable std::map<unsigned, LineIndex> LineIndexes;
 };

@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "frontend/SourceFile.h"
 #include "passes/Pipeline.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -31,7 +32,7 @@ public:
     if (C.Options.LoadPrelude) {
       std::string Prelude = C.Options.DataDir + "/stdlib/prelude.mls";
       if (llvm::sys::fs::exists(Prelude))
-        loadFile(Prelude, llvm::SMLoc(), {});
+        loadFile(Prelude, llvm::SMRange(), {});
       else
         C.Diags.reportFile(DiagKind::ImportNotFound, Prelude,
                            "cannot find the prelude; set MLSC_DATA_DIR to the "
@@ -46,14 +47,22 @@ private:
   std::map<std::string, State> States;      ///< by real path
   std::map<std::string, std::string> Names; ///< real path -> module name
 
-  void loadFile(const std::string &Path, llvm::SMLoc ImportLoc,
-                std::vector<std::string> Chain) {
-    std::string Included;
-    unsigned Id = C.SM.AddIncludeFile(Path, ImportLoc, Included);
-    if (Id == 0) {
-      C.Diags.reportFile(DiagKind::FileNotFound, Path, "cannot read file");
+  /// Reads a module within the size limit; a failure is reported at the
+  /// import that named it (against the path for the prelude).
+  void loadFile(const std::string &Path, llvm::SMRange Import,
+                std::vector<std::string> Chain, bool HideSource = false) {
+    SourceRead R = readSourceFile(Path, C.Options.Limits.MaxFileBytes);
+    if (!R.Buffer) {
+      if (Import.isValid())
+        C.Diags.report(R.Kind, Import,
+                       fmt::format("cannot import `{}`: {}", Path, R.Why));
+      else
+        C.Diags.reportFile(R.Kind, Path, R.Why);
       return;
     }
+    unsigned Id = C.SM.AddNewSourceBuffer(std::move(R.Buffer), Import.Start);
+    if (HideSource)
+      C.Diags.hideSource(Id);
     visit(Id, std::move(Chain));
   }
 
@@ -70,8 +79,14 @@ private:
     std::string Key = realPath(BufferId);
     States[Key] = State::Loading;
     Chain.push_back(Key);
+    unsigned ErrorsBefore = C.Diags.errorCount();
     std::unique_ptr<ast::Module> M =
         parseModule(BufferId, C.Diags, C.Options.Limits);
+    // An imported file that yields no declaration at all is likely not .mls
+    // (a symlink to something else): quote it once, not line by line.
+    if (BufferId != C.Program.MainBufferId && M->empty() &&
+        C.Diags.errorCount() > ErrorsBefore)
+      C.Diags.firstErrorOnly(BufferId);
     if (M->empty() && !C.Diags.hasErrors() &&
         BufferId == C.Program.MainBufferId) {
       llvm::SMLoc Start = llvm::SMLoc::getFromPointer(
@@ -100,7 +115,9 @@ private:
     for (const std::string &D : Dirs) {
       llvm::SmallString<256> Candidate(D);
       llvm::sys::path::append(Candidate, Relative);
-      if (!llvm::sys::fs::is_regular_file(Candidate))
+      // What exists is this import's module; if it is no regular file
+      // (a folder, device, FIFO), reading it says so at the import.
+      if (!llvm::sys::fs::exists(Candidate))
         continue;
       llvm::SmallString<256> Real;
       std::string Key = llvm::sys::fs::real_path(Candidate, Real)
@@ -109,7 +126,13 @@ private:
       auto It = States.find(Key);
       if (It == States.end()) {
         Names[Key] = I.Module.str();
-        loadFile(std::string(Candidate), I.Range.Start, Chain);
+        // A module that a symbolic link takes out of the folder it was
+        // found in may be any file: its lines are never echoed.
+        llvm::SmallString<256> RealDir;
+        bool Outside = !llvm::sys::fs::real_path(D, RealDir) &&
+                       !llvm::StringRef(Key).startswith(
+                           (RealDir + llvm::sys::path::get_separator()).str());
+        loadFile(std::string(Candidate), I.Module.Range, Chain, Outside);
       } else if (It->second == State::Loading) {
         std::vector<std::string> Cycle;
         bool InCycle = false;

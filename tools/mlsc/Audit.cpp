@@ -24,7 +24,10 @@ namespace mlsc::driver {
 
 namespace {
 
-/// Every .mls file under \p Path (a file or a folder), sorted.
+/// Every .mls file under \p Path (a file or a folder), sorted. Symbolic
+/// links to folders are not followed, so a link to `.` cannot make the walk
+/// loop; a linked file is read like any other (and refused if it is no
+/// regular file).
 void expandPath(const std::string &Path, std::vector<std::string> &Out) {
   if (!llvm::sys::fs::is_directory(Path)) {
     Out.push_back(Path);
@@ -32,7 +35,9 @@ void expandPath(const std::string &Path, std::vector<std::string> &Out) {
   }
   std::error_code EC;
   std::vector<std::string> Found;
-  for (llvm::sys::fs::recursive_directory_iterator It(Path, EC), End;
+  for (llvm::sys::fs::recursive_directory_iterator It(Path, EC,
+                                                      /*follow=*/false),
+       End;
        It != End && !EC; It.increment(EC))
     if (llvm::StringRef(It->path()).endswith(".mls"))
       Found.push_back(It->path());
@@ -166,10 +171,8 @@ int auditCommand(const DriverOptions &O) {
   bool Errors = false;
   std::string Prefix = O.Compile.DataDir + "/";
   for (const std::string &F : Files) {
-    std::string Error;
-    std::unique_ptr<llvm::MemoryBuffer> Buf = readInput(F, Error);
+    std::unique_ptr<llvm::MemoryBuffer> Buf = readInput(O, F);
     if (!Buf) {
-      reportError(DiagKind::FileNotFound, F, "cannot read file: " + Error);
       Errors = true;
       continue;
     }

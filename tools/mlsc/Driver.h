@@ -116,9 +116,11 @@ unsigned daysInMonth(unsigned Year, unsigned Month);
 /// Threads for sweeps and grid solves: --jobs, else every core.
 unsigned threads(const DriverOptions &O);
 
-/// Reads a file (or `-`, standard input); null and \p Error on failure.
-std::unique_ptr<llvm::MemoryBuffer> readInput(const std::string &Path,
-                                              std::string &Error);
+/// Reads a source file (or `-`, standard input) within the front end's
+/// size limit; on failure reports it (FileNotFound, NotASourceFile,
+/// FileTooLarge) against the path and returns null.
+std::unique_ptr<llvm::MemoryBuffer> readInput(const DriverOptions &O,
+                                              const std::string &Path);
 
 } // namespace mlsc::driver
 

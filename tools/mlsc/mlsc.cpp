@@ -8,6 +8,7 @@
 
 #include "tools/mlsc/Driver.h"
 
+#include "frontend/SourceFile.h"
 #include "runtime/Parallel.h"
 
 #include "llvm/Support/InitLLVM.h"
@@ -26,16 +27,12 @@ compileForEval(const DriverOptions &O,
   return OK ? std::move(C) : nullptr;
 }
 
-std::unique_ptr<llvm::MemoryBuffer> readInput(const std::string &Path,
-                                              std::string &Error) {
-  auto Buf =
-      llvm::MemoryBuffer::getFileOrSTDIN(Path, /*IsText=*/false,
-                                         /*RequiresNullTerminator=*/true);
-  if (!Buf) {
-    Error = Buf.getError().message();
-    return nullptr;
-  }
-  return std::move(*Buf);
+std::unique_ptr<llvm::MemoryBuffer> readInput(const DriverOptions &O,
+                                              const std::string &Path) {
+  SourceRead R = readSourceFile(Path, O.Compile.Limits.MaxFileBytes);
+  if (!R.Buffer)
+    reportError(R.Kind, Path, R.Why);
+  return std::move(R.Buffer);
 }
 
 unsigned threads(const DriverOptions &O) {
@@ -67,12 +64,9 @@ int main(int Argc, char **Argv) {
     return wallsCommand(O);
   if (O.Cmd == Command::Audit)
     return auditCommand(O);
-  std::string Error;
-  std::unique_ptr<llvm::MemoryBuffer> Buf = readInput(O.Input, Error);
-  if (!Buf) {
-    reportError(DiagKind::FileNotFound, O.Input, "cannot read file: " + Error);
+  std::unique_ptr<llvm::MemoryBuffer> Buf = readInput(O, O.Input);
+  if (!Buf)
     return InputErrors;
-  }
   switch (O.Cmd) {
   case Command::Compile:
     return O.Verify ? verifyCommand(O, std::move(Buf))
