@@ -28,6 +28,13 @@ struct FrontendLimits {
   unsigned MaxBracketDepth = 200;
   /// Expression trees deeper than this (long operator chains included).
   unsigned MaxExprDepth = 1000;
+  /// Values and references followed at once when typing or folding one
+  /// value (a let reading a let reading a let ..., each with its
+  /// expression): beyond this, DependencyTooDeep. Keeps every recursive
+  /// pass within a few thousand frames.
+  unsigned MaxValueDepth = 4000;
+  /// Imports nested beyond this are refused with DependencyTooDeep.
+  unsigned MaxImportDepth = 200;
   /// Stop reporting lexical errors in one file after this many.
   unsigned MaxLexicalErrors = 20;
 };

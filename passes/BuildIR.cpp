@@ -220,25 +220,39 @@ private:
     E.Base = B;
   }
 
-  /// Collects the assignments of \p E, base first; detects cycles.
+  /// Collects the assignments of \p E, base first; detects cycles. The
+  /// chain of bases is walked with a loop, not recursion: a file may
+  /// derive 40,000 entities one from the next.
   const std::vector<Assignment> &flatten(Entity &E) {
-    int &State = FlattenState[&E];
-    if (State == 2)
-      return Flat[&E];
-    if (State == 1) {
-      Diags.report(DiagKind::InheritanceCycle,
-                   EntityDecls.lookup(&E)->BaseRange,
-                   fmt::format("`{}` derives from itself through `{}`", E.Name,
-                               E.Base->Name));
-      E.Erroneous = true;
-      E.Base = nullptr;
-      return Flat[&E];
+    // E and its bases up to the first one already flattened.
+    std::vector<Entity *> Chain;
+    for (Entity *X = &E; X; X = X->Base) {
+      int &State = FlattenState[X];
+      if (State == 2)
+        break;
+      if (State == 1) { // X is on the chain: it derives from itself
+        Diags.report(DiagKind::InheritanceCycle,
+                     EntityDecls.lookup(X)->BaseRange,
+                     fmt::format("`{}` derives from itself through `{}`",
+                                 X->Name, X->Base->Name));
+        X->Erroneous = true;
+        X->Base = nullptr;
+        break;
+      }
+      State = 1;
+      Chain.push_back(X);
     }
-    State = 1;
+    for (auto It = Chain.rbegin(); It != Chain.rend(); ++It)
+      flattenOne(**It);
+    return Flat[&E];
+  }
+
+  /// Flattens \p E, whose base (if any) is flattened or, in a cycle, cut.
+  void flattenOne(Entity &E) {
     std::vector<Assignment> Result;
     if (E.Base) {
       Entity *Base = E.Base;
-      Result = flatten(*Base);
+      Result = Flat[Base];
       if (Base->Erroneous)
         E.Erroneous = true;
     }
@@ -249,9 +263,8 @@ private:
     collect(E, EntityDecls.lookup(&E)->Items, "", Result, Own);
     if (D.HasSyntaxError)
       E.Erroneous = true;
-    State = 2;
+    FlattenState[&E] = 2;
     Flat[&E] = std::move(Result);
-    return Flat[&E];
   }
 
   void collect(Entity &E, const ast::ItemList &Items, const std::string &Prefix,

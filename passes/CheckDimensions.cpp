@@ -33,7 +33,9 @@ using ir::TypeKind;
 
 class DimensionChecker {
 public:
-  explicit DimensionChecker(Compilation &C) : P(C.Program), Diags(C.Diags) {}
+  explicit DimensionChecker(Compilation &C)
+      : P(C.Program), Diags(C.Diags), MaxDepth(C.Options.Limits.MaxValueDepth) {
+  }
 
   void run() {
     for (auto &L : P.Lets)
@@ -51,6 +53,9 @@ private:
   ir::Program &P;
   DiagnosticEngine &Diags;
   std::map<const ir::Let *, int> LetState; ///< 1 visiting, 2 done
+  /// Expressions and lets being typed at once, and the limit on them.
+  unsigned Depth = 0;
+  unsigned MaxDepth;
 
   static std::string text(llvm::SMRange R) {
     std::string S = ir::sourceText(R);
@@ -89,6 +94,16 @@ private:
       Diags.report(DiagKind::ReferenceCycle, L.NameRange,
                    fmt::format("`{}` is defined in terms of itself", L.Name));
       State = 2;
+      return Type::error();
+    }
+    if (Depth > MaxDepth) {
+      Diags.report(DiagKind::DependencyTooDeep, L.NameRange,
+                   fmt::format("`{}` is defined through a chain of more than "
+                               "{} values; the chain is not followed",
+                               L.Name, MaxDepth));
+      State = 2;
+      if (L.Value)
+        L.Value->Ty = Type::error();
       return Type::error();
     }
     State = 1;
@@ -181,9 +196,11 @@ private:
   }
 
   Type infer(Expr &E) {
+    ++Depth;
     for (ir::ExprPtr &O : E.Operands)
       infer(*O);
     E.Ty = compute(E);
+    --Depth;
     return E.Ty;
   }
 

@@ -32,7 +32,9 @@ struct FoldError {};
 
 class ConstantFolder {
 public:
-  explicit ConstantFolder(Compilation &C) : P(C.Program), Diags(C.Diags) {}
+  explicit ConstantFolder(Compilation &C)
+      : P(C.Program), Diags(C.Diags), MaxDepth(C.Options.Limits.MaxValueDepth) {
+  }
 
   void run() {
     for (auto &L : P.Lets)
@@ -54,6 +56,16 @@ private:
   DiagnosticEngine &Diags;
   enum class State { Visiting, Done };
   std::map<const void *, State> States;
+  /// Expressions, lets and fields being folded at once, and the limit.
+  unsigned Depth = 0;
+  unsigned MaxDepth;
+
+  /// Counts one level of folding for as long as it lives.
+  struct Level {
+    unsigned &Depth;
+    explicit Level(unsigned &D) : Depth(++D) {}
+    ~Level() { --Depth; }
+  };
 
   std::optional<Value> let(ir::Let &L) {
     if (!beginVisit(&L, L.NameRange, L.Name))
@@ -73,9 +85,18 @@ private:
     return F.Folded;
   }
 
-  /// False when already done or when this visit closes a cycle.
+  /// False when already done, when this visit closes a cycle, or when the
+  /// chain of values being folded is too deep to follow.
   bool beginVisit(const void *Key, llvm::SMRange R, const std::string &Name) {
     auto It = States.find(Key);
+    if (It == States.end() && Depth > MaxDepth) {
+      Diags.report(DiagKind::DependencyTooDeep, R,
+                   fmt::format("`{}` is defined through a chain of more than "
+                               "{} values; the chain is not followed",
+                               Name, MaxDepth));
+      States[Key] = State::Done;
+      return false;
+    }
     if (It == States.end()) {
       States[Key] = State::Visiting;
       return true;
@@ -122,6 +143,7 @@ private:
 
   /// The folded value, or nullopt when it depends on a metric. Errors throw.
   std::optional<Value> fold(const Expr &E) {
+    Level L(Depth);
     switch (E.Kind) {
     case ExprKind::Number:
       return quantity(E.Number, E.Ty.Dim);

@@ -32,13 +32,13 @@ public:
     if (C.Options.LoadPrelude) {
       std::string Prelude = C.Options.DataDir + "/stdlib/prelude.mls";
       if (llvm::sys::fs::exists(Prelude))
-        loadFile(Prelude, llvm::SMRange(), {});
+        loadFile(Prelude, llvm::SMRange());
       else
         C.Diags.reportFile(DiagKind::ImportNotFound, Prelude,
                            "cannot find the prelude; set MLSC_DATA_DIR to the "
                            "folder that holds stdlib/ and registries/");
     }
-    visit(C.Program.MainBufferId, {});
+    visit(C.Program.MainBufferId);
   }
 
 private:
@@ -46,11 +46,20 @@ private:
   enum class State { Loading, Done };
   std::map<std::string, State> States;      ///< by real path
   std::map<std::string, std::string> Names; ///< real path -> module name
+  /// The modules being loaded, outermost first (real paths).
+  std::vector<std::string> Chain;
 
   /// Reads a module within the size limit; a failure is reported at the
   /// import that named it (against the path for the prelude).
   void loadFile(const std::string &Path, llvm::SMRange Import,
-                std::vector<std::string> Chain, bool HideSource = false) {
+                bool HideSource = false) {
+    if (Chain.size() >= C.Options.Limits.MaxImportDepth) {
+      C.Diags.report(DiagKind::DependencyTooDeep, Import,
+                     fmt::format("imports nest more than {} deep; `{}` is "
+                                 "not loaded",
+                                 C.Options.Limits.MaxImportDepth, Path));
+      return;
+    }
     SourceRead R = readSourceFile(Path, C.Options.Limits.MaxFileBytes);
     if (!R.Buffer) {
       if (Import.isValid())
@@ -63,7 +72,7 @@ private:
     unsigned Id = C.SM.AddNewSourceBuffer(std::move(R.Buffer), Import.Start);
     if (HideSource)
       C.Diags.hideSource(Id);
-    visit(Id, std::move(Chain));
+    visit(Id);
   }
 
   std::string realPath(unsigned BufferId) {
@@ -75,7 +84,7 @@ private:
     return std::string(Real);
   }
 
-  void visit(unsigned BufferId, std::vector<std::string> Chain) {
+  void visit(unsigned BufferId) {
     std::string Key = realPath(BufferId);
     States[Key] = State::Loading;
     Chain.push_back(Key);
@@ -96,13 +105,13 @@ private:
                      "one declaration");
     }
     for (const ast::ImportDecl &I : M->Imports)
-      resolve(I, BufferId, Chain);
+      resolve(I, BufferId);
     States[Key] = State::Done;
+    Chain.pop_back();
     C.Modules.push_back(std::move(M));
   }
 
-  void resolve(const ast::ImportDecl &I, unsigned FromBuffer,
-               const std::vector<std::string> &Chain) {
+  void resolve(const ast::ImportDecl &I, unsigned FromBuffer) {
     std::string Relative = llvm::join(I.Module.Parts, "/") + ".mls";
     std::vector<std::string> Dirs;
     llvm::StringRef From =
@@ -132,7 +141,7 @@ private:
         bool Outside = !llvm::sys::fs::real_path(D, RealDir) &&
                        !llvm::StringRef(Key).startswith(
                            (RealDir + llvm::sys::path::get_separator()).str());
-        loadFile(std::string(Candidate), I.Module.Range, Chain, Outside);
+        loadFile(std::string(Candidate), I.Module.Range, Outside);
       } else if (It->second == State::Loading) {
         std::vector<std::string> Cycle;
         bool InCycle = false;
