@@ -14,6 +14,7 @@
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
+#include "llvm/Support/thread.h"
 
 namespace mlsc::driver {
 
@@ -41,13 +42,13 @@ unsigned threads(const DriverOptions &O) {
 
 } // namespace mlsc::driver
 
-int main(int Argc, char **Argv) {
-  using namespace mlsc;
-  using namespace mlsc::driver;
-  llvm::InitLLVM X(Argc, Argv);
-  DriverOptions O;
-  if (int Code = parseArgs(Argc, Argv, O); Code >= 0)
-    return Code;
+namespace {
+
+using namespace mlsc;
+using namespace mlsc::driver;
+
+/// Runs the command \p O names.
+int run(DriverOptions &O, const char *Argv0) {
   if (O.Help) {
     llvm::outs() << helpText(O.Target);
     return Success;
@@ -59,7 +60,7 @@ int main(int Argc, char **Argv) {
   if (!O.List.empty())
     return listCommand(O.List);
   if (O.Compile.DataDir.empty())
-    O.Compile.DataDir = defaultDataDir(Argv[0]);
+    O.Compile.DataDir = defaultDataDir(Argv0);
   if (O.Cmd == Command::Walls)
     return wallsCommand(O);
   if (O.Cmd == Command::Audit)
@@ -89,4 +90,23 @@ int main(int Argc, char **Argv) {
     break;
   }
   return Success;
+}
+
+/// The stack the command runs on. The front end's limits keep every
+/// recursion to a few thousand frames (FrontendLimits); this leaves room
+/// for them under the sanitizers, whose frames are several times larger.
+constexpr unsigned CommandStackBytes = 256u << 20;
+
+} // namespace
+
+int main(int Argc, char **Argv) {
+  llvm::InitLLVM X(Argc, Argv);
+  DriverOptions O;
+  if (int Code = parseArgs(Argc, Argv, O); Code >= 0)
+    return Code;
+  int Code = Success;
+  llvm::thread Command(llvm::Optional<unsigned>(CommandStackBytes),
+                       [&] { Code = run(O, Argv[0]); });
+  Command.join();
+  return Code;
 }
