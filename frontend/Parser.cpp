@@ -129,20 +129,60 @@ bool checkRawBytes(unsigned BufferId, DiagnosticEngine &Diags,
 }
 
 /// The lexed form of one buffer.
+/// A token stream that lexes at most a given number of tokens: a file
+/// of millions of tiny tokens must not cost the parser (about 1 KB and
+/// 10 us a token) before it is refused.
+class BoundedTokenStream : public antlr4::CommonTokenStream {
+public:
+  using antlr4::CommonTokenStream::CommonTokenStream;
+
+  /// Lexes to the end, or stops past \p Max tokens the parser would see
+  /// (spaces and comments are not counted); false when it stopped.
+  bool fillAtMost(size_t Max) {
+    lazyInit();
+    size_t Counted = 0, Visible = 0;
+    while (!_fetchedEOF) {
+      fetch(1000);
+      for (; Counted < _tokens.size(); ++Counted)
+        Visible +=
+            _tokens[Counted]->getChannel() == antlr4::Token::DEFAULT_CHANNEL &&
+            _tokens[Counted]->getType() != antlr4::Token::EOF;
+      if (Visible > Max)
+        return false;
+    }
+    return true;
+  }
+};
+
 struct Lexed {
   std::unique_ptr<antlr4::ANTLRInputStream> Input;
   std::unique_ptr<MlsLexer> Lexer;
-  std::unique_ptr<antlr4::CommonTokenStream> Tokens;
+  std::unique_ptr<BoundedTokenStream> Tokens;
+  bool Complete = true; ///< false: more tokens than the limit
 };
 
-Lexed lex(llvm::StringRef Text) {
+Lexed lex(llvm::StringRef Text, const FrontendLimits &Limits) {
   Lexed L;
   L.Input = std::make_unique<antlr4::ANTLRInputStream>(Text.str());
   L.Lexer = std::make_unique<MlsLexer>(L.Input.get());
   L.Lexer->removeErrorListeners();
-  L.Tokens = std::make_unique<antlr4::CommonTokenStream>(L.Lexer.get());
-  L.Tokens->fill();
+  L.Tokens = std::make_unique<BoundedTokenStream>(L.Lexer.get());
+  L.Complete = L.Tokens->fillAtMost(Limits.MaxTokens);
   return L;
+}
+
+/// Reports a file with more tokens than the limit.
+bool checkTokenCount(const Lexed &L, unsigned BufferId, DiagnosticEngine &Diags,
+                     const FrontendLimits &Limits) {
+  if (L.Complete)
+    return true;
+  Diags.reportFile(
+      DiagKind::FileTooLarge,
+      Diags.sourceMgr().getMemoryBuffer(BufferId)->getBufferIdentifier(),
+      fmt::format("file has more than {} tokens; the limit is two hundred "
+                  "times the largest bundled registry",
+                  Limits.MaxTokens));
+  return false;
 }
 
 /// Reports lexical errors, turns them into tokens the parser can live with,
@@ -817,8 +857,9 @@ std::unique_ptr<ast::Module> parseModule(unsigned BufferId,
   if (!checkRawBytes(BufferId, Diags, Limits))
     return M;
   SourceText Src(SM.getMemoryBuffer(BufferId)->getBuffer());
-  Lexed L = lex(Src.buffer());
-  if (!checkTokens(L, Src, Diags, Limits))
+  Lexed L = lex(Src.buffer(), Limits);
+  if (!checkTokenCount(L, BufferId, Diags, Limits) ||
+      !checkTokens(L, Src, Diags, Limits))
     return M;
   MlsGreedyParser Parser(L.Tokens.get());
   // SLL prediction: the grammar needs no full-context lookahead, and in SLL
@@ -842,13 +883,31 @@ void dumpTokens(unsigned BufferId, DiagnosticEngine &Diags,
     return;
   llvm::SourceMgr &SM = Diags.sourceMgr();
   SourceText Src(SM.getMemoryBuffer(BufferId)->getBuffer());
-  Lexed L = lex(Src.buffer());
+  Lexed L = lex(Src.buffer(), Limits);
+  if (!checkTokenCount(L, BufferId, Diags, Limits))
+    return;
   checkTokens(L, Src, Diags, Limits);
   const antlr4::dfa::Vocabulary &V = L.Lexer->getVocabulary();
+  // Lines and columns counted as the tokens go, in one pass: asking the
+  // SourceMgr for each token rescans its line, quadratic on one long line.
+  llvm::StringRef Text = SM.getMemoryBuffer(BufferId)->getBuffer();
+  const char *Scanned = Text.data();
+  unsigned Line = 1, Column = 1;
   for (antlr4::Token *T : L.Tokens->getTokens()) {
     if (T->getChannel() != antlr4::Token::DEFAULT_CHANNEL)
       continue;
-    auto LC = SM.getLineAndColumn(Src.range(T).Start, BufferId);
+    const char *At = Src.range(T).Start.getPointer();
+    for (; Scanned < At; ++Scanned) {
+      if (*Scanned == '\n') {
+        ++Line;
+        Column = 1;
+      } else if (*Scanned == '\r') {
+        Column = 1;
+      } else {
+        ++Column;
+      }
+    }
+    std::pair<unsigned, unsigned> LC{Line, Column};
     std::string Name = T->getType() == antlr4::Token::EOF
                            ? "EOF"
                            : V.getSymbolicName(T->getType());

@@ -35,6 +35,9 @@ struct FrontendLimits {
   unsigned MaxValueDepth = 4000;
   /// Imports nested beyond this are refused with DependencyTooDeep.
   unsigned MaxImportDepth = 200;
+  /// Files with more tokens than this are refused with FileTooLarge before
+  /// they are parsed (the parser costs about 1 KB and 10 us a token).
+  size_t MaxTokens = 300000;
   /// Stop reporting lexical errors in one file after this many.
   unsigned MaxLexicalErrors = 20;
 };
