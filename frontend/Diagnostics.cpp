@@ -149,6 +149,12 @@ bool DiagnosticEngine::renderWithoutLine(const Diagnostic &D,
 void DiagnosticEngine::render(const Diagnostic &D,
                               llvm::raw_ostream &OS) const {
   std::string Text = D.Message;
+  // A message quoting a megabyte-long name is cut: the name's start says
+  // enough.
+  constexpr size_t LongestMessage = 8192;
+  if (Text.size() > LongestMessage)
+    Text = Text.substr(0, LongestMessage) + "... (" +
+           std::to_string(Text.size() - LongestMessage) + " more characters)";
   // A hidden file's text appears nowhere: not its line, nor the tokens a
   // message would quote.
   if (!Hidden.empty() && D.Loc.isValid() &&

@@ -169,12 +169,26 @@ std::string withArticle(llvm::StringRef Noun) {
 }
 
 std::string closestMatch(llvm::StringRef Word,
-                         const std::vector<std::string> &Candidates) {
+                         const std::vector<std::string> &Candidates,
+                         size_t *Budget) {
+  constexpr size_t LongestWord = 64;
+  if (Word.size() > LongestWord)
+    return "";
   std::string Best;
   unsigned Limit =
       std::max<unsigned>(2, static_cast<unsigned>(Word.size()) / 3);
   unsigned BestDistance = Limit + 1;
   for (const std::string &C : Candidates) {
+    // The distance is at least the difference in length.
+    size_t Gap = C.size() > Word.size() ? C.size() - Word.size()
+                                        : Word.size() - C.size();
+    if (Gap >= BestDistance)
+      continue;
+    if (Budget) {
+      if (*Budget == 0)
+        return "";
+      --*Budget;
+    }
     unsigned D = llvm::StringRef(C).edit_distance(Word, true, BestDistance);
     if (D < BestDistance) {
       BestDistance = D;

@@ -123,6 +123,9 @@ private:
   DiagnosticEngine &Diags;
   std::map<const Entity *, std::vector<Assignment>> Flat;
   std::map<const Entity *, int> FlattenState; ///< 1 visiting, 2 done
+  /// Edit distances the did-you-mean suggestions may still compute.
+  size_t SuggestBudget = 2000000;
+  std::map<const KindSchema *, std::vector<std::string>> ScopeNames;
 
   // ------------------------------------------------------------ declare
 
@@ -158,7 +161,7 @@ private:
         Diagnostic &Diag =
             Diags.report(DiagKind::UnknownKind, D.KindRange,
                          fmt::format("unknown entity kind `{}`", D.Kind));
-        std::string Close = closestMatch(D.Kind, KindNames);
+        std::string Close = closestMatch(D.Kind, KindNames, &SuggestBudget);
         if (!Close.empty()) {
           Diag.Message += fmt::format("; did you mean `{}`?", Close);
           Diag.fixIt(D.KindRange, Close);
@@ -334,7 +337,7 @@ private:
     Diagnostic &D =
         Diags.report(DiagKind::UnknownField, R,
                      fmt::format("{} has no field `{}`", E.Kind, Path));
-    std::string Close = closestMatch(Path, Names);
+    std::string Close = closestMatch(Path, Names, &SuggestBudget);
     if (!Close.empty()) {
       D.Message += fmt::format("; did you mean `{}`?", Close);
       D.fixIt(R, Close);
@@ -347,7 +350,7 @@ private:
     Diagnostic &D =
         Diags.report(DiagKind::UnknownName, R,
                      fmt::format("unknown name `{}`; expected {}", Name, What));
-    std::string Close = closestMatch(Name, Candidates);
+    std::string Close = closestMatch(Name, Candidates, &SuggestBudget);
     if (!Close.empty()) {
       D.Message += fmt::format("; did you mean `{}`?", Close);
       D.fixIt(R, Close);
@@ -497,7 +500,7 @@ private:
             Diags.report(DiagKind::UnknownEnumValue, Syntax->range(),
                          fmt::format("`{}` is not a valid `{}`; expected {}",
                                      Name, FS.Path, describeFieldType(FS)));
-        std::string Close = closestMatch(Name, FS.Allowed);
+        std::string Close = closestMatch(Name, FS.Allowed, &SuggestBudget);
         if (!Close.empty()) {
           D.Message += fmt::format("; did you mean `{}`?", Close);
           D.fixIt(Syntax->range(), Close);
@@ -725,12 +728,33 @@ private:
         Diags.report(DiagKind::UnknownField, At,
                      fmt::format("{} `{}` has no field or metric `{}`",
                                  Target->Kind, Target->Name, Joined));
-    std::string Close = closestMatch(Joined, Names);
+    std::string Close = closestMatch(Joined, Names, &SuggestBudget);
     if (!Close.empty()) {
       D.Message += fmt::format("; did you mean `{}`?", Close);
       D.fixIt(At, Close);
     }
     return error(R);
+  }
+
+  /// Every name an unknown reference could have meant: the fields and
+  /// metrics of \p Schema (the entity it is written in, if any), the lets
+  /// and the entities. Built once per schema, not once per unknown name.
+  const std::vector<std::string> &namesInScope(const KindSchema *Schema) {
+    auto [It, Inserted] = ScopeNames.try_emplace(Schema);
+    if (Inserted) {
+      std::vector<std::string> &Names = It->second;
+      if (Schema) {
+        for (const FieldSchema &F : Schema->Fields)
+          Names.push_back(F.Path);
+        for (const MetricSchema &M : Schema->Metrics)
+          Names.push_back(M.Path);
+      }
+      for (const auto &L : P.Lets)
+        Names.push_back(L->Name);
+      for (const auto &E : P.Entities)
+        Names.push_back(E->Name);
+    }
+    return It->second;
   }
 
   ExprPtr reference(const ast::Path &Name, llvm::SMRange R, Entity *Self) {
@@ -752,17 +776,8 @@ private:
       }
       return member(E, Name, 1, R);
     }
-    std::vector<std::string> Candidates;
-    if (Self) {
-      for (const FieldSchema &F : Self->Schema->Fields)
-        Candidates.push_back(F.Path);
-      for (const MetricSchema &M : Self->Schema->Metrics)
-        Candidates.push_back(M.Path);
-    }
-    for (const auto &L : P.Lets)
-      Candidates.push_back(L->Name);
-    for (const auto &E : P.Entities)
-      Candidates.push_back(E->Name);
+    const std::vector<std::string> &Candidates =
+        namesInScope(Self ? Self->Schema : nullptr);
     std::string Full = Name.str();
     if (Self && Name.Parts.size() > 1 && Self->Schema->hasFieldsUnder(Head)) {
       // `hbm.bandwith` inside an accelerator: a misspelled field, not an
@@ -770,7 +785,7 @@ private:
       Diagnostic &D =
           Diags.report(DiagKind::UnknownField, Name.Range,
                        fmt::format("{} has no field `{}`", Self->Kind, Full));
-      std::string Close = closestMatch(Full, Candidates);
+      std::string Close = closestMatch(Full, Candidates, &SuggestBudget);
       if (!Close.empty()) {
         D.Message += fmt::format("; did you mean `{}`?", Close);
         D.fixIt(Name.Range, Close);
@@ -779,9 +794,10 @@ private:
     }
     Diagnostic &D = Diags.report(DiagKind::UnknownName, Name.PartRanges[0],
                                  fmt::format("unknown name `{}`", Head));
-    std::string Close = closestMatch(Self ? Full : Head, Candidates);
+    std::string Close =
+        closestMatch(Self ? Full : Head, Candidates, &SuggestBudget);
     if (Close.empty() && Self)
-      Close = closestMatch(Head, Candidates);
+      Close = closestMatch(Head, Candidates, &SuggestBudget);
     if (!Close.empty())
       D.Message += fmt::format("; did you mean `{}`?", Close);
     return error(R);
@@ -813,7 +829,7 @@ private:
           DiagKind::BadFunctionCall, Call.CalleeRange,
           fmt::format("unknown function `{}`; the functions are {}",
                       Call.Callee, llvm::join(Names, ", ")));
-      std::string Close = closestMatch(Call.Callee, Names);
+      std::string Close = closestMatch(Call.Callee, Names, &SuggestBudget);
       if (!Close.empty())
         D.fixIt(Call.CalleeRange, Close);
       return error(Call.range());

@@ -67,12 +67,18 @@ int verifyCommand(const DriverOptions &O,
     LineStart = LineEnd + 1;
   }
   Cases.emplace_back(CaseBegin, Text.size());
+  // A case is its own text after the earlier cases' lines, blanked, so
+  // that its line numbers are the file's: the newlines before it are
+  // counted once, not copied character by character per case (20,000
+  // cases took a minute).
   bool AllOK = true;
+  size_t Before = 0, Scanned = 0;
   for (auto [Begin, End] : Cases) {
-    std::string CaseText;
-    for (size_t I = 0; I < Text.size(); ++I)
-      if ((I >= Begin && I < End) || Text[I] == '\n')
-        CaseText += Text[I];
+    Before += Text.slice(Scanned, Begin).count('\n');
+    Scanned = Begin;
+    llvm::StringRef Own = Text.slice(Begin, End);
+    std::string CaseText(Before, '\n');
+    CaseText.append(Own.data(), Own.size());
     Compilation C;
     C.Options = O.Compile;
     compile(C, llvm::MemoryBuffer::getMemBufferCopy(
