@@ -26,6 +26,18 @@ Dimension Dimension::operator/(const Dimension &O) const {
   return R;
 }
 
+std::optional<Dimension> Dimension::checkedProduct(const Dimension &O,
+                                                   bool Divide) const {
+  Dimension R;
+  for (unsigned I = 0; I < NumBaseDims; ++I) {
+    int E = Exps[I] + (Divide ? -O.Exps[I] : O.Exps[I]);
+    if (E > 100 || E < -100)
+      return std::nullopt;
+    R.Exps[I] = static_cast<int8_t>(E);
+  }
+  return R;
+}
+
 std::optional<Dimension> Dimension::pow(int N) const {
   Dimension R;
   for (unsigned I = 0; I < NumBaseDims; ++I) {

@@ -54,6 +54,11 @@ public:
 
   Dimension operator*(const Dimension &O) const;
   Dimension operator/(const Dimension &O) const;
+  /// The product (or, with \p Divide, the quotient) with \p O; nullopt when
+  /// an exponent would leave [-100, 100] (the exponents are 8 bits wide,
+  /// and wrapped, s^256 would read as dimensionless).
+  std::optional<Dimension> checkedProduct(const Dimension &O,
+                                          bool Divide = false) const;
   /// Raises to an integer power; nullopt when an exponent overflows.
   std::optional<Dimension> pow(int N) const;
   /// Divides every exponent by N; nullopt unless all are divisible.

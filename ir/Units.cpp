@@ -280,13 +280,16 @@ std::optional<Unit> parseUnit(llvm::StringRef Text, UnitParseError &Err) {
     }
     double Scale = std::pow(U->Scale, Power);
     Dimension D = *U->Dim.pow(Power);
-    if (Op == '*') {
-      Result.Scale *= Scale;
-      Result.Dim = Result.Dim * D;
-    } else {
-      Result.Scale /= Scale;
-      Result.Dim = Result.Dim / D;
+    std::optional<Dimension> Combined = Result.Dim.checkedProduct(D, Op != '*');
+    if (!Combined) {
+      Err.Message = "the unit's dimension has an exponent beyond 100";
+      return std::nullopt;
     }
+    Result.Dim = *Combined;
+    if (Op == '*')
+      Result.Scale *= Scale;
+    else
+      Result.Scale /= Scale;
     if (End == Text.size())
       return Result;
     Op = Text[End];

@@ -353,8 +353,16 @@ private:
       if (!requireQuantity(L, "arithmetic") ||
           !requireQuantity(R, "arithmetic"))
         return Type::error();
-      return Type::quantity(E.BOp == Op::Mul ? L.Ty.Dim * R.Ty.Dim
-                                             : L.Ty.Dim / R.Ty.Dim);
+      if (std::optional<Dimension> D =
+              L.Ty.Dim.checkedProduct(R.Ty.Dim, E.BOp == Op::Div))
+        return Type::quantity(*D);
+      Diags.report(DiagKind::DimensionOverflow, E.Range,
+                   fmt::format("the dimension of `{}` has an exponent beyond "
+                               "100 ({} {} {})",
+                               text(E.Range), L.Ty.Dim.str(),
+                               E.BOp == Op::Mul ? "times" : "over",
+                               R.Ty.Dim.str()));
+      return Type::error();
     case Op::Pow:
       return power(E);
     case Op::Lt:
