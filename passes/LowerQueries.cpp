@@ -70,7 +70,8 @@ public:
   QueryLowering(Compilation &C, const ir::Entity &Q,
                 const std::vector<const ir::Entity *> &Scenarios,
                 std::vector<std::unique_ptr<LoweringContext>> &Lowerings)
-      : C(C), QE(Q), Scenarios(Scenarios), Lowerings(Lowerings) {}
+      : C(C), QE(Q), Scenarios(Scenarios), Lowerings(Lowerings),
+        MaxPoints(C.Options.MaxGridPoints) {}
 
   std::optional<Query> run() {
     Query Q;
@@ -119,7 +120,8 @@ public:
     }
     checkOverlap(Q);
     if (Q.K == Query::Kind::Sweep || !Q.Objectives.empty())
-      gridSize(Q, Q.K == Query::Kind::Sweep ? MaxPoints : 1e7);
+      gridSize(Q,
+               Q.K == Query::Kind::Sweep ? MaxPoints : C.Options.MaxGridPoints);
     if (Failed)
       return std::nullopt;
     return Q;
@@ -133,7 +135,7 @@ private:
   LoweringContext *L = nullptr;
   graph::Graph *G = nullptr;
   bool Failed = false;
-  double MaxPoints = 1e7;
+  double MaxPoints; ///< the file's `max_points`, within --max-points
   /// Entity variables, resolved last, with the position each takes among
   /// the variables (the order of the `vary` lines is the table's order).
   struct Deferred {
@@ -237,10 +239,19 @@ private:
   }
 
   void sweep(Query &Q) {
-    MaxPoints = number(QE.field("max_points"), 1e7);
+    const double Cap = C.Options.MaxGridPoints;
+    MaxPoints = number(QE.field("max_points"), Cap);
     if (!(MaxPoints >= 1))
       error(DiagKind::DomainError, QE.field("max_points")->Range,
             "`max_points` must be at least 1");
+    if (MaxPoints > Cap) {
+      error(DiagKind::SweepTooLarge, QE.field("max_points")->Range,
+            fmt::format("`max_points = {:.4g}` is above the {:.4g} points the "
+                        "command line allows; a file may lower the limit, "
+                        "not raise it (pass --max-points={:.4g})",
+                        MaxPoints, Cap, MaxPoints));
+      MaxPoints = Cap;
+    }
     if (const auto *Vary = items("vary"))
       for (const ir::ExprPtr &E : *Vary)
         variable(Q, *E, /*AllowContinuous=*/false);
@@ -579,12 +590,24 @@ private:
           return;
         }
         double N = std::floor((V.Hi - V.Lo) / Step + 1e-9) + 1;
-        if (N > MaxPoints) {
+        // Checked before the values are made: with the variables before
+        // it, a grid of 10^21 points must not allocate the first 10^7.
+        double Before = 1;
+        for (const Variable &Prev : Q.Vars)
+          Before *=
+              static_cast<double>(std::max<size_t>(1, Prev.Values.size()));
+        if (N * Before > MaxPoints) {
           error(DiagKind::SweepTooLarge, Set.Range,
-                fmt::format("`{}` alone takes {:.4g} values, more than the "
-                            "{:.4g} points allowed; coarsen its step or "
-                            "raise `max_points`",
-                            V.Name, N, MaxPoints));
+                Before == 1
+                    ? fmt::format("`{}` alone takes {:.4g} values, more than "
+                                  "the {:.4g} points allowed; coarsen its "
+                                  "step or raise `max_points`",
+                                  V.Name, N, MaxPoints)
+                    : fmt::format("`{}` takes {:.4g} values, {:.4g} points "
+                                  "with the lines before it, more than the "
+                                  "{:.4g} allowed; coarsen a step or raise "
+                                  "`max_points`",
+                                  V.Name, N, N * Before, MaxPoints));
           return;
         }
         for (double K = 0; K < N; ++K)

@@ -30,6 +30,9 @@ struct CompileOptions {
   FrontendLimits Limits;
   std::string PrintIRAfter;   ///< pass flag, or "all"
   bool PrintImported = false; ///< dumps include imported modules' entities
+  /// --max-points: the most points a sweep or grid solve may have. A file's
+  /// `max_points` may lower it, never raise it.
+  double MaxGridPoints = 1e7;
 };
 
 struct Compilation {

@@ -18,6 +18,8 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+
 namespace mlsc::driver {
 
 namespace {
@@ -152,6 +154,13 @@ int apply(const OptionInfo &Opt, const std::string &V, DriverOptions &O) {
       return usage(DiagKind::MissingArgument, "--output needs a file name");
     O.Output = V;
     return -1;
+  case OptionId::MaxPoints: {
+    double N = 0;
+    if (llvm::StringRef(V).getAsDouble(N) || !(N >= 1) || N > 1e12)
+      return bad("--max-points needs a number of points, 1 to 1e12");
+    O.Compile.MaxGridPoints = std::floor(N);
+    return -1;
+  }
   case OptionId::Force:
     O.Force = true;
     return -1;
