@@ -2,6 +2,8 @@
 
 #include "frontend/Diagnostics.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
 namespace mlsc {
@@ -111,6 +113,43 @@ DiagnosticEngine::lineIndex(unsigned BufferId) const {
   return It->second;
 }
 
+/// ESC and the other C0 controls but tab, DEL, and the bidirectional
+/// controls U+202A-U+202E and U+2066-U+2069.
+static bool isBidi(llvm::StringRef S, size_t I) {
+  if (I + 2 >= S.size())
+    return false;
+  unsigned char A = S[I], B = S[I + 1], C = S[I + 2];
+  return A == 0xE2 && ((B == 0x80 && C >= 0xAA && C <= 0xAE) ||
+                       (B == 0x81 && C >= 0xA6 && C <= 0xA9));
+}
+
+bool hasControls(llvm::StringRef S) {
+  for (size_t I = 0; I < S.size(); ++I) {
+    unsigned char C = S[I];
+    if ((C < 0x20 && C != '\t') || C == 0x7F || isBidi(S, I))
+      return true;
+  }
+  return false;
+}
+
+std::string escapeControls(llvm::StringRef S) {
+  std::string Out;
+  for (size_t I = 0; I < S.size(); ++I) {
+    unsigned char C = S[I];
+    if ((C < 0x20 && C != '\t') || C == 0x7F) {
+      Out += fmt::format("\\x{:02X}", C);
+    } else if (isBidi(S, I)) {
+      unsigned char B = S[I + 1], D = S[I + 2];
+      Out += fmt::format("<U+{:04X}>", ((C & 0x0Fu) << 12) |
+                                           ((B & 0x3Fu) << 6) | (D & 0x3Fu));
+      I += 2;
+    } else {
+      Out += static_cast<char>(C);
+    }
+  }
+  return Out;
+}
+
 bool DiagnosticEngine::renderWithoutLine(const Diagnostic &D,
                                          const std::string &Text,
                                          llvm::raw_ostream &OS) const {
@@ -126,7 +165,9 @@ bool DiagnosticEngine::renderWithoutLine(const Diagnostic &D,
       NextBreak == Index.Breaks.begin() ? 0 : *std::prev(NextBreak) + 1;
   size_t End =
       NextBreak == Index.Breaks.end() ? Buffer->getBufferSize() : *NextBreak;
-  if (End - Begin <= MaxEchoedLine && !Hidden.count(Id))
+  llvm::StringRef LineText = Buffer->getBuffer().slice(Begin, End);
+  bool Controls = hasControls(LineText);
+  if (End - Begin <= MaxEchoedLine && !Hidden.count(Id) && !Controls)
     return false;
   // Line and column as SourceMgr counts them: lines end at `\n`, columns
   // restart after `\n` or `\r`.
@@ -143,12 +184,19 @@ bool DiagnosticEngine::renderWithoutLine(const Diagnostic &D,
                                      toLLVM(D.Level), Text, /*LineStr=*/"",
                                      /*Ranges=*/llvm::None),
                   /*ShowColors=*/false);
+  // A short line with terminal controls (ANSI escapes, bidi overrides) is
+  // echoed escaped, with the caret under its escaped column.
+  if (Controls && End - Begin <= MaxEchoedLine && !Hidden.count(Id)) {
+    std::string Before = escapeControls(LineText.take_front(Offset - Begin));
+    OS << escapeControls(LineText) << "\n"
+       << std::string(llvm::StringRef(Before).size(), ' ') << "^\n";
+  }
   return true;
 }
 
 void DiagnosticEngine::render(const Diagnostic &D,
                               llvm::raw_ostream &OS) const {
-  std::string Text = D.Message;
+  std::string Text = escapeControls(D.Message);
   // A message quoting a megabyte-long name is cut: the name's start says
   // enough.
   constexpr size_t LongestMessage = 8192;

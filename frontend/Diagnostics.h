@@ -60,6 +60,13 @@ struct Diagnostic {
   Diagnostic &fixIt(llvm::SMRange At, std::string Replacement);
 };
 
+/// Whether \p S holds terminal controls: C0 controls but tab, DEL, or
+/// bidirectional controls.
+bool hasControls(llvm::StringRef S);
+/// \p S with those controls written as `\x1B` or `<U+202E>`, safe to
+/// print on a terminal.
+std::string escapeControls(llvm::StringRef S);
+
 class DiagnosticEngine {
 public:
   explicit DiagnosticEngine(llvm::SourceMgr &SM) : SM(SM) {}

@@ -125,6 +125,20 @@ bool checkRawBytes(unsigned BufferId, DiagnosticEngine &Diags,
                              Offset));
     return false;
   }
+  // Bidirectional controls make text display in another order than it is
+  // read ("Trojan Source", CVE-2021-42574): each is a warning.
+  for (size_t I = 0; I + 2 < Text.size(); ++I) {
+    unsigned char A = Text[I], B = Text[I + 1], C = Text[I + 2];
+    bool Bidi = A == 0xE2 && ((B == 0x80 && C >= 0xAA && C <= 0xAE) ||
+                              (B == 0x81 && C >= 0xA6 && C <= 0xA9));
+    if (Bidi)
+      Diags.report(
+          DiagKind::BidiControl, byteRange(Text, I, 3),
+          fmt::format("a bidirectional control character (U+{:04X}) "
+                      "can make this line display in another order "
+                      "than it is read",
+                      ((A & 0x0Fu) << 12) | ((B & 0x3Fu) << 6) | (C & 0x3Fu)));
+  }
   return true;
 }
 
@@ -860,6 +874,9 @@ std::unique_ptr<ast::Module> parseModule(unsigned BufferId,
   // character, and --verify-diagnostics pads each case with the lines of
   // the cases before it. Locations stay those of the whole buffer.
   llvm::StringRef Whole = SM.getMemoryBuffer(BufferId)->getBuffer();
+  // A UTF-8 byte-order mark is not part of the text.
+  if (Whole.startswith("\xEF\xBB\xBF"))
+    Whole = Whole.drop_front(3);
   SourceText Src(
       Whole.drop_front(std::min(Whole.find_first_not_of('\n'), Whole.size())));
   Lexed L = lex(Src.buffer(), Limits);

@@ -59,6 +59,12 @@ SourceRead readBounded(fs::file_t FD, llvm::StringRef Name, size_t MaxBytes) {
   }
   if (Data.size() > MaxBytes)
     return tooLarge(MaxBytes, "more than " + std::to_string(MaxBytes));
+  // A lone CR (classic Mac OS line endings) ends a line too; as LF, the
+  // lines and columns of every diagnostic are right. Same length, so no
+  // offset moves.
+  for (size_t I = 0; I < Data.size(); ++I)
+    if (Data[I] == '\r' && (I + 1 == Data.size() || Data[I + 1] != '\n'))
+      Data[I] = '\n';
   SourceRead R;
   R.Buffer = llvm::MemoryBuffer::getMemBufferCopy(Data, Name);
   return R;

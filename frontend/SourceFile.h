@@ -7,7 +7,8 @@
 // before it is opened, so nothing blocks or reads without end; a file whose
 // size exceeds the limit is refused before it is read (a sparse 1 GiB file
 // costs nothing); a stream (standard input) is read to at most the limit
-// plus one byte.
+// plus one byte. A lone CR (old Mac OS line endings) is read as LF, so
+// that line numbers are right.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MLSC_FRONTEND_SOURCEFILE_H

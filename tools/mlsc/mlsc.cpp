@@ -102,11 +102,26 @@ constexpr unsigned CommandStackBytes = 256u << 20;
 int main(int Argc, char **Argv) {
   llvm::InitLLVM X(Argc, Argv);
   DriverOptions O;
-  if (int Code = parseArgs(Argc, Argv, O); Code >= 0)
-    return Code;
-  int Code = Success;
-  llvm::thread Command(llvm::Optional<unsigned>(CommandStackBytes),
-                       [&] { Code = run(O, Argv[0]); });
-  Command.join();
+  int Code = parseArgs(Argc, Argv, O);
+  if (Code < 0) {
+    llvm::thread Command(llvm::Optional<unsigned>(CommandStackBytes),
+                         [&] { Code = run(O, Argv[0]); });
+    Command.join();
+  }
+  // A full disk or a closed descriptor is one line and exit 1, not LLVM's
+  // abort when a stream with an error is destroyed.
+  llvm::outs().flush();
+  if (llvm::outs().has_error()) {
+    std::string Why = llvm::outs().error().message();
+    llvm::outs().clear_error();
+    reportError(DiagKind::OutputFailed, "",
+                "cannot write the standard output: " + Why);
+    Code = InputErrors;
+  }
+  if (llvm::errs().has_error()) {
+    llvm::errs().clear_error();
+    if (Code == Success)
+      Code = InputErrors;
+  }
   return Code;
 }
