@@ -30,6 +30,7 @@ struct Variable {
   llvm::SMRange Range;
   bool Continuous = false;    ///< `LO .. HI` without a step
   bool Integer = false;       ///< whole values only
+  bool WholeValued = false;   ///< the field's domain is whole numbers
   double Lo = 0, Hi = 0;      ///< bounds in SI units
   std::vector<double> Values; ///< the grid, when not continuous
   /// An entity-valued variable (`node.accelerator in [H100_SXM, H200]`):

@@ -42,6 +42,9 @@ public:
     for (auto &E : P.Entities)
       for (ir::Field &F : E->Fields)
         field(*E, F);
+    for (auto &E : P.Entities)
+      for (ir::Field &F : E->Fields)
+        checkDomain(*E, F);
     for (ir::Assert &A : P.Asserts)
       if (A.Condition && !A.Condition->Ty.isError())
         A.Folded = tryFold(*A.Condition);
@@ -83,6 +86,30 @@ private:
       F.Folded = tryFold(*F.Value);
     States[&F] = State::Done;
     return F.Folded;
+  }
+
+  /// A folded quantity outside what its field can physically be (a
+  /// negative bandwidth, a fractional batch, tp = 0): Schema.def, DOMAIN.
+  void checkDomain(const ir::Entity &E, const ir::Field &F) {
+    if (!F.Folded || F.Folded->Kind != TypeKind::Quantity || !E.Schema)
+      return;
+    const FieldSchema *S = E.Schema->field(F.Path);
+    if (!S || inDomain(S->Domain, F.Folded->Number))
+      return;
+    llvm::SMRange R = F.Value ? F.Value->Range : F.Range;
+    std::string Written = ir::sourceText(R);
+    // A literal (or a negated one) speaks for itself; an expression also
+    // gives its value.
+    bool Literal =
+        F.Value && (F.Value->Kind == ExprKind::Number ||
+                    (F.Value->Kind == ExprKind::Unary &&
+                     F.Value->Operands[0]->Kind == ExprKind::Number));
+    std::string Value = Literal ? fmt::format("`{}`", Written)
+                                : fmt::format("`{}` ({:.6g} in base units)",
+                                              Written, F.Folded->Number);
+    Diags.report(DiagKind::ValueOutOfDomain, R,
+                 fmt::format("`{}.{}` is {}; it must be {}", E.Name, F.Path,
+                             Value, describeDomain(S->Domain)));
   }
 
   /// False when already done, when this visit closes a cycle, or when the

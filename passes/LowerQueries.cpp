@@ -218,10 +218,16 @@ private:
         return;
       }
       variable(Q, *Objective.front(), /*AllowContinuous=*/true);
-      if (const ir::Field *I = QE.field("integer");
-          I && I->Folded && !Q.Vars.empty()) {
+      if (!Q.Vars.empty()) {
         Variable &V = Q.Vars.back();
-        V.Integer = I->Folded->Number != 0;
+        if (const ir::Field *I = QE.field("integer"); I && I->Folded) {
+          V.Integer = I->Folded->Number != 0;
+          if (!V.Integer && V.WholeValued)
+            error(DiagKind::DomainError, I->Range,
+                  fmt::format("`{}` is a whole number (a count, a batch); "
+                              "it cannot be solved as continuous",
+                              V.Name));
+        }
         if (V.Integer && V.Continuous && std::ceil(V.Lo) > std::floor(V.Hi))
           error(DiagKind::DomainError, V.Range,
                 fmt::format("`{}` is whole-valued, but no whole number lies "
@@ -636,6 +642,41 @@ private:
       error(DiagKind::MalformedQuery, Set.Range,
             "a decision variable takes a range `LO .. HI` or a list `[A, B]`");
       return;
+    }
+    // What the field can physically be (Schema.def, DOMAIN) bounds the
+    // range: no solve or sweep evaluates a negative bandwidth or tp = 0.
+    const FieldSchema *S = Final->first->Schema
+                               ? Final->first->Schema->field(Final->second)
+                               : nullptr;
+    if (S && S->Domain != ValueDomain::Any) {
+      std::optional<double> Bad;
+      bool WholeValued = S->Domain == ValueDomain::Whole ||
+                         S->Domain == ValueDomain::WholeOrZero;
+      if (V.Continuous) {
+        // The ends of a continuous range need not be whole: the solver
+        // takes whole values only (below), and 1.5 .. 8.5 holds 2 .. 8.
+        double Lo = WholeValued ? std::ceil(V.Lo) : V.Lo;
+        double Hi = WholeValued ? std::floor(V.Hi) : V.Hi;
+        if (!inDomain(S->Domain, Lo))
+          Bad = V.Lo;
+        else if (!inDomain(S->Domain, Hi) && Hi >= Lo)
+          Bad = V.Hi;
+      } else {
+        for (double X : V.Values)
+          if (!Bad && !inDomain(S->Domain, X))
+            Bad = X;
+      }
+      if (Bad) {
+        error(DiagKind::ValueOutOfDomain, Set.Range,
+              fmt::format("`{}` must be {}; this range reaches {:.6g}{}",
+                          V.Name, describeDomain(S->Domain), *Bad,
+                          V.Dim.isDimensionless() ? "" : " " + V.Dim.str()));
+        return;
+      }
+      if (WholeValued) {
+        V.Integer = true;
+        V.WholeValued = true;
+      }
     }
     Q.Vars.push_back(std::move(V));
   }

@@ -17,7 +17,6 @@ bool lowerComplexity(LoweringContext &Ctx) {
   std::optional<NodeId> Tokens = Ctx.field(*Ctx.Workload, "tokens");
   if (!Tokens)
     return true;
-  Ctx.checkPositive(*Ctx.Workload, "tokens");
   std::optional<NodeId> Params = Ctx.field(*Ctx.Model, "active_params");
   if (!Params)
     Params = Ctx.required(*Ctx.Model, "params", "training compute (wall 11)");

@@ -174,35 +174,7 @@ NodeId LoweringContext::kernelEfficiency(const ir::Entity &W, DefaultId Class) {
   if (std::optional<NodeId> All = field(W, "efficiency"))
     return *All; // one calibrated eta for every kernel class
   // An unfused workload's attention reads `kernels.attention_unfused`.
-  const char *Field = defaultInfo(Class).Field;
-  if (W.field(Field)) {
-    checkFraction(W, Field);
-    checkPositive(W, Field);
-  }
   return orDefault(W, Class);
-}
-
-void LoweringContext::checkFraction(const ir::Entity &E, llvm::StringRef Path) {
-  const ir::Field *F = E.field(Path);
-  if (!F || !F->Folded)
-    return;
-  double V = F->Folded->Number;
-  if (V >= 0 && V <= 1)
-    return;
-  C.Diags.report(
-      DiagKind::DomainError, F->Value->Range,
-      fmt::format("`{}` is a fraction between 0 and 1, got {}", Path.str(), V));
-  Failed = true;
-}
-
-void LoweringContext::checkPositive(const ir::Entity &E, llvm::StringRef Path) {
-  const ir::Field *F = E.field(Path);
-  if (!F || !F->Folded || F->Folded->Number > 0)
-    return;
-  C.Diags.report(DiagKind::DomainError, F->Value->Range,
-                 fmt::format("`{}` must be positive, got `{}`", Path.str(),
-                             ir::sourceText(F->Value->Range)));
-  Failed = true;
 }
 
 namespace {

@@ -170,11 +170,6 @@ public:
                llvm::StringRef Why);
   /// One diagnostic per scenario lists every missing input.
   void reportMissing();
-  /// A fraction must lie in [0, 1] (checked on the folded value).
-  void checkFraction(const ir::Entity &E, llvm::StringRef Path);
-  /// A count, size or rate that must be above zero (a chunk, a bandwidth).
-  void checkPositive(const ir::Entity &E, llvm::StringRef Path);
-
   // ---- Expressions over the graph.
   /// An IR expression over fields, lets and this scenario's metrics; nullopt
   /// when it reads a metric the graph lacks (named in \p Missing).

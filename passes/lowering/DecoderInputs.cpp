@@ -29,7 +29,6 @@ void pruning(LoweringContext &Ctx) {
   std::optional<NodeId> Sparsity = Ctx.field(W, "pruning.sparsity");
   if (!Sparsity)
     return;
-  Ctx.checkFraction(W, "pruning.sparsity");
   const ir::Field *SF = W.field("pruning.structured");
   bool Structured = SF && SF->Folded && SF->Folded->Number != 0;
   NodeId Kind =
@@ -109,8 +108,6 @@ bool lowerDecoderInputs(LoweringContext &Ctx) {
   D.Static =
       Ctx.enumField<BatchingPolicy>(W, "batching") == BatchingPolicy::Static;
   D.Chunk = Ctx.field(W, "prefill_chunk");
-  Ctx.checkPositive(W, "prefill_chunk");
-  Ctx.checkPositive(W, "max_output");
 
   // Wall 3 and the memory side of the roofline.
   Roofline &M = D.Machine;
@@ -146,7 +143,6 @@ bool lowerDecoderInputs(LoweringContext &Ctx) {
 
   // Wall 6: weights that live off the device stream in layer by layer.
   M.InjectBW = Ctx.field(W, "weight_streaming.bandwidth");
-  Ctx.checkPositive(W, "weight_streaming.bandwidth");
 
   // The KV cache: multi-head latent attention caches a compressed latent.
   std::optional<NodeId> KVRank = Ctx.field(Model, "mla.kv_rank");

@@ -42,7 +42,6 @@ std::optional<DraftModel> draftModel(LoweringContext &Ctx) {
   D.Tokens = Ctx.required(W, "speculative.tokens", "draft tokens per step (k)");
   D.Acceptance = Ctx.required(W, "speculative.acceptance",
                               "the draft tokens' acceptance rate");
-  Ctx.checkFraction(W, "speculative.acceptance");
   if (Ctx.Failed)
     return std::nullopt;
   D.Weights =
@@ -112,8 +111,6 @@ bool lowerDecoderMemory(LoweringContext &Ctx) {
   // Wall 5: the batch must fit a paged KV cache in the memory the serving
   // runtime leaves free (vLLM's defaults: 16-token blocks, 90% usable).
   NodeId Block = Ctx.orDefault(W, DefaultId::KVBlock);
-  if (W.field("memory_utilization"))
-    Ctx.checkFraction(W, "memory_utilization");
   NodeId Usable = Ctx.orDefault(W, DefaultId::MemoryUtilization);
   NodeId Unused = B.op(Op::Sub, {B.constant(1, "all of the memory"), Usable});
   NodeId Reserve = B.op(Op::Mul, {D.Capacity, Unused});

@@ -76,7 +76,6 @@ bool lowerPerSampleInputs(LoweringContext &Ctx) {
                     {*Forward, AttnFlops, Gemm, Attention}, "");
     }
   }
-  Ctx.checkPositive(W, "batch");
   if (S.Training)
     S.Optimizer = Ctx.orDefault(W, DefaultId::OptimizerBytes);
   if (Ctx.Failed || !Forward || !Eta)

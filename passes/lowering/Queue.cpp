@@ -52,7 +52,6 @@ bool lowerQueue(LoweringContext &Ctx) {
   }
   // Sizing: the fewest replicas of `batch` slots whose P99 meets a target.
   if (std::optional<NodeId> Target = Ctx.field(W, "latency_target")) {
-    Ctx.checkPositive(W, "latency_target");
     NodeId Slots = B.apply(FormulaId::ServersForP99Latency,
                            {Arrival, D.Service, CV, *Target}, "servers_needed");
     B.publish(MetricId::ReplicasNeeded,

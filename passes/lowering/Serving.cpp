@@ -26,7 +26,6 @@ bool lowerRequests(LoweringContext &Ctx) {
   NodeId OneSequence = B.constant(1, "one sequence");
   NodeId Computed = D.Prompt;
   if (std::optional<NodeId> Hit = Ctx.field(W, "prefix_hit_rate")) {
-    Ctx.checkFraction(W, "prefix_hit_rate");
     Computed = B.apply(FormulaId::PrefillTokensComputed, {D.Prompt, *Hit},
                        "request.prefill_tokens");
   }

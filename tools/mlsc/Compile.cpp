@@ -153,6 +153,9 @@ int listCommand(const std::string &What) {
            << "`: " << llvm::join(K.Variants, ", ") << "\n";
       for (const FieldSchema &F : K.Fields)
         OS << "  field " << F.Path << "\t" << describeFieldType(F)
+           << (F.Domain == ValueDomain::Any
+                   ? std::string()
+                   : std::string(": ") + describeDomain(F.Domain))
            << (F.Required ? "\trequired" : "\toptional") << "\t" << F.Doc
            << "\n";
       for (const MetricSchema &M : K.Metrics)
