@@ -56,6 +56,8 @@ public:
 
   Kind kind() const { return K; }
   llvm::SMRange range() const { return R; }
+  /// Widens the range to the parentheses around the expression.
+  void setRange(llvm::SMRange Wider) { R = Wider; }
   virtual ~Expr() = default;
 
 protected:

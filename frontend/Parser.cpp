@@ -762,6 +762,10 @@ private:
       return {std::make_unique<ast::BoolExpr>(R, B->TRUE() != nullptr), 1};
     if (auto *P = dynamic_cast<MlsParser::ParenExprContext *>(Ctx)) {
       Built Inner = orExpr(P->expr());
+      // The parentheses belong to the expression's text: a sweep column
+      // `(a - b) / (c - d)` is named as written.
+      if (Inner.first)
+        Inner.first->setRange(R);
       return {std::move(Inner.first), Inner.second};
     }
     if (auto *L = dynamic_cast<MlsParser::ListExprContext *>(Ctx)) {

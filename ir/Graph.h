@@ -18,6 +18,7 @@
 #define MLSC_IR_GRAPH_H
 
 #include "ir/Dimension.h"
+#include "ir/Domain.h"
 #include "ir/Metrics.h"
 #include "ir/Walls.h"
 
@@ -123,6 +124,16 @@ struct Condition {
   std::string Missing;      ///< the unavailable metric, when !At
 };
 
+/// A field computed from other values (`batch = w.batch - 3`): a solve or
+/// sweep that varies those values may take it outside what the field can
+/// be, so the runtime checks it at every point (runtime/Query.h).
+struct DomainCheck {
+  NodeId Node;
+  ValueDomain Domain = ValueDomain::Any;
+  std::string Field; ///< "v.batch"
+  llvm::SMRange Range;
+};
+
 /// The inputs of a decoder's step model (runtime/StepModel.h): the nodes
 /// whose values make its prefill and decode step times a function of
 /// (batch, context, new tokens). Optional ones are invalid when absent.
@@ -155,6 +166,7 @@ struct Graph {
   std::vector<MetricId> Metrics;     ///< public metrics, in table order
   std::vector<MetricId> Unavailable; ///< public metrics no wall computes
   std::vector<Condition> Conditions;
+  std::vector<DomainCheck> DomainChecks;
   /// A decoder LLM trained: the family whose steps are lowered only in
   /// part (the walls that need no step model).
   bool DecoderTraining = false;

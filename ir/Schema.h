@@ -9,6 +9,7 @@
 #define MLSC_IR_SCHEMA_H
 
 #include "ir/Dimension.h"
+#include "ir/Domain.h"
 
 #include "llvm/ADT/StringRef.h"
 
@@ -35,23 +36,6 @@ enum class FieldType {
 inline bool isBlockField(FieldType T) {
   return T == FieldType::Constraints || T == FieldType::Terms;
 }
-
-/// The values a quantity field can physically take (Schema.def, DOMAIN).
-enum class ValueDomain : uint8_t {
-  Any,
-  Positive,         ///< > 0
-  NonNegative,      ///< >= 0
-  Whole,            ///< a whole number from 1 to 2^53
-  WholeOrZero,      ///< a whole number from 0 to 2^53
-  Fraction,         ///< in [0, 1]
-  FractionBelowOne, ///< in [0, 1)
-  Efficiency,       ///< in (0, 1]
-};
-
-/// Whether \p V (in SI base units) lies in \p D; NaN and infinities never.
-bool inDomain(ValueDomain D, double V);
-/// "a positive number", "a whole number of at least 1", ...
-const char *describeDomain(ValueDomain D);
 
 struct FieldSchema {
   std::string Path; ///< "hbm.bandwidth"

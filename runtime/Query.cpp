@@ -1,6 +1,7 @@
 //===- Query.cpp - Inverse queries and sweeps on a compiled graph ---------===//
 
 #include "runtime/Query.h"
+#include "runtime/Format.h"
 #include "runtime/Parallel.h"
 #include "runtime/walls/Formulas.h"
 
@@ -24,13 +25,15 @@ namespace {
 /// Samples taken over a range before bracketing.
 constexpr unsigned SampleCount = 9;
 
+/// Whether every condition holds and every computed field is within its
+/// domain.
 bool holds(const Evaluator &E, const Query &Q) {
   for (const Term &C : Q.Conditions) {
     double V = E.value(C.Node);
     if (!(V != 0) || std::isnan(V))
       return false;
   }
-  return true;
+  return firstInvalid(E) < 0;
 }
 
 /// How far a failed comparison is from holding, relative to its bound; 0
@@ -191,6 +194,15 @@ void closedForm(const Evaluator &E, const Query &Q, SolveResult &R) {
   }
 }
 
+/// Why the evaluator's current point is invalid; empty when it is not.
+std::string invalidHere(const Evaluator &E) {
+  int Bad = firstInvalid(E);
+  if (Bad < 0)
+    return "";
+  return invalidReason(E.graph(), Bad,
+                       E.value(E.graph().DomainChecks[Bad].Node));
+}
+
 /// Records each condition at the evaluator's current point.
 void recordConditions(const Evaluator &E, const Query &Q, SolveResult &R) {
   for (const Term &C : Q.Conditions)
@@ -248,7 +260,8 @@ SolveResult solveOne(Evaluator &E, const Query &Q) {
                      Minimize ? Pos.front() : Pos.back()};
     for (double P : Ends) {
       eval(valueAt(P));
-      double Total = 0;
+      // A point outside a field's domain is farther than any condition.
+      double Total = firstInvalid(E) >= 0 ? 1e308 : 0;
       for (const Term &C : Q.Conditions)
         Total += std::min(violation(E, C), 1e300);
       if (Total < Best) {
@@ -257,12 +270,15 @@ SolveResult solveOne(Evaluator &E, const Query &Q) {
       }
     }
     eval(R.Closest);
+    R.InvalidAtClosest = invalidHere(E);
     for (size_t K = 0; K < Q.Conditions.size(); ++K)
       if (violation(E, Q.Conditions[K]) > 0) {
         R.FailingCondition = static_cast<int>(K);
         break;
       }
-    R.Binding = bindingWall(E, phaseOf(E, Q, R.FailingCondition));
+    // No wall binds a point whose inputs make no sense.
+    if (R.InvalidAtClosest.empty())
+      R.Binding = bindingWall(E, phaseOf(E, Q, R.FailingCondition));
     recordConditions(E, Q, R);
     return R;
   }
@@ -304,6 +320,7 @@ SolveResult solveOne(Evaluator &E, const Query &Q) {
     // fails just beyond it.
     R.Beyond = valueAt(BadEnd);
     eval(R.Beyond);
+    R.InvalidBeyond = invalidHere(E);
     for (size_t K = 0; K < Q.Conditions.size(); ++K)
       if (violation(E, Q.Conditions[K]) > 0) {
         R.LimitingCondition = static_cast<int>(K);
@@ -335,10 +352,10 @@ void setVariable(Evaluator &E, const Variable &V, double X) {
 }
 
 /// Evaluates grid points [Begin, End) of Q's Cartesian product (the first
-/// variable outermost) into Rows, reading \p Terms.
+/// variable outermost) into Rows[0, End - Begin), reading \p Terms.
 void evaluateRange(Evaluator E, const EvalPlan &Plan, const Query &Q,
                    const std::vector<Term> &Terms, size_t Begin, size_t End,
-                   std::vector<GridRow> &Rows, std::atomic<size_t> &Done) {
+                   GridRow *Rows, std::atomic<size_t> &Done) {
   BindingProbe Probe(E.graph());
   std::optional<graph::NodeId> Feasible = E.graph().find(MetricId::Feasible);
   size_t N = Q.Vars.size();
@@ -346,7 +363,8 @@ void evaluateRange(Evaluator E, const EvalPlan &Plan, const Query &Q,
   for (size_t K = 0; K < N; ++K)
     Sizes[K] = Q.Vars[K].Values.size();
   for (size_t I = Begin; I < End; ++I) {
-    GridRow &Row = Rows[I];
+    GridRow &Row = Rows[I - Begin];
+    Row.Point = I;
     Row.Vars.resize(N);
     size_t Rest = I;
     for (size_t K = N; K-- > 0;) {
@@ -358,7 +376,12 @@ void evaluateRange(Evaluator E, const EvalPlan &Plan, const Query &Q,
     Row.Values.resize(Terms.size());
     for (size_t K = 0; K < Terms.size(); ++K)
       Row.Values[K] = E.value(Terms[K].Node);
-    Row.Meets = holds(E, Q);
+    Row.InvalidCheck = firstInvalid(E);
+    Row.InvalidValue =
+        Row.InvalidCheck < 0
+            ? 0
+            : E.value(E.graph().DomainChecks[Row.InvalidCheck].Node);
+    Row.Meets = Row.InvalidCheck < 0 && holds(E, Q);
     // Wall 0: the point does not fit (feasibility failed).
     Row.Binding = Feasible && E.value(*Feasible) == 0 ? 0 : Probe.at(E).Number;
     if ((I - Begin) % 4096 == 4095)
@@ -366,19 +389,14 @@ void evaluateRange(Evaluator E, const EvalPlan &Plan, const Query &Q,
   }
 }
 
-size_t gridPoints(const Query &Q) {
-  size_t P = 1;
-  for (const Variable &V : Q.Vars)
-    P *= V.Values.size();
-  return P;
-}
-
-/// All grid points, in order, on \p Threads threads.
-std::vector<GridRow> evaluateGrid(const Evaluator &Base, const Query &Q,
-                                  const std::vector<Term> &Terms,
-                                  unsigned Threads, const Progress &P) {
+/// Evaluates the grid a block of \p BlockRows points at a time, each block
+/// on \p Threads threads, and hands the blocks to \p Consume in grid
+/// order. Memory is one block, however many points the grid has.
+void forEachBlock(const Evaluator &Base, const Query &Q,
+                  const std::vector<Term> &Terms, unsigned Threads,
+                  size_t BlockRows, const Progress &P,
+                  llvm::function_ref<void(llvm::ArrayRef<GridRow>)> Consume) {
   size_t Total = gridPoints(Q);
-  std::vector<GridRow> Rows(Total);
   std::vector<graph::NodeId> Leaves;
   for (const Variable &V : Q.Vars) {
     Leaves.push_back(V.Leaf);
@@ -391,21 +409,64 @@ std::vector<GridRow> evaluateGrid(const Evaluator &Base, const Query &Q,
   std::function<void()> Poll;
   if (P)
     Poll = [&] { P(std::min(Done.load(), Total), Total); };
-  parallelChunks(
-      Total, Threads, 1024,
-      [&](unsigned, size_t B, size_t E) {
-        evaluateRange(Start, Plan, Q, Terms, B, E, Rows, Done);
-      },
-      Poll);
+  BlockRows = std::max<size_t>(1, BlockRows);
+  std::vector<GridRow> Rows(std::min(Total, BlockRows));
+  for (size_t First = 0; First < Total; First += BlockRows) {
+    size_t N = std::min(BlockRows, Total - First);
+    parallelChunks(
+        N, Threads, 1024,
+        [&](unsigned, size_t B, size_t E) {
+          evaluateRange(Start, Plan, Q, Terms, First + B, First + E,
+                        Rows.data() + B, Done);
+        },
+        Poll);
+    Consume(llvm::ArrayRef<GridRow>(Rows.data(), N));
+  }
   if (P)
     P(Total, Total);
-  return Rows;
+}
+
+/// Counts a block's points outside the fields' domains, remembering the
+/// first.
+void countInvalid(const graph::Graph &G, llvm::ArrayRef<GridRow> Block,
+                  GridResult &R) {
+  for (const GridRow &Row : Block) {
+    if (Row.InvalidCheck < 0)
+      continue;
+    if (R.Invalid++ == 0) {
+      R.FirstInvalidVars = Row.Vars;
+      R.FirstInvalidReason =
+          invalidReason(G, Row.InvalidCheck, Row.InvalidValue);
+    }
+  }
 }
 
 } // namespace
 
+size_t gridPoints(const Query &Q) {
+  size_t P = 1;
+  for (const Variable &V : Q.Vars)
+    P *= V.Values.size();
+  return P;
+}
+
+int firstInvalid(const Evaluator &E) {
+  const std::vector<graph::DomainCheck> &Checks = E.graph().DomainChecks;
+  for (size_t K = 0; K < Checks.size(); ++K)
+    if (!inDomain(Checks[K].Domain, E.value(Checks[K].Node)))
+      return static_cast<int>(K);
+  return -1;
+}
+
+std::string invalidReason(const graph::Graph &G, int Check, double Value) {
+  const graph::DomainCheck &C = G.DomainChecks[Check];
+  return fmt::format("`{}` is {}; it must be {}", C.Field,
+                     formatQuantity(Value, G.node(C.Node).Dim),
+                     describeDomain(C.Domain));
+}
+
 GridResult runSweep(const Evaluator &Base, const Query &Q, unsigned Threads,
-                    const Progress &P) {
+                    const Progress &P, const RowSink &Sink, size_t BlockRows) {
   // Columns: the reported terms, then sort keys not among them.
   std::vector<Term> Terms = Q.Report;
   std::vector<size_t> SortColumn;
@@ -416,45 +477,71 @@ GridResult runSweep(const Evaluator &Base, const Query &Q, unsigned Threads,
     if (It == Terms.end())
       Terms.push_back(S);
   }
+  // The sort order: the keys (NaN last), then the grid order, so that the
+  // result does not depend on how the rows arrived.
+  auto Before = [&](const GridRow &A, const GridRow &B) {
+    for (size_t K = 0; K < Q.SortBy.size(); ++K) {
+      double X = A.Values[SortColumn[K]], Y = B.Values[SortColumn[K]];
+      if (X == Y || (std::isnan(X) && std::isnan(Y)))
+        continue;
+      if (std::isnan(X) != std::isnan(Y))
+        return std::isnan(Y); // NaN last
+      return Q.SortBy[K].Descending ? X > Y : X < Y;
+    }
+    return A.Point < B.Point;
+  };
+  bool Sorted = !Q.SortBy.empty();
+  // `top` beyond any row count keeps every row.
+  size_t Top = Q.Top >= 1 && Q.Top < 1e18 ? static_cast<size_t>(Q.Top) : 0;
   GridResult R;
-  std::vector<GridRow> All = evaluateGrid(Base, Q, Terms, Threads, P);
-  R.Points = All.size();
-  for (GridRow &Row : All)
-    if (Row.Meets)
-      R.Rows.push_back(std::move(Row));
-  R.Kept = R.Rows.size();
-  if (!Q.SortBy.empty())
-    std::stable_sort(
-        R.Rows.begin(), R.Rows.end(), [&](const GridRow &A, const GridRow &B) {
-          for (size_t K = 0; K < Q.SortBy.size(); ++K) {
-            double X = A.Values[SortColumn[K]], Y = B.Values[SortColumn[K]];
-            if (X == Y || (std::isnan(X) && std::isnan(Y)))
-              continue;
-            if (std::isnan(X) != std::isnan(Y))
-              return std::isnan(Y); // NaN last
-            return Q.SortBy[K].Descending ? X > Y : X < Y;
-          }
-          return false;
-        });
-  if (Q.Top > 0 && R.Rows.size() > Q.Top)
-    R.Rows.resize(static_cast<size_t>(Q.Top));
+  R.Streamed = Sink && !Sorted && Top == 0;
+  std::vector<GridRow> Kept; // a streamed block's rows
+  forEachBlock(Base, Q, Terms, Threads, BlockRows, P,
+               [&](llvm::ArrayRef<GridRow> B) {
+                 R.Points += B.size();
+                 countInvalid(Base.graph(), B, R);
+                 Kept.clear();
+                 for (const GridRow &Row : B) {
+                   if (!Row.Meets)
+                     continue;
+                   ++R.Kept;
+                   if (R.Streamed) {
+                     Kept.push_back(Row);
+                   } else if (!Sorted) {
+                     // The first `top` rows, or all of them.
+                     if (Top == 0 || R.Rows.size() < Top)
+                       R.Rows.push_back(Row);
+                   } else if (Top == 0) {
+                     R.Rows.push_back(Row);
+                   } else if (R.Rows.size() < Top) {
+                     // The best `top` rows so far, the worst of them on top of
+                     // a heap.
+                     R.Rows.push_back(Row);
+                     std::push_heap(R.Rows.begin(), R.Rows.end(), Before);
+                   } else if (Before(Row, R.Rows.front())) {
+                     std::pop_heap(R.Rows.begin(), R.Rows.end(), Before);
+                     R.Rows.back() = Row;
+                     std::push_heap(R.Rows.begin(), R.Rows.end(), Before);
+                   }
+                 }
+                 if (R.Streamed && !Kept.empty()) {
+                   for (GridRow &Row : Kept)
+                     Row.Values.resize(Q.Report.size());
+                   Sink(Kept);
+                 }
+               });
+  if (Sorted)
+    std::sort(R.Rows.begin(), R.Rows.end(), Before);
   for (GridRow &Row : R.Rows)
     Row.Values.resize(Q.Report.size());
   return R;
 }
 
-GridResult paretoFront(const Evaluator &Base, const Query &Q,
-                       unsigned Threads) {
-  std::vector<GridRow> All =
-      evaluateGrid(Base, Q, Q.Objectives, Threads, nullptr);
-  GridResult R;
-  R.Points = All.size();
-  double Sign = Q.Direction < 0 ? 1 : -1; // compare as minimisation
-  std::vector<GridRow> Candidates;
-  for (GridRow &Row : All)
-    if (Row.Meets && !std::isnan(Row.Values[0]) && !std::isnan(Row.Values[1]))
-      Candidates.push_back(std::move(Row));
-  R.Kept = Candidates.size();
+namespace {
+
+/// The Pareto front of \p Candidates (in grid order where objectives tie),
+/// sorted by the first objective: the points no other beats in both.
+std::vector<GridRow> frontOf(std::vector<GridRow> Candidates, double Sign) {
   // Sort by the first objective, then the second; a point is on the front
   // when its second objective beats every point before it.
   std::stable_sort(Candidates.begin(), Candidates.end(),
@@ -466,16 +553,47 @@ GridResult paretoFront(const Evaluator &Base, const Query &Q,
   // The first candidate (best first objective) is always on the front,
   // even with an infinite second one; points tying the last kept point in
   // both objectives are kept too (different settings, same outcome).
+  std::vector<GridRow> Front;
   for (GridRow &Row : Candidates) {
-    bool Keep = R.Rows.empty();
+    bool Keep = Front.empty();
     if (!Keep) {
-      const GridRow &Last = R.Rows.back();
+      const GridRow &Last = Front.back();
       double Best = Sign * Last.Values[1], Here = Sign * Row.Values[1];
       Keep = Here < Best || (Here == Best && Row.Values[0] == Last.Values[0]);
     }
     if (Keep)
-      R.Rows.push_back(std::move(Row));
+      Front.push_back(std::move(Row));
   }
+  return Front;
+}
+
+} // namespace
+
+GridResult paretoFront(const Evaluator &Base, const Query &Q, unsigned Threads,
+                       size_t BlockRows) {
+  GridResult R;
+  double Sign = Q.Direction < 0 ? 1 : -1; // compare as minimisation
+  // The front so far, merged with each block's candidates: a point off the
+  // front of some points is off the front of all of them.
+  forEachBlock(Base, Q, Q.Objectives, Threads, BlockRows, nullptr,
+               [&](llvm::ArrayRef<GridRow> B) {
+                 R.Points += B.size();
+                 countInvalid(Base.graph(), B, R);
+                 std::vector<GridRow> Candidates = std::move(R.Rows);
+                 // Stable sorting keeps the front (earlier points) ahead
+                 // of this block's points where objectives tie.
+                 std::stable_sort(Candidates.begin(), Candidates.end(),
+                                  [](const GridRow &A, const GridRow &B) {
+                                    return A.Point < B.Point;
+                                  });
+                 for (const GridRow &Row : B)
+                   if (Row.Meets && !std::isnan(Row.Values[0]) &&
+                       !std::isnan(Row.Values[1])) {
+                     ++R.Kept;
+                     Candidates.push_back(Row);
+                   }
+                 R.Rows = frontOf(std::move(Candidates), Sign);
+               });
   return R;
 }
 

@@ -24,6 +24,8 @@
 #include "runtime/Evaluator.h"
 #include "runtime/Result.h"
 
+#include "llvm/ADT/ArrayRef.h"
+
 #include <functional>
 #include <limits>
 #include <string>
@@ -60,7 +62,19 @@ struct SolveResult {
     std::string Operands;
   };
   std::vector<ConditionAt> Conditions;
+  /// A field computed from the variable left its domain at the closest end
+  /// (no answer) or just beyond the answer: why, as invalidReason() says;
+  /// empty otherwise.
+  std::string InvalidAtClosest;
+  std::string InvalidBeyond;
 };
+
+/// The first of the graph's domain checks (graph::DomainCheck) that fails
+/// at the evaluator's current point, or -1. Such a point is infeasible,
+/// whatever its conditions say.
+int firstInvalid(const Evaluator &E);
+/// "`v.batch` is -2; it must be a whole number from 1 to 2^53".
+std::string invalidReason(const graph::Graph &G, int Check, double Value);
 
 /// Solves a one-variable query. \p E is left evaluated at the answer (or at
 /// the closest end of the range when there is none).
@@ -70,29 +84,58 @@ SolveResult solveOne(Evaluator &E, const query::Query &Q);
 struct GridRow {
   std::vector<double> Vars;
   std::vector<double> Values; ///< Report (sweep) or Objectives (Pareto)
-  bool Meets = true;          ///< every condition holds
+  size_t Point = 0;           ///< index in the grid
+  bool Meets = true;          ///< valid, and every condition holds
   unsigned Binding = 0;       ///< wall number; 0 when infeasible
+  /// The first domain check that fails here (firstInvalid), and the
+  /// value it saw; -1 when the point is valid.
+  int InvalidCheck = -1;
+  double InvalidValue = 0;
 };
 
 struct GridResult {
   std::vector<GridRow> Rows; ///< after filtering, sorting and top N
   size_t Points = 0;         ///< evaluated
   size_t Kept = 0;           ///< meeting the conditions
+  /// Points where a computed field left its domain (never kept), and the
+  /// first of them: its variables and why.
+  size_t Invalid = 0;
+  std::vector<double> FirstInvalidVars;
+  std::string FirstInvalidReason;
+  /// The kept rows went to the sink, not into Rows.
+  bool Streamed = false;
 };
+
+/// The points of a grid: the product of its variables' value counts
+/// (bounded by --max-points when the query was lowered).
+size_t gridPoints(const query::Query &Q);
+
+/// Receives a sweep's kept rows in grid order, a block at a time.
+using RowSink = std::function<void(llvm::ArrayRef<GridRow>)>;
+
+/// Points evaluated at a time: the memory a sweep needs beyond the rows it
+/// keeps.
+constexpr size_t DefaultBlockRows = 65536;
 
 /// Called now and then from the main thread with points done so far.
 using Progress = std::function<void(size_t Done, size_t Total)>;
 
-/// Evaluates every grid point of a sweep on \p Threads threads (1: the
-/// calling thread), then filters (`where`), sorts and cuts to `top`. Rows
-/// come in the same order whatever the thread count.
+/// Evaluates every grid point of a sweep, a block at a time on \p Threads
+/// threads (1: the calling thread), filtering (`where`) as it goes. With
+/// `sort by`, `top` keeps only the best N rows (a heap), and without it
+/// the first N. With neither, and a \p Sink, the kept rows go to the sink
+/// as they come and none is kept. Rows come in the same order whatever
+/// the thread count or block size.
 GridResult runSweep(const Evaluator &Base, const query::Query &Q,
-                    unsigned Threads, const Progress &P = nullptr);
+                    unsigned Threads, const Progress &P = nullptr,
+                    const RowSink &Sink = nullptr,
+                    size_t BlockRows = DefaultBlockRows);
 
 /// The Pareto front of a grid solve: the points meeting the conditions
-/// that no other point beats in both objectives, sorted by the first.
+/// that no other point beats in both objectives, sorted by the first. The
+/// front is kept as the blocks come, so memory is the front and a block.
 GridResult paretoFront(const Evaluator &Base, const query::Query &Q,
-                       unsigned Threads);
+                       unsigned Threads, size_t BlockRows = DefaultBlockRows);
 
 } // namespace mlsc
 

@@ -95,6 +95,12 @@ std::optional<NodeId> LoweringContext::field(const ir::Entity &E,
   } else {
     std::string Ignored;
     Id = expr(*F->Value, Ignored);
+    // Folded and checked now, but a solve or sweep may vary what it is
+    // computed from.
+    const FieldSchema *S = E.Schema ? E.Schema->field(F->Path) : nullptr;
+    if (Id && S && S->Domain != ValueDomain::Any)
+      B.G.DomainChecks.push_back(
+          {*Id, S->Domain, E.Name + "." + F->Path, F->Value->Range});
   }
   if (Id) {
     B.label(*Id, E.Name + "." + F->Path);

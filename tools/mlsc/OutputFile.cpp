@@ -120,13 +120,27 @@ bool checkOutput(Compilation &C, const OutputRequest &R) {
   return true;
 }
 
-bool writeFileAtomically(llvm::StringRef Path, llvm::StringRef Contents,
-                         std::string &Error) {
-  if (fs::is_directory(Path)) {
+AtomicFile::~AtomicFile() { discard(); }
+
+void AtomicFile::discard() {
+  if (Temp.empty())
+    return;
+  if (OS) {
+    OS->close();
+    OS->clear_error();
+    OS.reset();
+  }
+  fs::remove(Temp);
+  llvm::sys::DontRemoveFileOnSignal(Temp);
+  Temp.clear();
+}
+
+bool AtomicFile::open(llvm::StringRef Target, std::string &Error) {
+  if (fs::is_directory(Target)) {
     Error = "cannot write: it is a folder";
     return false;
   }
-  llvm::SmallString<256> Folder = llvm::sys::path::parent_path(Path);
+  llvm::SmallString<256> Folder = llvm::sys::path::parent_path(Target);
   if (Folder.empty())
     Folder = ".";
   if (!fs::is_directory(Folder)) {
@@ -137,44 +151,53 @@ bool writeFileAtomically(llvm::StringRef Path, llvm::StringRef Contents,
   llvm::SmallString<256> Model = Folder;
   llvm::sys::path::append(Model, ".mlsc-%%%%%%%%.tmp");
   int FD = -1;
-  llvm::SmallString<256> Temp;
-  if (std::error_code EC = fs::createUniqueFile(Model, FD, Temp)) {
+  llvm::SmallString<256> Created;
+  if (std::error_code EC = fs::createUniqueFile(Model, FD, Created)) {
     Error = "cannot write: cannot create a temporary file in its folder (" +
             EC.message() + ")";
     return false;
   }
+  Temp = std::string(Created);
+  Path = Target.str();
   llvm::sys::RemoveFileOnSignal(Temp);
-  auto Discard = [&](std::string Why) {
-    fs::remove(Temp);
-    llvm::sys::DontRemoveFileOnSignal(Temp);
+  OS = std::make_unique<llvm::raw_fd_ostream>(FD, /*shouldClose=*/true);
+  return true;
+}
+
+bool AtomicFile::commit(std::string &Error) {
+  auto Fail = [&](std::string Why) {
+    discard();
     Error = std::move(Why);
     return false;
   };
-  {
-    llvm::raw_fd_ostream OS(FD, /*shouldClose=*/true);
-    OS << Contents;
-    OS.close();
-    if (OS.has_error()) {
-      std::string Why = "cannot write: " + OS.error().message();
-      OS.clear_error();
-      return Discard(Why);
-    }
-  }
+  OS->close();
+  if (OS->has_error())
+    return Fail("cannot write: " + OS->error().message());
+  OS.reset();
   // A replaced file keeps its permissions.
   fs::file_status St;
   if (!fs::status(Path, St))
     if (std::error_code EC = fs::setPermissions(Temp, St.permissions()))
-      return Discard("cannot write: cannot keep the file's permissions (" +
-                     EC.message() + ")");
+      return Fail("cannot write: cannot keep the file's permissions (" +
+                  EC.message() + ")");
   // Test hook (docs/driver.md): hold the finished temporary this many
   // seconds before the rename, so a test can interrupt the write.
   if (const char *Hold = std::getenv("MLSC_TEST_HOLD_TEMPORARY"))
     std::this_thread::sleep_for(std::chrono::seconds(std::atoi(Hold)));
   if (std::error_code EC = fs::rename(Temp, Path))
-    return Discard("cannot write: cannot replace the file (" + EC.message() +
-                   ")");
+    return Fail("cannot write: cannot replace the file (" + EC.message() + ")");
   llvm::sys::DontRemoveFileOnSignal(Temp);
+  Temp.clear();
   return true;
+}
+
+bool writeFileAtomically(llvm::StringRef Path, llvm::StringRef Contents,
+                         std::string &Error) {
+  AtomicFile F;
+  if (!F.open(Path, Error))
+    return false;
+  F.os() << Contents;
+  return F.commit(Error);
 }
 
 } // namespace mlsc::driver

@@ -18,6 +18,9 @@
 #include "passes/Pipeline.h"
 
 #include "llvm/Support/SMLoc.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <memory>
 
 #include <string>
 
@@ -37,6 +40,27 @@ struct OutputRequest {
 /// (located at the file's `output` when the file named it) and returns
 /// false.
 bool checkOutput(Compilation &C, const OutputRequest &R);
+
+/// A file written whole or not at all, as it is produced: open() creates
+/// the temporary beside the target, os() writes into it, commit() renames
+/// it over the target. Destroyed without a commit, it leaves nothing.
+class AtomicFile {
+public:
+  AtomicFile() = default;
+  AtomicFile(const AtomicFile &) = delete;
+  AtomicFile &operator=(const AtomicFile &) = delete;
+  ~AtomicFile();
+  /// On failure returns false and sets \p Error (which does not repeat
+  /// the path).
+  bool open(llvm::StringRef Target, std::string &Error);
+  llvm::raw_ostream &os() { return *OS; }
+  bool commit(std::string &Error);
+
+private:
+  void discard();
+  std::string Path, Temp;
+  std::unique_ptr<llvm::raw_fd_ostream> OS;
+};
 
 /// Writes \p Contents to \p Path whole or not at all. On failure returns
 /// false and sets \p Error (which does not repeat the path); nothing is

@@ -135,7 +135,10 @@ void printSolve(const Query &Q, const SolveResult &R, llvm::raw_ostream &OS) {
   if (!R.Found) {
     OS << "  infeasible    no " << V.Name << " in " << rangeText(V) << " meets "
        << conditionsText(Q) << "\n";
-    if (R.FailingCondition >= 0) {
+    if (!R.InvalidAtClosest.empty()) {
+      row(OS, "closest",
+          fmt::format("at {}: {}", show(R.Closest, V.Dim), R.InvalidAtClosest));
+    } else if (R.FailingCondition >= 0) {
       const Term &C = Q.Conditions[R.FailingCondition];
       const std::string &Why = R.Conditions[R.FailingCondition].Operands;
       row(OS, "closest",
@@ -161,7 +164,10 @@ void printSolve(const Query &Q, const SolveResult &R, llvm::raw_ostream &OS) {
                           At.Operands.empty() ? ""
                                               : "  (" + At.Operands + ")"));
   }
-  if (R.LimitingCondition >= 0) {
+  if (!R.InvalidBeyond.empty()) {
+    row(OS, "limited by",
+        fmt::format("at {}, {}", show(R.Beyond, V.Dim), R.InvalidBeyond));
+  } else if (R.LimitingCondition >= 0) {
     const Term &C = Q.Conditions[R.LimitingCondition];
     row(OS, "limited by",
         C.Text == "feasible"
@@ -208,7 +214,9 @@ void solveJSON(const Query &Q, const SolveResult &R, llvm::StringRef Scenario,
     } else {
       J.attribute("answer", nullptr);
       value("closest", R.Closest);
-      if (R.FailingCondition >= 0)
+      if (!R.InvalidAtClosest.empty())
+        J.attribute("invalid_at_closest", R.InvalidAtClosest);
+      else if (R.FailingCondition >= 0)
         J.attribute("failing_condition", Q.Conditions[R.FailingCondition].Text);
     }
     J.attributeArray("conditions", [&] {
@@ -225,7 +233,12 @@ void solveJSON(const Query &Q, const SolveResult &R, llvm::StringRef Scenario,
         J.attribute("phase", phaseInfo(R.Binding.Phase).Prefix);
         number(J, "margin", R.Binding.Margin);
       });
-    if (R.LimitingCondition >= 0)
+    if (!R.InvalidBeyond.empty())
+      J.attributeObject("limited_by", [&] {
+        J.attribute("invalid", R.InvalidBeyond);
+        number(J, "at", R.Beyond);
+      });
+    else if (R.LimitingCondition >= 0)
       J.attributeObject("limited_by", [&] {
         J.attribute("condition", Q.Conditions[R.LimitingCondition].Text);
         number(J, "at", R.Beyond);
@@ -241,102 +254,190 @@ void solveJSON(const Query &Q, const SolveResult &R, llvm::StringRef Scenario,
   });
 }
 
-std::string gridCSV(const Query &Q, const GridResult &R, unsigned Threads) {
-  std::vector<Column> Cols = columnsOf(Q);
-  std::vector<std::string> Head;
-  for (const Column &C : Cols)
-    Head.push_back(csvField(C.Dim.isDimensionless() || C.IsBool || C.Labels
-                                ? C.Name
-                                : fmt::format("{} [{}]", C.Name, C.Dim.str())));
-  Head.push_back("binding_wall");
-  std::string Out = llvm::join(Head, ",") + "\n";
-  // Large tables are formatted in chunks on every core, then joined in
-  // order: the bytes do not depend on the thread count.
-  size_t N = R.Rows.size();
-  unsigned Chunks = N < 65536 ? 1 : std::max(1u, Threads);
-  std::vector<std::string> Parts(Chunks);
-  parallelChunks(N, Chunks, 1, [&](unsigned Chunk, size_t Begin, size_t End) {
-    fmt::memory_buffer B;
-    for (size_t I = Begin; I < End; ++I) {
-      const GridRow &Row = R.Rows[I];
-      for (size_t K = 0; K < Row.Vars.size(); ++K)
-        if (Cols[K].Labels)
-          fmt::format_to(std::back_inserter(B), "{},",
-                         csvField(label(Cols[K], Row.Vars[K])));
-        else
-          fmt::format_to(std::back_inserter(B), "{},", Row.Vars[K]);
-      for (double X : Row.Values)
-        fmt::format_to(std::back_inserter(B), "{},", X);
-      fmt::format_to(std::back_inserter(B), "{}\n", wallShortName(Row.Binding));
-    }
-    Parts[Chunk].assign(B.data(), B.size());
-  });
-  size_t Size = Out.size();
-  for (const std::string &P : Parts)
-    Size += P.size();
-  Out.reserve(Size);
-  for (const std::string &P : Parts)
-    Out += P;
-  return Out;
+namespace {
+
+/// A CSV number: empty when not a number, `inf` and `-inf` as such.
+void csvNumber(fmt::memory_buffer &B, double X) {
+  if (!std::isnan(X))
+    fmt::format_to(std::back_inserter(B), "{}", X);
 }
 
-void sweepJSON(const Query &Q, const GridResult &R, llvm::StringRef Scenario,
-               llvm::raw_ostream &OS) {
-  std::vector<Column> Cols = columnsOf(Q);
-  // The columns and each row are compact arrays on one line, so that a
-  // table of many points stays a line per point.
-  std::string Columns = "[";
-  for (size_t K = 0; K < Cols.size(); ++K) {
-    const char *Unit = unitOf(Cols[K]);
-    Columns += fmt::format("{}{{\"name\": {}, \"unit\": {}}}", K ? ", " : "",
-                           quoted(Cols[K].Name),
-                           quoted(Unit ? Unit : Cols[K].Dim.str()));
+class CSVWriter final : public TableWriter {
+public:
+  CSVWriter(const Query &Q, llvm::raw_ostream &OS, unsigned Threads)
+      : Cols(columnsOf(Q)), OS(OS), Threads(Threads) {
+    std::vector<std::string> Head;
+    for (const Column &C : Cols)
+      Head.push_back(
+          csvField(C.Dim.isDimensionless() || C.IsBool || C.Labels
+                       ? C.Name
+                       : fmt::format("{} [{}]", C.Name, C.Dim.str())));
+    Head.push_back("binding_wall");
+    OS << llvm::join(Head, ",") << "\n";
   }
-  Columns += ", {\"name\": \"binding_wall\", \"unit\": \"\"}]";
-  llvm::json::OStream J(OS, 2);
-  J.object([&] {
+
+  void rows(llvm::ArrayRef<GridRow> Rows) override {
+    // Large blocks are formatted in chunks on every core, then written in
+    // order: the bytes do not depend on the thread count.
+    size_t N = Rows.size();
+    unsigned Chunks = N < 65536 ? 1 : std::max(1u, Threads);
+    Parts.resize(Chunks);
+    parallelChunks(N, Chunks, 1, [&](unsigned Chunk, size_t Begin, size_t End) {
+      fmt::memory_buffer &B = Parts[Chunk];
+      B.clear();
+      for (size_t I = Begin; I < End; ++I) {
+        const GridRow &Row = Rows[I];
+        for (size_t K = 0; K < Row.Vars.size(); ++K) {
+          if (Cols[K].Labels)
+            fmt::format_to(std::back_inserter(B), "{}",
+                           csvField(label(Cols[K], Row.Vars[K])));
+          else
+            csvNumber(B, Row.Vars[K]);
+          B.push_back(',');
+        }
+        for (double X : Row.Values) {
+          csvNumber(B, X);
+          B.push_back(',');
+        }
+        fmt::format_to(std::back_inserter(B), "{}\n",
+                       wallShortName(Row.Binding));
+      }
+    });
+    for (unsigned C = 0; C < Chunks; ++C)
+      OS.write(Parts[C].data(), Parts[C].size());
+  }
+
+  void finish(const GridResult &) override {}
+
+private:
+  std::vector<Column> Cols;
+  llvm::raw_ostream &OS;
+  unsigned Threads;
+  std::vector<fmt::memory_buffer> Parts;
+};
+
+/// The columns and each row are compact arrays on one line, so that a
+/// table of many points stays a line per point; the counts follow the
+/// rows, which are written as they come.
+class JSONWriter final : public TableWriter {
+public:
+  JSONWriter(const Query &Q, llvm::StringRef Scenario, llvm::raw_ostream &OS)
+      : Q(Q), Cols(columnsOf(Q)), OS(OS), J(OS, 2) {
+    std::string Columns = "[";
+    for (size_t K = 0; K < Cols.size(); ++K) {
+      const char *Unit = unitOf(Cols[K]);
+      Columns += fmt::format("{}{{\"name\": {}, \"unit\": {}}}", K ? ", " : "",
+                             quoted(Cols[K].Name),
+                             quoted(Unit ? Unit : Cols[K].Dim.str()));
+    }
+    Columns += ", {\"name\": \"binding_wall\", \"unit\": \"\"}]";
+    J.objectBegin();
     J.attribute(Q.K == Query::Kind::Sweep ? "sweep" : "solve", Q.Name);
     J.attribute("scenario", Scenario);
-    J.attribute("points", static_cast<int64_t>(R.Points));
-    J.attribute("kept", static_cast<int64_t>(R.Kept));
+    J.attribute("points", static_cast<int64_t>(gridPoints(Q)));
     J.attributeBegin("columns");
     J.rawValue(Columns);
     J.attributeEnd();
-    J.attributeArray("rows", [&] {
-      fmt::memory_buffer B;
-      for (const GridRow &Row : R.Rows) {
-        B.clear();
-        B.push_back('[');
-        bool First = true;
-        auto sep = [&] {
-          if (!First)
-            fmt::format_to(std::back_inserter(B), ", ");
-          First = false;
-        };
-        for (size_t K = 0; K < Row.Vars.size(); ++K) {
-          sep();
-          if (Cols[K].Labels)
-            fmt::format_to(std::back_inserter(B), "{}",
-                           quoted(label(Cols[K], Row.Vars[K])));
-          else if (std::isfinite(Row.Vars[K]))
-            fmt::format_to(std::back_inserter(B), "{}", Row.Vars[K]);
-          else
-            fmt::format_to(std::back_inserter(B), "null");
-        }
-        for (double X : Row.Values) {
-          sep();
-          if (std::isfinite(X))
-            fmt::format_to(std::back_inserter(B), "{}", X);
-          else
-            fmt::format_to(std::back_inserter(B), "null");
-        }
-        fmt::format_to(std::back_inserter(B), ", \"{}\"]",
-                       wallShortName(Row.Binding));
-        J.rawValue(llvm::StringRef(B.data(), B.size()));
+    J.attributeBegin("rows");
+    J.arrayBegin();
+  }
+
+  void rows(llvm::ArrayRef<GridRow> Rows) override {
+    fmt::memory_buffer B;
+    for (const GridRow &Row : Rows) {
+      B.clear();
+      B.push_back('[');
+      bool First = true;
+      auto sep = [&] {
+        if (!First)
+          fmt::format_to(std::back_inserter(B), ", ");
+        First = false;
+      };
+      for (size_t K = 0; K < Row.Vars.size(); ++K) {
+        sep();
+        if (Cols[K].Labels)
+          fmt::format_to(std::back_inserter(B), "{}",
+                         quoted(label(Cols[K], Row.Vars[K])));
+        else if (std::isfinite(Row.Vars[K]))
+          fmt::format_to(std::back_inserter(B), "{}", Row.Vars[K]);
+        else
+          fmt::format_to(std::back_inserter(B), "null");
       }
-    });
-  });
-  OS << "\n";
+      for (double X : Row.Values) {
+        sep();
+        if (std::isfinite(X))
+          fmt::format_to(std::back_inserter(B), "{}", X);
+        else
+          fmt::format_to(std::back_inserter(B), "null");
+      }
+      fmt::format_to(std::back_inserter(B), ", \"{}\"]",
+                     wallShortName(Row.Binding));
+      J.rawValue(llvm::StringRef(B.data(), B.size()));
+    }
+  }
+
+  void finish(const GridResult &R) override {
+    J.arrayEnd();
+    J.attributeEnd();
+    J.attribute("kept", static_cast<int64_t>(R.Kept));
+    J.attribute("invalid", static_cast<int64_t>(R.Invalid));
+    if (R.Invalid)
+      J.attributeObject("first_invalid", [&] {
+        J.attribute("point", pointText(Q, R.FirstInvalidVars));
+        J.attribute("reason", R.FirstInvalidReason);
+      });
+    J.objectEnd();
+    OS << "\n";
+  }
+
+private:
+  const Query &Q;
+  std::vector<Column> Cols;
+  llvm::raw_ostream &OS;
+  llvm::json::OStream J;
+};
+
+} // namespace
+
+TableWriter::~TableWriter() = default;
+
+std::unique_ptr<TableWriter> tableWriter(TableFormat F, const Query &Q,
+                                         llvm::StringRef Scenario,
+                                         llvm::raw_ostream &OS,
+                                         unsigned Threads) {
+  if (F == TableFormat::JSON)
+    return std::make_unique<JSONWriter>(Q, Scenario, OS);
+  if (F == TableFormat::CSV)
+    return std::make_unique<CSVWriter>(Q, OS, Threads);
+  return nullptr;
+}
+
+std::string gridCSV(const Query &Q, const GridResult &R, unsigned Threads) {
+  std::string Out;
+  llvm::raw_string_ostream OS(Out);
+  CSVWriter W(Q, OS, Threads);
+  W.rows(R.Rows);
+  W.finish(R);
+  OS.flush();
+  return Out;
+}
+
+std::string pointText(const Query &Q, llvm::ArrayRef<double> Vars) {
+  std::vector<Column> Cols = columnsOf(Q);
+  std::vector<std::string> Parts;
+  for (size_t K = 0; K < Vars.size() && K < Q.Vars.size(); ++K)
+    Parts.push_back(fmt::format("{} = {}", Cols[K].Name,
+                                Cols[K].Labels ? label(Cols[K], Vars[K])
+                                               : show(Vars[K], Cols[K].Dim)));
+  return llvm::join(Parts, ", ");
+}
+
+std::string invalidText(const Query &Q, const GridResult &R) {
+  if (!R.Invalid)
+    return "";
+  return fmt::format("{} {} outside what a field can be (first at {}: {})",
+                     R.Invalid, R.Invalid == 1 ? "point" : "points",
+                     pointText(Q, R.FirstInvalidVars), R.FirstInvalidReason);
 }
 
 void paretoJSON(const Query &Q, const GridResult &R, llvm::StringRef Scenario,
@@ -351,6 +452,13 @@ void paretoJSON(const Query &Q, const GridResult &R, llvm::StringRef Scenario,
     J.attribute("scenario", Scenario);
     J.attribute("points", static_cast<int64_t>(R.Points));
     J.attribute("kept", static_cast<int64_t>(R.Kept));
+    if (R.Invalid) {
+      J.attribute("invalid", static_cast<int64_t>(R.Invalid));
+      J.attributeObject("first_invalid", [&] {
+        J.attribute("point", pointText(Q, R.FirstInvalidVars));
+        J.attribute("reason", R.FirstInvalidReason);
+      });
+    }
     J.attributeArray("columns", [&] {
       for (const Column &C : Cols)
         J.object([&] {

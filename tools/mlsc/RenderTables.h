@@ -8,6 +8,7 @@
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <memory>
 #include <string>
 
 namespace mlsc::driver {
@@ -29,10 +30,30 @@ enum class TableFormat { Text, CSV, JSON };
 std::string gridText(const query::Query &Q, const GridResult &R);
 std::string gridCSV(const query::Query &Q, const GridResult &R,
                     unsigned Threads = 1);
-/// A sweep's table as one JSON document, streamed: one compact array per
-/// row.
-void sweepJSON(const query::Query &Q, const GridResult &R,
-               llvm::StringRef Scenario, llvm::raw_ostream &OS);
+
+/// Writes a sweep's table as its rows come (runSweep's RowSink), so that a
+/// table of millions of rows is never held in memory: CSV (a header line,
+/// then a line per row) or one JSON document (one compact array per row,
+/// the counts after the rows).
+class TableWriter {
+public:
+  virtual ~TableWriter();
+  virtual void rows(llvm::ArrayRef<GridRow> Rows) = 0;
+  /// After the last row.
+  virtual void finish(const GridResult &R) = 0;
+};
+/// A writer for CSV or JSON; none for text, whose aligned columns need
+/// every row first (gridText).
+std::unique_ptr<TableWriter> tableWriter(TableFormat F, const query::Query &Q,
+                                         llvm::StringRef Scenario,
+                                         llvm::raw_ostream &OS,
+                                         unsigned Threads);
+
+/// "w.batch = 4, w.prompt = 1 ktok".
+std::string pointText(const query::Query &Q, llvm::ArrayRef<double> Vars);
+/// "3 points outside what a field can be (first at w.batch = 1: `v.batch`
+/// is -2; it must be ...)"; empty when every point was valid.
+std::string invalidText(const query::Query &Q, const GridResult &R);
 /// A grid solve's Pareto front, as an element of `mlsc solve`'s JSON.
 void paretoJSON(const query::Query &Q, const GridResult &R,
                 llvm::StringRef Scenario, llvm::json::OStream &J);

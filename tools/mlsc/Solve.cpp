@@ -66,7 +66,8 @@ int solveCommand(const DriverOptions &O,
          << Q.Objectives[0].Text << " and " << Q.Objectives[1].Text << " ("
          << (Q.Direction < 0 ? "both minimized" : "both maximized") << "), "
          << R.Rows.size() << " of " << R.Kept
-         << " points that meet the conditions (" << R.Points << " evaluated)\n"
+         << " points that meet the conditions (" << R.Points << " evaluated"
+         << (R.Invalid ? "; " + invalidText(Q, R) : "") << ")\n"
          << gridText(Q, R);
       continue;
     }

@@ -14,6 +14,20 @@
 
 namespace mlsc::driver {
 
+namespace {
+
+/// "sweep s: 100 points, 40 kept, 10 written to out.csv".
+std::string written(const query::Query &Q, const GridResult &R,
+                    llvm::StringRef Path) {
+  std::string Invalid = invalidText(Q, R);
+  size_t Rows = R.Streamed ? R.Kept : R.Rows.size();
+  return fmt::format("sweep {}: {} points, {} kept, {} written to {}{}\n",
+                     Q.Name, R.Points, R.Kept, Rows, Path,
+                     Invalid.empty() ? "" : "; " + Invalid);
+}
+
+} // namespace
+
 int sweepCommand(const DriverOptions &O,
                  std::unique_ptr<llvm::MemoryBuffer> Buf) {
   std::unique_ptr<Compilation> C = compileForEval(O, std::move(Buf));
@@ -77,39 +91,57 @@ int sweepCommand(const DriverOptions &O,
     OutputRequest Out{Path, O.Output.empty(), Q.OutputRange, O.Force};
     if (!Path.empty() && !checkOutput(*C, Out))
       return InputErrors;
-    GridResult R = runSweep(E, Q, threads(O), Bar);
-    std::string Table;
-    llvm::raw_string_ostream TableOS(Table);
-    switch (F) {
-    case TableFormat::Text:
-      TableOS << gridText(Q, R);
-      break;
-    case TableFormat::CSV:
-      TableOS << gridCSV(Q, R, threads(O));
-      break;
-    case TableFormat::JSON:
-      sweepJSON(Q, R, G.Scenario, TableOS);
-      break;
-    }
-    TableOS.flush();
-    if (!Path.empty()) {
-      std::string Error;
-      if (!writeFileAtomically(Path, Table, Error)) {
-        reportError(DiagKind::OutputFailed, Path, Error);
-        return InputErrors;
+    std::string Invalid;
+    if (F == TableFormat::Text) {
+      // Aligned columns need every row first: what is kept is held.
+      GridResult R = runSweep(E, Q, threads(O), Bar);
+      std::string Table = gridText(Q, R);
+      Invalid = invalidText(Q, R);
+      if (!Path.empty()) {
+        std::string Error;
+        if (!writeFileAtomically(Path, Table, Error)) {
+          reportError(DiagKind::OutputFailed, Path, Error);
+          return InputErrors;
+        }
+        OS << written(Q, R, Path);
+        continue;
       }
-      OS << fmt::format("sweep {}: {} points, {} kept, {} written to {}\n",
-                        Q.Name, R.Points, R.Kept, R.Rows.size(), Path);
-      continue;
-    }
-    if (F == TableFormat::Text)
       OS << (I ? "\n" : "")
-         << fmt::format("sweep {}: {} points, {} meet the conditions{}\n",
+         << fmt::format("sweep {}: {} points, {} meet the conditions{}{}\n",
                         Q.Name, R.Points, R.Kept,
                         R.Rows.size() < R.Kept
                             ? fmt::format(", first {} shown", R.Rows.size())
-                            : "");
-    OS << Table;
+                            : "",
+                        Invalid.empty() ? "" : "; " + Invalid);
+      OS << Table;
+      continue;
+    }
+    // CSV and JSON are written as the rows come, to the file or stdout.
+    AtomicFile File;
+    if (!Path.empty()) {
+      std::string Error;
+      if (!File.open(Path, Error)) {
+        reportError(DiagKind::OutputFailed, Path, Error);
+        return InputErrors;
+      }
+    }
+    llvm::raw_ostream &To = Path.empty() ? OS : File.os();
+    std::unique_ptr<TableWriter> W =
+        tableWriter(F, Q, G.Scenario, To, threads(O));
+    GridResult R =
+        runSweep(E, Q, threads(O), Bar,
+                 [&](llvm::ArrayRef<GridRow> Rows) { W->rows(Rows); });
+    if (!R.Streamed)
+      W->rows(R.Rows);
+    W->finish(R);
+    if (!Path.empty()) {
+      std::string Error;
+      if (!File.commit(Error)) {
+        reportError(DiagKind::OutputFailed, Path, Error);
+        return InputErrors;
+      }
+      OS << written(Q, R, Path);
+    }
   }
   return Success;
 }
