@@ -17,11 +17,26 @@
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/Support/MemoryBuffer.h"
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
 namespace mlsc {
+
+/// Imported modules shared between compilations that run one after the
+/// other in a process (the fuzzers; docs/fuzzing.md): each file read, by
+/// real path, and its parse when that reported nothing. A later
+/// compilation that imports the same file takes both as they are, without
+/// reading or parsing it again, so the files must not change while the
+/// cache lives. Not for concurrent compilations.
+struct ModuleCache {
+  struct Entry {
+    std::unique_ptr<llvm::MemoryBuffer> Buffer;
+    std::shared_ptr<const ast::Module> Module; ///< null: it had errors
+  };
+  std::map<std::string, Entry> Entries;
+};
 
 struct CompileOptions {
   std::vector<std::string> IncludeDirs; ///< -I, searched after the file's dir
@@ -33,6 +48,8 @@ struct CompileOptions {
   /// --max-points: the most points a sweep or grid solve may have. A file's
   /// `max_points` may lower it, never raise it.
   double MaxGridPoints = 1e7;
+  /// Imported modules kept from earlier compilations; none by default.
+  ModuleCache *Modules = nullptr;
 };
 
 struct Compilation {
@@ -41,7 +58,7 @@ struct Compilation {
   CompileOptions Options;
   /// The parsed modules, in dependency order (resolve-imports); build-ir
   /// reads them, and nothing after it does.
-  std::vector<std::unique_ptr<ast::Module>> Modules;
+  std::vector<std::shared_ptr<const ast::Module>> Modules;
   ir::Program Program;
   /// One evaluation graph per scenario of the main file (lower-to-graph).
   std::vector<graph::Graph> Graphs;

@@ -38,7 +38,7 @@ public:
                            "cannot find the prelude; set MLSC_DATA_DIR to the "
                            "folder that holds stdlib/ and registries/");
     }
-    visit(C.Program.MainBufferId);
+    visit(C.Program.MainBufferId, nullptr);
   }
 
 private:
@@ -60,19 +60,46 @@ private:
                                  C.Options.Limits.MaxImportDepth, Path));
       return;
     }
-    SourceRead R = readSourceFile(Path, C.Options.Limits.MaxFileBytes);
-    if (!R.Buffer) {
-      if (Import.isValid())
-        C.Diags.report(R.Kind, Import,
-                       fmt::format("cannot import `{}`: {}", Path, R.Why));
-      else
-        C.Diags.reportFile(R.Kind, Path, R.Why);
-      return;
+    // With a cache, the buffer lives there and the SourceMgr gets a view
+    // of it, so that a module parsed before can be used again as is.
+    ModuleCache *Cache = C.Options.Modules;
+    ModuleCache::Entry *Kept = nullptr;
+    std::string Key;
+    if (Cache) {
+      llvm::SmallString<256> Real;
+      Key = llvm::sys::fs::real_path(Path, Real) ? Path : std::string(Real);
+      auto It = Cache->Entries.find(Key);
+      if (It != Cache->Entries.end())
+        Kept = &It->second;
     }
-    unsigned Id = C.SM.AddNewSourceBuffer(std::move(R.Buffer), Import.Start);
+    if (!Kept) {
+      SourceRead R = readSourceFile(Path, C.Options.Limits.MaxFileBytes);
+      if (!R.Buffer) {
+        if (Import.isValid())
+          C.Diags.report(R.Kind, Import,
+                         fmt::format("cannot import `{}`: {}", Path, R.Why));
+        else
+          C.Diags.reportFile(R.Kind, Path, R.Why);
+        return;
+      }
+      if (!Cache) {
+        unsigned Id =
+            C.SM.AddNewSourceBuffer(std::move(R.Buffer), Import.Start);
+        if (HideSource)
+          C.Diags.hideSource(Id);
+        visit(Id, nullptr);
+        return;
+      }
+      Kept = &Cache->Entries[Key];
+      Kept->Buffer = std::move(R.Buffer);
+    }
+    unsigned Id = C.SM.AddNewSourceBuffer(
+        llvm::MemoryBuffer::getMemBuffer(Kept->Buffer->getMemBufferRef(),
+                                         /*RequiresNullTerminator=*/false),
+        Import.Start);
     if (HideSource)
       C.Diags.hideSource(Id);
-    visit(Id);
+    visit(Id, Kept);
   }
 
   std::string realPath(unsigned BufferId) {
@@ -84,13 +111,21 @@ private:
     return std::string(Real);
   }
 
-  void visit(unsigned BufferId) {
+  /// Parses a module (or takes \p Kept's parse) and loads its imports.
+  void visit(unsigned BufferId, ModuleCache::Entry *Kept) {
     std::string Key = realPath(BufferId);
     States[Key] = State::Loading;
     Chain.push_back(Key);
     unsigned ErrorsBefore = C.Diags.errorCount();
-    std::unique_ptr<ast::Module> M =
-        parseModule(BufferId, C.Diags, C.Options.Limits);
+    size_t ReportedBefore = C.Diags.diagnostics().size();
+    std::shared_ptr<const ast::Module> M;
+    if (Kept && Kept->Module) {
+      M = Kept->Module;
+    } else {
+      M = parseModule(BufferId, C.Diags, C.Options.Limits);
+      if (Kept && C.Diags.diagnostics().size() == ReportedBefore)
+        Kept->Module = M;
+    }
     // An imported file that yields no declaration at all is likely not .mls
     // (a symlink to something else): quote it once, not line by line.
     if (BufferId != C.Program.MainBufferId && M->empty() &&

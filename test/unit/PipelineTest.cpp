@@ -1,6 +1,9 @@
 //===- PipelineTest.cpp - End-to-end known answers through the pipeline ---===//
 
 #include "passes/Pipeline.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <gtest/gtest.h>
 
@@ -141,3 +144,71 @@ TEST(Pipeline, PreludePrecisions) {
 }
 
 } // namespace
+
+namespace {
+
+/// Compiles \p Text as \p Name with the prelude; returns the rendered
+/// diagnostics and the printed IR (imported modules included).
+std::string compiledWith(ModuleCache *Cache, const std::string &Text,
+                         const std::string &Name = "main.mls") {
+  Compilation C;
+  C.Options.DataDir = MLSC_SOURCE_DIR;
+  C.Options.Modules = Cache;
+  bool OK = compile(C, llvm::MemoryBuffer::getMemBufferCopy(Text, Name));
+  std::string Out;
+  llvm::raw_string_ostream OS(Out);
+  C.Diags.flush(OS);
+  if (OK)
+    ir::printProgram(C.Program, C.SM, OS, /*IncludeImported=*/true);
+  OS.flush();
+  return Out;
+}
+
+} // namespace
+
+TEST(Pipeline, ModuleCacheGivesTheSameProgramWithoutParsingAgain) {
+  const std::string Text = "import registries.hardware.nvidia\n"
+                           "let bw = H100_SXM.hbm.bandwidth\n";
+  std::string Plain = compiledWith(nullptr, Text);
+  ASSERT_NE(Plain.find("H100_SXM"), std::string::npos);
+  ModuleCache Cache;
+  EXPECT_EQ(compiledWith(&Cache, Text), Plain);
+  // The prelude and the registry, each parsed once and kept.
+  ASSERT_EQ(Cache.Entries.size(), 2u);
+  std::vector<const ast::Module *> Parsed;
+  for (const auto &[Path, E] : Cache.Entries) {
+    ASSERT_NE(E.Module, nullptr) << Path;
+    Parsed.push_back(E.Module.get());
+  }
+  EXPECT_EQ(compiledWith(&Cache, Text), Plain);
+  size_t K = 0;
+  for (const auto &[Path, E] : Cache.Entries)
+    EXPECT_EQ(E.Module.get(), Parsed[K++]) << Path << " was parsed again";
+}
+
+TEST(Pipeline, ModuleCacheParsesAModuleWithErrorsEachTime) {
+  llvm::SmallString<128> Dir;
+  ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("mlsc-cache", Dir));
+  llvm::SmallString<128> Broken(Dir);
+  llvm::sys::path::append(Broken, "broken.mls");
+  {
+    std::error_code EC;
+    llvm::raw_fd_ostream OS(Broken, EC);
+    ASSERT_FALSE(EC);
+    OS << "let a = 1 GB +\n";
+  }
+  llvm::SmallString<128> Main(Dir);
+  llvm::sys::path::append(Main, "main.mls");
+  const std::string Text = "import broken\nlet b = 2\n";
+  std::string Plain = compiledWith(nullptr, Text, std::string(Main));
+  ASSERT_NE(Plain.find("broken.mls:2:1: error"), std::string::npos) << Plain;
+  ModuleCache Cache;
+  // Its diagnostics, located in the kept buffer, every time.
+  EXPECT_EQ(compiledWith(&Cache, Text, std::string(Main)), Plain);
+  EXPECT_EQ(compiledWith(&Cache, Text, std::string(Main)), Plain);
+  for (const auto &[Path, E] : Cache.Entries)
+    if (llvm::StringRef(Path).endswith("broken.mls"))
+      EXPECT_EQ(E.Module, nullptr);
+  llvm::sys::fs::remove(Broken);
+  llvm::sys::fs::remove(Dir);
+}
