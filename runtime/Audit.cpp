@@ -2,6 +2,7 @@
 
 #include "runtime/Audit.h"
 #include "runtime/Format.h"
+#include "llvm/ADT/StringExtras.h"
 
 #include <fmt/format.h>
 
@@ -67,7 +68,13 @@ void collectAudit(const ir::Program &P, llvm::SourceMgr &SM, unsigned Buffer,
       if (const ir::Entity *Src = F.Source) {
         R.Source = AuditSource{Src->Name, text(Src, "kind"), text(Src, "title"),
                                text(Src, "url"), text(Src, "verified")};
-        R.Estimate = R.Source->Kind == "estimate";
+        // A source whose own note says its figures were recalled, not
+        // checked, is an estimate whatever its kind says.
+        std::string Note = llvm::StringRef(text(Src, "note")).lower();
+        bool Recalled = Note.find("recalled") != std::string::npos ||
+                        Note.find("not re-read") != std::string::npos ||
+                        Note.find("not checked") != std::string::npos;
+        R.Estimate = R.Source->Kind == "estimate" || Recalled;
         R.Stale = R.Source->Verified.empty() || R.Source->Verified < Cutoff;
       }
       Out.push_back(std::move(R));

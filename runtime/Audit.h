@@ -3,7 +3,8 @@
 //
 // `mlsc audit` lists every numeric value declared in the audited files with
 // where it was written and the source record it cites, and flags values
-// with no source, sources of kind `estimate`, and sources not verified
+// with no source, sources of kind `estimate` (or whose note says their
+// figures were recalled, not checked), and sources not verified
 // within a given number of years. The records are plain text and numbers;
 // the driver renders them (text, CSV, JSON: docs/json-output.md).
 //
