@@ -43,21 +43,24 @@ test-sanitize: build-sanitize
 	  ctest --output-on-failure -j $(JOBS)
 
 # libFuzzer targets (clang-14): FUZZ_TARGET is frontend, pipeline or
-# queries; FUZZ_SECONDS=600 for a soak, FUZZ_RUNS=1000000 for a count.
+# queries; FUZZ_SECONDS=600 for a soak, FUZZ_RUNS=1000000 for a count;
+# FUZZ_ASAN=OFF (in its own FUZZ_BUILD) for speed without AddressSanitizer.
 # Seeds: fuzz/corpus, fuzz/regressions and every .mls file of the tree.
 FUZZ_SECONDS ?= 60
 FUZZ_RUNS    ?= -1
 FUZZ_TARGET  ?= frontend
+FUZZ_ASAN    ?= ON
 fuzz: deps
 	CC=clang-14 CXX=clang++-14 cmake -S . -B $(FUZZ_BUILD) -G Ninja \
-	  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMLSC_FUZZ=ON -DMLSC_TESTS=OFF
+	  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMLSC_FUZZ=ON -DMLSC_TESTS=OFF \
+	  -DMLSC_FUZZ_ASAN=$(FUZZ_ASAN)
 	cmake --build $(FUZZ_BUILD) -j $(JOBS) --target mlsc_fuzz_$(FUZZ_TARGET)
 	rm -rf $(FUZZ_BUILD)/seeds && mkdir -p $(FUZZ_BUILD)/seeds \
 	  $(FUZZ_BUILD)/corpus-$(FUZZ_TARGET)
 	git ls-files '*.mls' | while read -r f; do \
 	  cp "$$f" "$(FUZZ_BUILD)/seeds/$$(echo "$$f" | tr / _)"; done
 	MLSC_DATA_DIR=$(CURDIR) ./$(FUZZ_BUILD)/fuzz/mlsc_fuzz_$(FUZZ_TARGET) \
-	  -max_total_time=$(FUZZ_SECONDS) -runs=$(FUZZ_RUNS) -max_len=4096 \
+	  -max_total_time=$(FUZZ_SECONDS) -runs=$(FUZZ_RUNS) -max_len=1024 \
 	  -timeout=10 -rss_limit_mb=4096 -print_final_stats=1 \
 	  -artifact_prefix=$(FUZZ_BUILD)/ -dict=fuzz/mls.dict \
 	  $(FUZZ_BUILD)/corpus-$(FUZZ_TARGET) $(FUZZ_BUILD)/seeds

@@ -434,20 +434,21 @@ bool recovered(antlr4::tree::ParseTree *Tree) {
 class ASTBuilder {
 public:
   ASTBuilder(const SourceText &Src, DiagnosticEngine &Diags,
-             const FrontendLimits &Limits)
-      : Src(Src), Diags(Diags), Limits(Limits) {}
+             const FrontendLimits &Limits, bool HadSyntaxErrors)
+      : Src(Src), Diags(Diags), Limits(Limits),
+        HadSyntaxErrors(HadSyntaxErrors) {}
 
   void build(MlsParser::ModuleContext *Ctx, ast::Module &M) {
     for (MlsParser::TopDeclContext *D : Ctx->topDecl()) {
       if (auto *I = D->importDecl()) {
-        if (!I->modulePath() || recovered(I->modulePath()))
+        if (!I->modulePath() || touched(I->modulePath()))
           continue;
         M.Imports.push_back({pathOf(I->modulePath()->name()), Src.range(I)});
         M.Order.emplace_back(0, M.Imports.size() - 1);
       } else if (auto *A = D->assertDecl()) {
         ast::AssertDecl Decl;
-        Decl.Condition = recovered(A->expr()) ? error(Src.range(A->expr()))
-                                              : expr(A->expr());
+        Decl.Condition =
+            touched(A->expr()) ? error(Src.range(A->expr())) : expr(A->expr());
         if (A->STRING())
           Decl.Message = unescape(A->STRING()->getText());
         Decl.Range = Src.range(A);
@@ -478,7 +479,7 @@ public:
         if (E->block())
           Decl.Items = block(E->block());
         Decl.Range = Src.range(E);
-        Decl.HasSyntaxError = recovered(E);
+        Decl.HasSyntaxError = touched(E);
         M.Entities.push_back(std::move(Decl));
         M.Order.emplace_back(3, M.Entities.size() - 1);
       }
@@ -489,7 +490,13 @@ private:
   const SourceText &Src;
   DiagnosticEngine &Diags;
   const FrontendLimits &Limits;
+  bool HadSyntaxErrors;
   bool DepthReported = false;
+
+  /// recovered(), when the parse reported a syntax error at all.
+  bool touched(antlr4::tree::ParseTree *Tree) const {
+    return HadSyntaxErrors && recovered(Tree);
+  }
 
   ast::Path pathOf(const std::vector<MlsParser::NameContext *> &Names) {
     ast::Path P;
@@ -508,13 +515,13 @@ private:
       ast::Item Item;
       Item.Range = Src.range(I);
       if (auto *A = dynamic_cast<MlsParser::AssignItemContext *>(I)) {
-        if (!A->path() || recovered(A->path()))
+        if (!A->path() || touched(A->path()))
           continue;
         Item.K = ast::Item::Kind::Assign;
         Item.Target = pathOf(A->path()->name());
         valueExpr(A->valueExpr(), Item.Value, Item.Prov);
       } else if (auto *N = dynamic_cast<MlsParser::NestedItemContext *>(I)) {
-        if (!N->path() || !N->block() || recovered(N->path()))
+        if (!N->path() || !N->block() || touched(N->path()))
           continue;
         Item.K = ast::Item::Kind::Block;
         Item.Target = pathOf(N->path()->name());
@@ -522,8 +529,8 @@ private:
       } else if (auto *C =
                      dynamic_cast<MlsParser::ConstraintItemContext *>(I)) {
         Item.K = ast::Item::Kind::Constraint;
-        Item.Value = recovered(C->expr()) ? error(Src.range(C->expr()))
-                                          : expr(C->expr());
+        Item.Value =
+            touched(C->expr()) ? error(Src.range(C->expr())) : expr(C->expr());
       } else {
         continue;
       }
@@ -534,7 +541,7 @@ private:
 
   void valueExpr(MlsParser::ValueExprContext *Ctx, ast::ExprPtr &Value,
                  ast::Provenance &Prov) {
-    if (!Ctx || recovered(Ctx)) {
+    if (!Ctx || touched(Ctx)) {
       Value = error(Src.range(Ctx));
       return;
     }
@@ -899,7 +906,10 @@ std::unique_ptr<ast::Module> parseModule(unsigned BufferId,
   SyntaxErrorListener Listener(Src, Diags);
   Parser.addErrorListener(&Listener);
   MlsParser::ModuleContext *Tree = Parser.module();
-  ASTBuilder(Src, Diags, Limits).build(Tree, *M);
+  // Without a syntax error, recovery touched nothing: the builder need not
+  // look for its traces.
+  ASTBuilder(Src, Diags, Limits, Parser.getNumberOfSyntaxErrors() > 0)
+      .build(Tree, *M);
   return M;
 }
 

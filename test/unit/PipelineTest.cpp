@@ -206,9 +206,11 @@ TEST(Pipeline, ModuleCacheParsesAModuleWithErrorsEachTime) {
   // Its diagnostics, located in the kept buffer, every time.
   EXPECT_EQ(compiledWith(&Cache, Text, std::string(Main)), Plain);
   EXPECT_EQ(compiledWith(&Cache, Text, std::string(Main)), Plain);
-  for (const auto &[Path, E] : Cache.Entries)
-    if (llvm::StringRef(Path).endswith("broken.mls"))
+  for (const auto &[Path, E] : Cache.Entries) {
+    if (llvm::StringRef(Path).endswith("broken.mls")) {
       EXPECT_EQ(E.Module, nullptr);
+    }
+  }
   llvm::sys::fs::remove(Broken);
   llvm::sys::fs::remove(Dir);
 }
