@@ -61,7 +61,7 @@ fuzz: deps
 	  cp "$$f" "$(FUZZ_BUILD)/seeds/$$(echo "$$f" | tr / _)"; done
 	MLSC_DATA_DIR=$(CURDIR) ./$(FUZZ_BUILD)/fuzz/mlsc_fuzz_$(FUZZ_TARGET) \
 	  -max_total_time=$(FUZZ_SECONDS) -runs=$(FUZZ_RUNS) -max_len=1024 \
-	  -timeout=10 -rss_limit_mb=4096 -print_final_stats=1 \
+	  -timeout=10 -rss_limit_mb=4096 -print_final_stats=1 -entropic=0 \
 	  -artifact_prefix=$(FUZZ_BUILD)/ -dict=fuzz/mls.dict \
 	  $(FUZZ_BUILD)/corpus-$(FUZZ_TARGET) $(FUZZ_BUILD)/seeds
 

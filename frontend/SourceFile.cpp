@@ -13,22 +13,6 @@ namespace fs = llvm::sys::fs;
 
 namespace {
 
-const char *kindOf(fs::file_type T) {
-  switch (T) {
-  case fs::file_type::directory_file:
-    return "a folder";
-  case fs::file_type::block_file:
-  case fs::file_type::character_file:
-    return "a device";
-  case fs::file_type::fifo_file:
-    return "a pipe (FIFO)";
-  case fs::file_type::socket_file:
-    return "a socket";
-  default:
-    return "not a regular file";
-  }
-}
-
 SourceRead failure(DiagKind K, std::string Why) {
   SourceRead R;
   R.Kind = K;
@@ -79,8 +63,9 @@ SourceRead readSourceFile(llvm::StringRef Path, size_t MaxBytes) {
   if (std::error_code EC = fs::status(Path, St))
     return failure(DiagKind::FileNotFound, "cannot read file: " + EC.message());
   if (St.type() != fs::file_type::regular_file)
-    return failure(DiagKind::NotASourceFile,
-                   fmt::format("{} is not a source file", kindOf(St.type())));
+    return failure(
+        DiagKind::NotASourceFile,
+        fmt::format("{} is not a source file", describeFileType(St.type())));
   if (St.getSize() > MaxBytes)
     return tooLarge(MaxBytes, std::to_string(St.getSize()));
   llvm::Expected<fs::file_t> FD = fs::openNativeFileForRead(Path);
@@ -90,6 +75,22 @@ SourceRead readSourceFile(llvm::StringRef Path, size_t MaxBytes) {
   SourceRead R = readBounded(*FD, Path, MaxBytes);
   fs::closeFile(*FD);
   return R;
+}
+
+const char *describeFileType(fs::file_type T) {
+  switch (T) {
+  case fs::file_type::directory_file:
+    return "a folder";
+  case fs::file_type::block_file:
+  case fs::file_type::character_file:
+    return "a device";
+  case fs::file_type::fifo_file:
+    return "a pipe (FIFO)";
+  case fs::file_type::socket_file:
+    return "a socket";
+  default:
+    return "not a regular file";
+  }
 }
 
 } // namespace mlsc

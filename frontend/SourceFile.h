@@ -16,6 +16,7 @@
 
 #include "frontend/Diagnostics.h"
 
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 
 #include <memory>
@@ -34,6 +35,10 @@ struct SourceRead {
 
 /// Reads \p Path ("-": standard input), at most \p MaxBytes.
 SourceRead readSourceFile(llvm::StringRef Path, size_t MaxBytes);
+
+/// What a path that is not a regular file names, for a message: "a
+/// folder", "a device", "a pipe (FIFO)", "a socket".
+const char *describeFileType(llvm::sys::fs::file_type T);
 
 } // namespace mlsc
 

@@ -1,6 +1,7 @@
 //===- OutputFile.cpp - Where the driver may write, and writing whole -----===//
 
 #include "tools/mlsc/OutputFile.h"
+#include "frontend/SourceFile.h"
 #include "tools/mlsc/Driver.h"
 
 #include "llvm/Support/FileSystem.h"
@@ -60,22 +61,6 @@ bool isInputOfRun(const Compilation &C, const fs::UniqueID &ID) {
   return false;
 }
 
-const char *typeName(fs::file_type T) {
-  switch (T) {
-  case fs::file_type::directory_file:
-    return "a folder";
-  case fs::file_type::block_file:
-  case fs::file_type::character_file:
-    return "a device";
-  case fs::file_type::fifo_file:
-    return "a pipe";
-  case fs::file_type::socket_file:
-    return "a socket";
-  default:
-    return "not a regular file";
-  }
-}
-
 } // namespace
 
 bool checkOutput(Compilation &C, const OutputRequest &R) {
@@ -95,7 +80,7 @@ bool checkOutput(Compilation &C, const OutputRequest &R) {
   if (St.type() != fs::file_type::regular_file)
     return refuse(C, R, DiagKind::OutputNotRegular,
                   fmt::format("`{}` is {}; an output must be a regular file",
-                              R.Path, typeName(St.type())));
+                              R.Path, describeFileType(St.type())));
   if (isInputOfRun(C, St.getUniqueID()))
     return refuse(C, R, DiagKind::OutputIsInput,
                   fmt::format("`{}` is an input of this run (the file or a "
