@@ -29,7 +29,9 @@ namespace mlsc {
 /// real path, and its parse when that reported nothing. A later
 /// compilation that imports the same file takes both as they are, without
 /// reading or parsing it again, so the files must not change while the
-/// cache lives. Not for concurrent compilations.
+/// cache lives. Not for concurrent compilations. A kept module's BufferId
+/// is the one it had where it was parsed: only the main module's is read
+/// (build-ir), and the main file is never kept.
 struct ModuleCache {
   struct Entry {
     std::unique_ptr<llvm::MemoryBuffer> Buffer;

@@ -93,9 +93,12 @@ private:
       Kept = &Cache->Entries[Key];
       Kept->Buffer = std::move(R.Buffer);
     }
+    // The view is named by this compilation's path to the file, which its
+    // diagnostics and relative imports use.
     unsigned Id = C.SM.AddNewSourceBuffer(
-        llvm::MemoryBuffer::getMemBuffer(Kept->Buffer->getMemBufferRef(),
-                                         /*RequiresNullTerminator=*/false),
+        llvm::MemoryBuffer::getMemBuffer(
+            llvm::MemoryBufferRef(Kept->Buffer->getBuffer(), Path),
+            /*RequiresNullTerminator=*/false),
         Import.Start);
     if (HideSource)
       C.Diags.hideSource(Id);

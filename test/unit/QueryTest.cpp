@@ -117,8 +117,9 @@ TEST(Query, SweepRowsDoNotDependOnBlockSizeThreadsOrStreaming) {
       EXPECT_TRUE(S.Streamed);
       EXPECT_TRUE(S.Rows.empty());
       EXPECT_EQ(S.Kept, Whole.Kept);
-      if (Block == 7)
+      if (Block == 7) {
         EXPECT_GT(Calls, 1u);
+      }
       expectSameRows(Seen, Whole.Rows);
     }
 }
