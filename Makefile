@@ -44,16 +44,18 @@ test-sanitize: build-sanitize
 
 # libFuzzer targets (clang-14): FUZZ_TARGET is frontend, pipeline or
 # queries; FUZZ_SECONDS=600 for a soak, FUZZ_RUNS=1000000 for a count;
-# FUZZ_ASAN=OFF (in its own FUZZ_BUILD) for speed without AddressSanitizer.
+# FUZZ_ASAN=OFF (in its own FUZZ_BUILD) for speed without AddressSanitizer,
+# FUZZ_TRACE_CMP=OFF for no comparison tracing past the front end.
 # Seeds: fuzz/corpus, fuzz/regressions and every .mls file of the tree.
 FUZZ_SECONDS ?= 60
 FUZZ_RUNS    ?= -1
 FUZZ_TARGET  ?= frontend
 FUZZ_ASAN    ?= ON
+FUZZ_TRACE_CMP ?= ON
 fuzz: deps
 	CC=clang-14 CXX=clang++-14 cmake -S . -B $(FUZZ_BUILD) -G Ninja \
 	  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMLSC_FUZZ=ON -DMLSC_TESTS=OFF \
-	  -DMLSC_FUZZ_ASAN=$(FUZZ_ASAN)
+	  -DMLSC_FUZZ_ASAN=$(FUZZ_ASAN) -DMLSC_FUZZ_TRACE_CMP=$(FUZZ_TRACE_CMP)
 	cmake --build $(FUZZ_BUILD) -j $(JOBS) --target mlsc_fuzz_$(FUZZ_TARGET)
 	rm -rf $(FUZZ_BUILD)/seeds && mkdir -p $(FUZZ_BUILD)/seeds \
 	  $(FUZZ_BUILD)/corpus-$(FUZZ_TARGET)
