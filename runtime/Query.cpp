@@ -25,15 +25,20 @@ namespace {
 /// Samples taken over a range before bracketing.
 constexpr unsigned SampleCount = 9;
 
-/// Whether every condition holds and every computed field is within its
-/// domain.
-bool holds(const Evaluator &E, const Query &Q) {
+/// Whether every condition holds.
+bool conditionsHold(const Evaluator &E, const Query &Q) {
   for (const Term &C : Q.Conditions) {
     double V = E.value(C.Node);
     if (!(V != 0) || std::isnan(V))
       return false;
   }
-  return firstInvalid(E) < 0;
+  return true;
+}
+
+/// Whether every condition holds and every computed field is within its
+/// domain.
+bool holds(const Evaluator &E, const Query &Q) {
+  return conditionsHold(E, Q) && firstInvalid(E) < 0;
 }
 
 /// How far a failed comparison is from holding, relative to its bound; 0
@@ -381,7 +386,7 @@ void evaluateRange(Evaluator E, const EvalPlan &Plan, const Query &Q,
         Row.InvalidCheck < 0
             ? 0
             : E.value(E.graph().DomainChecks[Row.InvalidCheck].Node);
-    Row.Meets = Row.InvalidCheck < 0 && holds(E, Q);
+    Row.Meets = Row.InvalidCheck < 0 && conditionsHold(E, Q);
     // Wall 0: the point does not fit (feasibility failed).
     Row.Binding = Feasible && E.value(*Feasible) == 0 ? 0 : Probe.at(E).Number;
     if ((I - Begin) % 4096 == 4095)
@@ -495,18 +500,24 @@ GridResult runSweep(const Evaluator &Base, const Query &Q, unsigned Threads,
   size_t Top = Q.Top >= 1 && Q.Top < 1e18 ? static_cast<size_t>(Q.Top) : 0;
   GridResult R;
   R.Streamed = Sink && !Sorted && Top == 0;
-  std::vector<GridRow> Kept; // a streamed block's rows
+  // A streamed block's kept rows; their buffers are reused block to block.
+  // Streamed sweeps have no sort keys, so their terms are the report's.
+  std::vector<GridRow> Kept;
   forEachBlock(Base, Q, Terms, Threads, BlockRows, P,
                [&](llvm::ArrayRef<GridRow> B) {
                  R.Points += B.size();
                  countInvalid(Base.graph(), B, R);
-                 Kept.clear();
+                 size_t NumKept = 0;
                  for (const GridRow &Row : B) {
                    if (!Row.Meets)
                      continue;
                    ++R.Kept;
                    if (R.Streamed) {
-                     Kept.push_back(Row);
+                     if (NumKept == Kept.size())
+                       Kept.push_back(Row);
+                     else
+                       Kept[NumKept] = Row;
+                     ++NumKept;
                    } else if (!Sorted) {
                      // The first `top` rows, or all of them.
                      if (Top == 0 || R.Rows.size() < Top)
@@ -524,11 +535,8 @@ GridResult runSweep(const Evaluator &Base, const Query &Q, unsigned Threads,
                      std::push_heap(R.Rows.begin(), R.Rows.end(), Before);
                    }
                  }
-                 if (R.Streamed && !Kept.empty()) {
-                   for (GridRow &Row : Kept)
-                     Row.Values.resize(Q.Report.size());
-                   Sink(Kept);
-                 }
+                 if (NumKept)
+                   Sink(llvm::ArrayRef<GridRow>(Kept.data(), NumKept));
                });
   if (Sorted)
     std::sort(R.Rows.begin(), R.Rows.end(), Before);
