@@ -11,8 +11,10 @@
 #include "MlsLexer.h"
 #include "MlsParser.h"
 
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/ConvertUTF.h"
+#include "llvm/Support/Regex.h"
 
 #include <fmt/format.h>
 
@@ -168,9 +170,130 @@ public:
   }
 };
 
+bool isUnitWordChar(size_t C) {
+  return (C >= 'a' && C <= 'z') || (C >= 'A' && C <= 'Z') ||
+         (C >= '0' && C <= '9') || C == '_';
+}
+
+/// The longest prefix of \p Text that is a whole number body (`1_000.5e-3`):
+/// digits with single underscores between them, an optional fraction and an
+/// optional exponent, each taken only when complete.
+size_t numberBodyLength(llvm::StringRef Text) {
+  auto digits = [&](size_t At) {
+    if (At >= Text.size() || !llvm::isDigit(Text[At]))
+      return At;
+    size_t End = At + 1;
+    while (End < Text.size()) {
+      if (llvm::isDigit(Text[End]))
+        ++End;
+      else if (Text[End] == '_' && End + 1 < Text.size() &&
+               llvm::isDigit(Text[End + 1]))
+        End += 2;
+      else
+        break;
+    }
+    return End;
+  };
+  size_t End = digits(0);
+  if (End < Text.size() && Text[End] == '.') {
+    size_t Fraction = digits(End + 1);
+    if (Fraction > End + 1)
+      End = Fraction;
+  }
+  if (End < Text.size() && (Text[End] == 'e' || Text[End] == 'E')) {
+    size_t Sign = End + 1;
+    if (Sign < Text.size() && (Text[Sign] == '+' || Text[Sign] == '-'))
+      ++Sign;
+    size_t Exponent = digits(Sign);
+    if (Exponent > Sign)
+      End = Exponent;
+  }
+  return End;
+}
+
+/// The generated lexer, with QUANTITY's last rule applied after the match:
+/// a unit word ends at a word boundary and is not a keyword, so
+/// `0.55 from src` is `0.55` `from` `src` and `3 in [1, 2]` is `3` `in` ....
+/// The grammar matches the longest number-and-unit text; this keeps its
+/// longest prefix that is a quantity by that rule, or else the number, and
+/// lexes on from there. The same choice a predicate in the grammar would
+/// make, without keeping ANTLR from caching its DFA (a predicate there made
+/// the lexer simulate its ATN for every letter of every unit).
+class UnitLexer : public MlsLexer {
+public:
+  using MlsLexer::MlsLexer;
+
+  std::unique_ptr<antlr4::Token> nextToken() override {
+    std::unique_ptr<antlr4::Token> T = MlsLexer::nextToken();
+    if (T->getType() != QUANTITY)
+      return T;
+    std::string Text = T->getText();
+    size_t Keep = quantityLength(Text, _input->LA(1));
+    size_t Type = QUANTITY;
+    if (Keep == 0) {
+      Keep = numberBodyLength(Text);
+      Type = NUMBER;
+    }
+    if (Keep == Text.size())
+      return T;
+    // A quantity is ASCII and on one line: character indices and columns
+    // move together.
+    auto *CT = static_cast<antlr4::CommonToken *>(T.get());
+    CT->setType(Type);
+    CT->setStopIndex(CT->getStartIndex() + Keep - 1);
+    _input->seek(CT->getStartIndex() + Keep);
+    setCharPositionInLine(CT->getCharPositionInLine() + Keep);
+    return T;
+  }
+
+private:
+  /// The longest prefix of \p Text (a QUANTITY match, followed in the input
+  /// by \p Next) that is a quantity whose unit ends at a word boundary and
+  /// whose last word is not a keyword; 0 when there is none.
+  size_t quantityLength(llvm::StringRef Text, size_t Next) const {
+    static const llvm::Regex Quantity(
+        "^[0-9](_?[0-9])*(\\.[0-9](_?[0-9])*)?([eE][+-]?[0-9](_?[0-9])*)?"
+        "[ \t]*([a-zA-Z][a-zA-Z0-9_]*|%)(\\^-?[0-9](_?[0-9])*)?"
+        "([*/]([a-zA-Z][a-zA-Z0-9_]*|%)(\\^-?[0-9](_?[0-9])*)?)*$");
+    for (size_t End = Text.size(); End > 0; --End) {
+      size_t After =
+          End < Text.size() ? static_cast<unsigned char>(Text[End]) : Next;
+      char Last = Text[End - 1];
+      // A unit ends with a word character or `%`, never inside a word.
+      if (isUnitWordChar(After) ||
+          !(isUnitWordChar(static_cast<unsigned char>(Last)) || Last == '%'))
+        continue;
+      llvm::StringRef Prefix = Text.take_front(End);
+      size_t WordStart = Prefix.size();
+      while (WordStart > 0 &&
+             isUnitWordChar(static_cast<unsigned char>(Prefix[WordStart - 1])))
+        --WordStart;
+      if (isKeyword(Prefix.drop_front(WordStart)))
+        continue;
+      if (Quantity.match(Prefix))
+        return End;
+    }
+    return 0;
+  }
+
+  bool isKeyword(llvm::StringRef Word) const {
+    static const std::vector<std::string> Keywords = [this] {
+      std::vector<std::string> K;
+      for (size_t Type : {IMPORT, ASSERT, FROM, NOTE, IN, TRUE, FALSE, LET,
+                          STEP, AND, OR, NOT}) {
+        // The vocabulary spells a literal token with its quotes: `'from'`.
+        std::string Literal = getVocabulary().getLiteralName(Type);
+        K.push_back(Literal.substr(1, Literal.size() - 2));
+      }
+      return K;
+    }();
+    return llvm::is_contained(Keywords, Word);
+  }
+};
+
 struct Lexed {
   std::unique_ptr<antlr4::ANTLRInputStream> Input;
-  std::unique_ptr<MlsLexer> Lexer;
+  std::unique_ptr<UnitLexer> Lexer;
   std::unique_ptr<BoundedTokenStream> Tokens;
   bool Complete = true; ///< false: more tokens than the limit
 };
@@ -178,7 +301,7 @@ struct Lexed {
 Lexed lex(llvm::StringRef Text, const FrontendLimits &Limits) {
   Lexed L;
   L.Input = std::make_unique<antlr4::ANTLRInputStream>(Text.str());
-  L.Lexer = std::make_unique<MlsLexer>(L.Input.get());
+  L.Lexer = std::make_unique<UnitLexer>(L.Input.get());
   L.Lexer->removeErrorListeners();
   L.Tokens = std::make_unique<BoundedTokenStream>(L.Lexer.get());
   L.Complete = L.Tokens->fillAtMost(Limits.MaxTokens);
@@ -363,6 +486,36 @@ public:
   }
 };
 
+/// ANTLR's recovery, reporting without its messages. Its default strategy
+/// spells each message out with the set of expected tokens, a walk of the
+/// whole rule context; SyntaxErrorListener writes its own message and needs
+/// only to know whether a token is missing, so the set is computed once.
+class TerseErrorStrategy : public antlr4::DefaultErrorStrategy {
+protected:
+  void
+  reportNoViableAlternative(antlr4::Parser *P,
+                            const antlr4::NoViableAltException &E) override {
+    P->notifyErrorListeners(E.getOffendingToken(), "no viable alternative",
+                            nullptr);
+  }
+  void reportInputMismatch(antlr4::Parser *P,
+                           const antlr4::InputMismatchException &E) override {
+    P->notifyErrorListeners(E.getOffendingToken(), "mismatched input", nullptr);
+  }
+  void reportUnwantedToken(antlr4::Parser *P) override {
+    if (inErrorRecoveryMode(P))
+      return;
+    beginErrorCondition(P);
+    P->notifyErrorListeners(P->getCurrentToken(), "extraneous input", nullptr);
+  }
+  void reportMissingToken(antlr4::Parser *P) override {
+    if (inErrorRecoveryMode(P))
+      return;
+    beginErrorCondition(P);
+    P->notifyErrorListeners(P->getCurrentToken(), "missing ", nullptr);
+  }
+};
+
 /// Turns ANTLR's syntax errors into our diagnostics, with the expected set
 /// when it is short enough to read.
 class SyntaxErrorListener : public antlr4::BaseErrorListener {
@@ -411,20 +564,44 @@ bool readName(MlsParser::NameContext *N) {
          !dynamic_cast<antlr4::tree::ErrorNode *>(N->children.front());
 }
 
-/// True when error recovery touched \p Tree: it holds a token the parser
-/// skipped or made up, a rule that failed, or a name left empty. A syntax
-/// error was reported there, so what was built from it must not be checked.
-bool recovered(antlr4::tree::ParseTree *Tree) {
-  if (dynamic_cast<antlr4::tree::ErrorNode *>(Tree))
-    return true;
-  auto *Ctx = dynamic_cast<antlr4::ParserRuleContext *>(Tree);
-  if (!Ctx)
-    return false;
-  if (Ctx->exception)
-    return true;
-  if (auto *N = dynamic_cast<MlsParser::NameContext *>(Ctx))
-    return !readName(N);
-  return llvm::any_of(Ctx->children, recovered);
+/// Every node error recovery touched: one that is, or holds, a token the
+/// parser skipped or made up, a rule that failed, or a name left empty. A
+/// syntax error was reported there, so what was built from it must not be
+/// checked. One walk after the parse, children before parents and with a
+/// stack of its own (the tree may be deep), so asking about a node costs a
+/// lookup rather than a walk of its subtree at every level.
+llvm::DenseSet<const antlr4::tree::ParseTree *>
+recoveredNodes(antlr4::tree::ParseTree *Root) {
+  llvm::DenseSet<const antlr4::tree::ParseTree *> Out;
+  struct Frame {
+    antlr4::tree::ParseTree *Node;
+    size_t Next;
+  };
+  std::vector<Frame> Stack{{Root, 0}};
+  while (!Stack.empty()) {
+    Frame &F = Stack.back();
+    if (F.Next < F.Node->children.size()) {
+      antlr4::tree::ParseTree *Child = F.Node->children[F.Next++];
+      Stack.push_back({Child, 0});
+      continue;
+    }
+    antlr4::tree::ParseTree *N = F.Node;
+    Stack.pop_back();
+    bool Touched = false;
+    if (auto *Ctx = dynamic_cast<antlr4::ParserRuleContext *>(N)) {
+      Touched = Ctx->exception != nullptr ||
+                (Ctx->getRuleIndex() == MlsParser::RuleName &&
+                 !readName(static_cast<MlsParser::NameContext *>(Ctx))) ||
+                llvm::any_of(Ctx->children, [&](antlr4::tree::ParseTree *C) {
+                  return Out.contains(C);
+                });
+    } else {
+      Touched = dynamic_cast<antlr4::tree::ErrorNode *>(N) != nullptr;
+    }
+    if (Touched)
+      Out.insert(N);
+  }
+  return Out;
 }
 
 /// Builds our AST from the parse tree. Tolerates the holes that error
@@ -433,10 +610,12 @@ bool recovered(antlr4::tree::ParseTree *Tree) {
 /// so a syntax error gives no follow-on errors.
 class ASTBuilder {
 public:
+  /// \p Recovered: the nodes error recovery touched (recoveredNodes).
   ASTBuilder(const SourceText &Src, DiagnosticEngine &Diags,
-             const FrontendLimits &Limits, bool HadSyntaxErrors)
+             const FrontendLimits &Limits,
+             llvm::DenseSet<const antlr4::tree::ParseTree *> Recovered)
       : Src(Src), Diags(Diags), Limits(Limits),
-        HadSyntaxErrors(HadSyntaxErrors) {}
+        Recovered(std::move(Recovered)) {}
 
   void build(MlsParser::ModuleContext *Ctx, ast::Module &M) {
     for (MlsParser::TopDeclContext *D : Ctx->topDecl()) {
@@ -490,12 +669,12 @@ private:
   const SourceText &Src;
   DiagnosticEngine &Diags;
   const FrontendLimits &Limits;
-  bool HadSyntaxErrors;
+  llvm::DenseSet<const antlr4::tree::ParseTree *> Recovered;
   bool DepthReported = false;
 
-  /// recovered(), when the parse reported a syntax error at all.
+  /// Whether error recovery touched \p Tree (see recoveredNodes).
   bool touched(antlr4::tree::ParseTree *Tree) const {
-    return HadSyntaxErrors && recovered(Tree);
+    return Recovered.contains(Tree);
   }
 
   ast::Path pathOf(const std::vector<MlsParser::NameContext *> &Names) {
@@ -902,14 +1081,17 @@ std::unique_ptr<ast::Module> parseModule(unsigned BufferId,
   // quadratic: a 1,000-term sum took 50 s.
   Parser.getInterpreter<antlr4::atn::ParserATNSimulator>()->setPredictionMode(
       antlr4::atn::PredictionMode::SLL);
+  Parser.setErrorHandler(std::make_shared<TerseErrorStrategy>());
   Parser.removeErrorListeners();
   SyntaxErrorListener Listener(Src, Diags);
   Parser.addErrorListener(&Listener);
   MlsParser::ModuleContext *Tree = Parser.module();
   // Without a syntax error, recovery touched nothing: the builder need not
   // look for its traces.
-  ASTBuilder(Src, Diags, Limits, Parser.getNumberOfSyntaxErrors() > 0)
-      .build(Tree, *M);
+  llvm::DenseSet<const antlr4::tree::ParseTree *> Recovered;
+  if (Parser.getNumberOfSyntaxErrors() > 0)
+    Recovered = recoveredNodes(Tree);
+  ASTBuilder(Src, Diags, Limits, std::move(Recovered)).build(Tree, *M);
   return M;
 }
 

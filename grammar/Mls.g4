@@ -8,36 +8,12 @@
 //    newline), then a unit expression written without spaces (`3.35 TB/s`,
 //    `USD/kWh`, `kg*m^2/s^2`). `80 GB / 2` still divides, because the unit
 //    expression cannot contain spaces. A unit word must end at a word boundary
-//    and must not be a keyword, so `0.55 from src` reads as `0.55` `from` `src`.
+//    and must not be a keyword, so `0.55 from src` reads as `0.55` `from` `src`;
+//    UnitLexer in frontend/Parser.cpp enforces that once QUANTITY has matched
+//    (a predicate here would keep ANTLR from caching its lexer DFA).
 //  * Operator chains are loops, not recursion, so the parse depth is bounded by
 //    bracket nesting, which the front end limits before parsing.
 grammar Mls;
-
-@lexer::members {
-  static bool isUnitWordChar(size_t C) {
-    return (C >= 'a' && C <= 'z') || (C >= 'A' && C <= 'Z') ||
-           (C >= '0' && C <= '9') || C == '_';
-  }
-
-  // True when the unit expression matched so far may end here: the next
-  // character does not continue a word and the last word is not a keyword.
-  bool unitEndsHere() {
-    if (isUnitWordChar(_input->LA(1)))
-      return false;
-    std::string Text = getText();
-    size_t I = Text.size();
-    while (I > 0 && isUnitWordChar(static_cast<unsigned char>(Text[I - 1])))
-      --I;
-    std::string Word = Text.substr(I);
-    static const char *const Keywords[] = {
-        "import", "assert", "from", "note", "in", "true", "false",
-        "let", "step", "and", "or", "not"};
-    for (const char *K : Keywords)
-      if (Word == K)
-        return false;
-    return true;
-  }
-}
 
 // ---------------------------------------------------------------- parser rules
 
@@ -133,7 +109,7 @@ NOT    : 'not' ;
 
 DATE : DIGIT DIGIT DIGIT DIGIT '-' DIGIT DIGIT '-' DIGIT DIGIT ;
 
-QUANTITY : NUMBER_BODY [ \t]* UNIT_EXPR {unitEndsHere()}? ;
+QUANTITY : NUMBER_BODY [ \t]* UNIT_EXPR ;
 
 NUMBER : NUMBER_BODY ;
 

@@ -4,6 +4,7 @@
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringMap.h"
 
 #include <cmath>
 
@@ -143,10 +144,15 @@ const char *prefixesName(Prefixes Allowed) {
 }
 
 const UnitDef *findExact(llvm::StringRef Symbol) {
-  for (const UnitDef &U : units())
-    if (Symbol == U.Symbol)
-      return &U;
-  return nullptr;
+  // Every literal with a unit asks, once per prefix it might carry: a hash
+  // lookup, not a walk of the table. Built once; the first symbol wins.
+  static const llvm::StringMap<const UnitDef *> BySymbol = [] {
+    llvm::StringMap<const UnitDef *> M;
+    for (const UnitDef &U : units())
+      M.try_emplace(U.Symbol, &U);
+    return M;
+  }();
+  return BySymbol.lookup(Symbol);
 }
 
 /// Resolves one atom without its power: exact symbol first, then prefix +

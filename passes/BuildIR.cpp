@@ -18,6 +18,7 @@
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringMap.h"
 
 #include <fmt/format.h>
 
@@ -126,6 +127,9 @@ private:
   /// Edit distances the did-you-mean suggestions may still compute.
   size_t SuggestBudget = 2000000;
   std::map<const KindSchema *, std::vector<std::string>> ScopeNames;
+  /// Unit texts already parsed: a registry writes `TB/s` and `GB` dozens of
+  /// times.
+  llvm::StringMap<Unit> ParsedUnits;
 
   // ------------------------------------------------------------ declare
 
@@ -375,11 +379,13 @@ private:
 
   void lowerFields(Entity &E) {
     const std::vector<Assignment> &Assigns = Flat[&E];
+    llvm::StringMap<const Assignment *> ByPath;
+    for (const Assignment &X : Assigns)
+      ByPath.try_emplace(X.Path, &X);
     // Fields in schema order, so dumps are stable and readable.
     for (const FieldSchema &FS : E.Schema->Fields) {
-      auto A = llvm::find_if(
-          Assigns, [&](const Assignment &X) { return X.Path == FS.Path; });
-      if (A == Assigns.end())
+      const Assignment *A = ByPath.lookup(FS.Path);
+      if (!A)
         continue;
       if (!A->Item) {
         E.Fields.push_back(variantField(E, FS, *A));
@@ -641,7 +647,11 @@ private:
     Dimension Dim;
     if (!N.UnitText.empty()) {
       UnitParseError Err;
-      std::optional<Unit> U = parseUnit(N.UnitText, Err);
+      std::optional<Unit> U;
+      if (auto Known = ParsedUnits.find(N.UnitText); Known != ParsedUnits.end())
+        U = Known->second;
+      else if ((U = parseUnit(N.UnitText, Err)))
+        ParsedUnits.try_emplace(N.UnitText, *U);
       if (!U) {
         const char *Start = N.UnitRange.Start.getPointer() + Err.Offset;
         llvm::SMRange Bad(llvm::SMLoc::getFromPointer(Start),

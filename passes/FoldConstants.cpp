@@ -11,12 +11,12 @@
 
 #include "passes/Pipeline.h"
 
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringExtras.h"
 
 #include <fmt/format.h>
 
 #include <cmath>
-#include <map>
 
 namespace mlsc {
 
@@ -58,7 +58,7 @@ private:
   ir::Program &P;
   DiagnosticEngine &Diags;
   enum class State { Visiting, Done };
-  std::map<const void *, State> States;
+  llvm::DenseMap<const void *, State> States;
   /// Expressions, lets and fields being folded at once, and the limit.
   unsigned Depth = 0;
   unsigned MaxDepth;
@@ -71,7 +71,7 @@ private:
   };
 
   std::optional<Value> let(ir::Let &L) {
-    if (!beginVisit(&L, L.NameRange, L.Name))
+    if (!beginVisit(&L, L.NameRange, [&] { return L.Name; }))
       return L.Folded;
     if (L.Value && !L.Value->Ty.isError())
       L.Folded = tryFold(*L.Value);
@@ -80,7 +80,7 @@ private:
   }
 
   std::optional<Value> field(ir::Entity &E, ir::Field &F) {
-    if (!beginVisit(&F, F.Range, E.Name + "." + F.Path))
+    if (!beginVisit(&F, F.Range, [&] { return E.Name + "." + F.Path; }))
       return F.Folded;
     if (F.Value && !F.Value->Ty.isError())
       F.Folded = tryFold(*F.Value);
@@ -113,14 +113,16 @@ private:
   }
 
   /// False when already done, when this visit closes a cycle, or when the
-  /// chain of values being folded is too deep to follow.
-  bool beginVisit(const void *Key, llvm::SMRange R, const std::string &Name) {
+  /// chain of values being folded is too deep to follow. \p Name gives
+  /// the value's name, spelled out only for a diagnostic.
+  template <typename NameFn>
+  bool beginVisit(const void *Key, llvm::SMRange R, NameFn Name) {
     auto It = States.find(Key);
     if (It == States.end() && Depth > MaxDepth) {
       Diags.report(DiagKind::DependencyTooDeep, R,
                    fmt::format("`{}` is defined through a chain of more than "
                                "{} values; the chain is not followed",
-                               Name, MaxDepth));
+                               Name(), MaxDepth));
       States[Key] = State::Done;
       return false;
     }
@@ -130,7 +132,7 @@ private:
     }
     if (It->second == State::Visiting) {
       Diags.report(DiagKind::ReferenceCycle, R,
-                   fmt::format("`{}` depends on itself", Name));
+                   fmt::format("`{}` depends on itself", Name()));
       It->second = State::Done;
     }
     return false;
