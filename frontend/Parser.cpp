@@ -19,6 +19,7 @@
 #include <fmt/format.h>
 
 #include <cassert>
+#include <typeinfo>
 
 using namespace mlsc_antlr;
 
@@ -508,6 +509,22 @@ protected:
     beginErrorCondition(P);
     P->notifyErrorListeners(P->getCurrentToken(), "extraneous input", nullptr);
   }
+  /// Whether the current token would match if one token were inserted
+  /// before it. ANTLR asks its LL(1) analyser for what may follow the
+  /// state after the missing token, in the full rule context; the ATN's
+  /// cached follow sets of each rule give the same set, walking up the
+  /// context only while a rule may end (ATN::getExpectedTokens).
+  bool singleTokenInsertion(antlr4::Parser *P) override {
+    size_t Current = P->getInputStream()->LA(1);
+    const antlr4::atn::ATN &Atn = P->getATN();
+    antlr4::atn::ATNState *Next =
+        Atn.states[P->getState()]->transitions[0]->target;
+    if (!Atn.getExpectedTokens(Next->stateNumber, P->getContext())
+             .contains(Current))
+      return false;
+    reportMissingToken(P);
+    return true;
+  }
   void reportMissingToken(antlr4::Parser *P) override {
     if (inErrorRecoveryMode(P))
       return;
@@ -557,11 +574,20 @@ private:
   DiagnosticEngine &Diags;
 };
 
+/// A token the parser skipped or made up during error recovery. Most tokens
+/// are plain terminals: their type is recognised by its type_info address,
+/// without the name comparisons of a failing dynamic_cast (which libFuzzer
+/// also records, one by one).
+bool isErrorNode(antlr4::tree::ParseTree *N) {
+  if (typeid(*N) == typeid(antlr4::tree::TerminalNodeImpl))
+    return false;
+  return dynamic_cast<antlr4::tree::ErrorNode *>(N) != nullptr;
+}
+
 /// A name the parser really read: error recovery leaves a `name` empty (or
 /// holding skipped tokens) when the input had none there.
 bool readName(MlsParser::NameContext *N) {
-  return N && N->children.size() == 1 &&
-         !dynamic_cast<antlr4::tree::ErrorNode *>(N->children.front());
+  return N && N->children.size() == 1 && !isErrorNode(N->children.front());
 }
 
 /// Every node error recovery touched: one that is, or holds, a token the
@@ -588,7 +614,14 @@ recoveredNodes(antlr4::tree::ParseTree *Root) {
     antlr4::tree::ParseTree *N = F.Node;
     Stack.pop_back();
     bool Touched = false;
-    if (auto *Ctx = dynamic_cast<antlr4::ParserRuleContext *>(N)) {
+    // Only rule contexts have children; a leaf is a token (most often a
+    // plain terminal) or an empty rule.
+    antlr4::ParserRuleContext *Ctx = nullptr;
+    if (!N->children.empty())
+      Ctx = static_cast<antlr4::ParserRuleContext *>(N);
+    else if (typeid(*N) != typeid(antlr4::tree::TerminalNodeImpl))
+      Ctx = dynamic_cast<antlr4::ParserRuleContext *>(N);
+    if (Ctx) {
       Touched = Ctx->exception != nullptr ||
                 (Ctx->getRuleIndex() == MlsParser::RuleName &&
                  !readName(static_cast<MlsParser::NameContext *>(Ctx))) ||
@@ -596,7 +629,7 @@ recoveredNodes(antlr4::tree::ParseTree *Root) {
                   return Out.contains(C);
                 });
     } else {
-      Touched = dynamic_cast<antlr4::tree::ErrorNode *>(N) != nullptr;
+      Touched = isErrorNode(N);
     }
     if (Touched)
       Out.insert(N);
