@@ -146,6 +146,7 @@ struct StepInputs {
   NodeId Peak, EtaGemm, EtaAttention, BW, EtaMem;
   NodeId ActivationBytes;
   NodeId FabricBW, FabricLatency, EtaComm; ///< tensor-parallel fabric
+  NodeId InterBW, InterLatency, NodeRanks; ///< scale-out fabric, node size
   NodeId InjectBW;                         ///< weight streaming (wall 6)
   NodeId MoeParams, MoeActive, MoeExperts, MoeTopK; ///< MoE routing
 };

@@ -36,6 +36,9 @@ std::optional<StepModel> StepModel::of(const Evaluator &E) {
   if ((M.Fabric = In.FabricBW.isValid())) {
     M.FabricBW = v(In.FabricBW);
     M.FabricLatency = v(In.FabricLatency);
+    M.InterBW = v(In.InterBW);
+    M.InterLatency = v(In.InterLatency);
+    M.NodeRanks = v(In.NodeRanks);
     M.EtaComm = v(In.EtaComm);
   }
   if ((M.Streams = In.InjectBW.isValid()))
@@ -61,14 +64,18 @@ StepTime StepModel::step(double Batch, double Cached, double New) const {
   Flops Attention = Two * OneToken * L * B * D * in<Number>(Pairs) / Tp;
   Flops Weights = Two * in<Number>(Params) * B * in<Tokens>(New) / Tp;
   Flops Total = Weights + Attention;
-  Bytes Read = in<Bytes>(WeightsPerDevice);
+  // A step runs every pipeline stage in turn: a tensor-parallel rank reads
+  // its share of every stage's weights.
+  Bytes Read = in<Bytes>(WeightsPerDevice) * in<Number>(PP);
   if (Streams)
     Read = in<Bytes>(0); // the weights come over the inject link (wall 6)
   else if (Moe)
-    Read = moeWeightBytesRead(
-        in<Number>(MoeParams), in<Number>(MoeActive), in<Number>(MoeExperts),
-        in<Number>(MoeTopK), in<Tokens>(Batch * New), in<Bytes>(BytesPerWeight),
-        in<Number>(TP * PP), in<Number>(EP));
+    Read =
+        moeWeightBytesRead(in<Number>(MoeParams), in<Number>(MoeActive),
+                           in<Number>(MoeExperts), in<Number>(MoeTopK),
+                           in<Tokens>(Batch * New), in<Bytes>(BytesPerWeight),
+                           in<Number>(TP * PP), in<Number>(EP)) *
+        in<Number>(PP);
   Bytes Moved =
       Read + in<Tokens>(Batch * (Cached + New)) * in<BytesPerToken>(KV) / Tp;
   Number Eta = blendedEfficiency(Total, Attention, in<Number>(EtaGemm),
@@ -95,9 +102,17 @@ StepTime StepModel::step(double Batch, double Cached, double New) const {
   if (Fabric) {
     Bytes Message = tensorParallelMessage(
         B, in<Tokens>(New), in<Number>(Hidden), in<Bytes>(ActivationBytes));
-    Comm = L * tensorParallelLayerTime(Message, Tp, in<Bandwidth>(FabricBW),
-                                       in<Number>(EtaComm),
-                                       in<Time>(FabricLatency));
+    Comm = L * tensorParallelLayerTime(
+                   Message, Tp, in<Number>(NodeRanks), in<Bandwidth>(FabricBW),
+                   in<Time>(FabricLatency), in<Bandwidth>(InterBW),
+                   in<Time>(InterLatency), in<Number>(EtaComm));
+    T.PipelineSends =
+        pipelineP2PTime(Message, in<Number>(PP), Tp, in<Number>(NodeRanks),
+                        in<Bandwidth>(FabricBW), in<Time>(FabricLatency),
+                        in<Bandwidth>(InterBW), in<Time>(InterLatency),
+                        in<Number>(EtaComm))
+            .value();
+    Comm = Comm + in<Time>(T.PipelineSends);
   }
   T.Comm = Comm.value();
   T.Time = stepTime(Bound, Comm).value();

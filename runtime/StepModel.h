@@ -34,7 +34,8 @@ struct StepTime {
   double Flops = 0, AttentionFlops = 0, Bytes = 0;
   double Efficiency = 0;
   double Compute = 0, Memory = 0, Streaming = 0, Comm = 0;
-  double Time = 0; ///< max(compute, memory, streaming) + comm
+  double PipelineSends = 0; ///< part of Comm: sends between pipeline stages
+  double Time = 0;          ///< max(compute, memory, streaming) + comm
 };
 
 class StepModel {
@@ -44,7 +45,8 @@ public:
   static std::optional<StepModel> of(const Evaluator &E);
 
   /// A step of \p Batch sequences with \p Cached tokens each in the KV
-  /// cache, each processing \p New tokens.
+  /// cache, each processing \p New tokens, through every pipeline stage in
+  /// turn (under pipeline parallelism, \p Batch is one micro-batch).
   StepTime step(double Batch, double Cached, double New) const;
   double time(double Batch, double Cached, double New) const {
     return step(Batch, Cached, New).Time;
@@ -57,6 +59,7 @@ private:
   double ActivationBytes = 0;
   bool Fabric = false;
   double FabricBW = 0, FabricLatency = 0, EtaComm = 0;
+  double InterBW = 0, InterLatency = 0, NodeRanks = 1;
   bool Streams = false;
   double InjectBW = 0;
   bool Moe = false;

@@ -157,6 +157,7 @@ std::optional<System> LoweringContext::system(const ir::Entity &SysE) {
     R.Node = &SysE;
     R.Accel = entity(SysE, "accelerator");
     R.Devices = required(SysE, "count", "accelerators per node");
+    R.NodeDevices = R.Devices;
     R.Nodes = B.constant(1, "one node");
     R.Overhead = orDefault(SysE, DefaultId::NodeOverhead);
   } else if (SysE.Kind == "cluster") {
@@ -165,9 +166,8 @@ std::optional<System> LoweringContext::system(const ir::Entity &SysE) {
       return std::nullopt;
     R.Accel = entity(*R.Node, "accelerator");
     R.Nodes = required(SysE, "nodes", "node count");
-    R.Devices =
-        B.op(Op::Mul,
-             {required(*R.Node, "count", "accelerators per node"), R.Nodes});
+    R.NodeDevices = required(*R.Node, "count", "accelerators per node");
+    R.Devices = B.op(Op::Mul, {*R.NodeDevices, R.Nodes});
     R.Overhead = orDefault(*R.Node, DefaultId::NodeOverhead);
   }
   if (!R.Accel)

@@ -43,6 +43,8 @@ struct System {
   const ir::Entity *Accel = nullptr;
   const ir::Entity *Node = nullptr; ///< owns the fabrics; null when bare
   NodeId Devices, Nodes, Overhead;
+  /// Accelerators per node (the scale-up domain); none for a bare device.
+  std::optional<NodeId> NodeDevices;
   NodeId TDP; ///< read by the family's input step
 };
 
@@ -51,8 +53,15 @@ struct System {
 /// kernel-class efficiencies of wall 3.
 struct Roofline {
   NodeId Peak, EtaGemm, EtaAttention, BW, EtaMem;
+  /// The node's fabric (scale-up) and, for collectives and pipeline sends
+  /// that leave the node, the scale-out fabric (the node's `inter`, else
+  /// the node's own fabric when nothing spans nodes); NodeRanks devices to
+  /// a node.
   std::optional<NodeId> FabricBW, FabricLatency;
+  NodeId InterBW, InterLatency, NodeRanks;
   NodeId EtaComm, Layers, Hidden, ActivationBytes, TP;
+  /// Pipeline stages a token crosses in sequence; none outside decoders.
+  std::optional<NodeId> PP;
   /// Wall 6: weights stream in at this bandwidth, layer by layer.
   std::optional<NodeId> InjectBW;
   NodeId Params, WeightBytes;
@@ -89,8 +98,10 @@ struct DecoderState {
   std::optional<NodeId> GemmFactor; ///< pruning: GEMM time factor
   std::optional<NodeId> Chunk;
   NodeId PrefillTime, DecodeStep, TPOT;
-  /// The weight bytes a decode step reads.
-  NodeId DecodeWeights;
+  /// The weight bytes a decode step reads (a tensor-parallel rank's share
+  /// of every pipeline stage), and the sequences it runs: one micro-batch,
+  /// batch / min(pp, batch).
+  NodeId DecodeWeights, MicroBatch;
   /// A request's time in its slot and to its first token, the system's
   /// replicas and slots, and the arrival rate when the workload gives one.
   NodeId Service, FirstToken, Servers, Replicas;

@@ -108,6 +108,9 @@ bool lowerDecoderInputs(LoweringContext &Ctx) {
   D.Static =
       Ctx.enumField<BatchingPolicy>(W, "batching") == BatchingPolicy::Static;
   D.Chunk = Ctx.field(W, "prefill_chunk");
+  if (!checkLayout(Ctx, D.TP, D.PP, D.EP, "ep",
+                   D.Moe ? Ctx.foldedNumber(W, "parallel.ep") : 1))
+    return false;
 
   // Wall 3 and the memory side of the roofline.
   Roofline &M = D.Machine;
@@ -127,16 +130,39 @@ bool lowerDecoderInputs(LoweringContext &Ctx) {
   M.Params = D.ComputeParams;
   M.WeightBytes = D.WeightBytes;
 
-  // Wall 14: tensor-parallel all-reduces over the node's intra fabric.
-  const ir::Entity *Fabric =
-      Ctx.Sys->Node ? Ctx.entity(*Ctx.Sys->Node, "intra") : nullptr;
+  // Wall 14: tensor-parallel all-reduces and the sends between pipeline
+  // stages, on the node's fabric, and on the scale-out fabric (the node's
+  // `inter`) where the replica spans nodes.
+  // Ranks are placed tensor-parallel group first, then pipeline stages:
+  // tp x pp devices carry these collectives and sends. (Expert
+  // parallelism's all-to-all is not costed yet.)
+  double Spans =
+      Ctx.foldedNumber(W, "parallel.tp") * Ctx.foldedNumber(W, "parallel.pp");
+  const ir::Entity *Node = Ctx.Sys->Node;
+  const ir::Entity *Fabric = Node ? Ctx.entity(*Node, "intra") : nullptr;
   if (Fabric) {
     M.FabricBW = Ctx.required(*Fabric, "bandwidth", "the TP fabric");
     M.FabricLatency = Ctx.required(*Fabric, "latency", "the TP fabric");
-  } else if (Ctx.Sys->Node && Ctx.foldedNumber(W, "parallel.tp") > 1) {
-    Ctx.missing(*Ctx.Sys->Node, "intra",
-                "a fabric for the tensor-parallel all-reduces (wall 14)");
+    M.NodeRanks = *Ctx.Sys->NodeDevices;
+    const ir::Entity *Inter = Ctx.entity(*Node, "inter");
+    if (Inter) {
+      M.InterBW = Ctx.required(*Inter, "bandwidth", "the scale-out fabric");
+      M.InterLatency = Ctx.required(*Inter, "latency", "the scale-out fabric");
+    } else {
+      // Nothing leaves the node (checked below): the node's fabric stands in.
+      M.InterBW = *M.FabricBW;
+      M.InterLatency = *M.FabricLatency;
+      if (Spans > Ctx.foldedNumber(*Node, "count"))
+        Ctx.missing(*Node, "inter",
+                    "a scale-out fabric: the replica's tp x pp devices span "
+                    "nodes (wall 14)");
+    }
+  } else if (Node && Spans > 1) {
+    Ctx.missing(*Node, "intra",
+                "a fabric for the tensor-parallel all-reduces and pipeline "
+                "sends (wall 14)");
   }
+  M.PP = D.PP;
   M.EtaComm = Ctx.orDefault(W, DefaultId::CommEfficiency);
   std::optional<NodeId> Hidden = Ctx.field(Model, "hidden");
   M.Hidden = Hidden ? *Hidden : D.AttnDim;

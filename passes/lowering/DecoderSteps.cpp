@@ -25,13 +25,27 @@ bool lowerDecoderSteps(LoweringContext &Ctx) {
                   PrefillWeights, D.Batch, D.Prompt, D.Prompt, D.TP);
   D.PrefillTime = lowerPhase(Ctx, PhaseId::Prefill, D.Machine, Prefill);
 
-  NodeId StepTokens = B.op(Op::Mul, {D.Batch, D.OneToken});
+  // Pipeline parallelism (pp stages): the batch decodes as m = min(pp, B)
+  // micro-batches of B/m sequences. A micro-batch's token crosses every
+  // stage in turn, so its step, the per-token latency, is the whole
+  // model's work at B/m sequences plus the sends between stages; the
+  // stages meanwhile work on the other micro-batches, so the replica emits
+  // B tokens per step: the throughput is B over the step (wall 4). pp = 1
+  // is one micro-batch of B.
+  NodeId MicroBatches =
+      B.op(Op::Max, {B.constant(1, "at least one micro-batch"),
+                     B.op(Op::Min, {D.PP, D.Batch})});
+  B.publish(MetricId::PipelineMicrobatches, MicroBatches);
+  NodeId Micro = B.op(Op::Div, {D.Batch, MicroBatches});
+  B.label(Micro, "decode.microbatch");
+  NodeId StepTokens = B.op(Op::Mul, {Micro, D.OneToken});
   NodeId DecodeWeights = weightsRead(Ctx, StepTokens, PhaseId::Decode);
   PhaseWork Decode =
       decoderWork(Ctx, PhaseId::Decode, DecoderPass::Decode, Shape,
-                  DecodeWeights, D.Batch, D.OneToken, D.Context, D.TP);
+                  DecodeWeights, Micro, D.OneToken, D.Context, D.TP);
   D.DecodeStep = lowerPhase(Ctx, PhaseId::Decode, D.Machine, Decode);
   D.DecodeWeights = DecodeWeights;
+  D.MicroBatch = Micro;
 
   NodeId Eta = B.G.get(PhaseId::Decode, PhaseMetricId::Efficiency);
   B.apply(FormulaId::MemoryTime, {DecodeWeights, D.BW, D.Machine.EtaMem},
@@ -69,6 +83,9 @@ bool lowerDecoderSteps(LoweringContext &Ctx) {
   if (M.FabricBW) {
     In.FabricBW = *M.FabricBW;
     In.FabricLatency = *M.FabricLatency;
+    In.InterBW = M.InterBW;
+    In.InterLatency = M.InterLatency;
+    In.NodeRanks = M.NodeRanks;
     In.EtaComm = M.EtaComm;
   }
   if (M.InjectBW)
@@ -124,12 +141,16 @@ bool lowerSpeculative(LoweringContext &Ctx) {
   DraftMachine.Layers = Dr.Layers;
   DraftMachine.Hidden = Dr.Hidden;
   DraftMachine.Params = Dr.Params;
-  NodeId Weights = D.Machine.InjectBW ? weightsRead(Ctx, NodeId(), std::nullopt)
-                                      : Dr.Weights;
+  // Like the target's, the draft's token crosses every pipeline stage.
+  NodeId Weights = D.Machine.InjectBW
+                       ? weightsRead(Ctx, NodeId(), std::nullopt)
+                       : B.apply(FormulaId::WeightBytesPerRank,
+                                 {Dr.Params, D.WeightBytes, D.TP},
+                                 "draft.weights_per_tp_rank");
   PhaseWork Work =
       decoderWork(Ctx, PhaseId::DraftDecode, DecoderPass::Decode,
                   DecoderShape{Dr.Params, Dr.Layers, Dr.AttnDim, Dr.KV},
-                  Weights, D.Batch, D.OneToken, D.Context, D.TP);
+                  Weights, D.MicroBatch, D.OneToken, D.Context, D.TP);
   NodeId DraftStep = lowerPhase(Ctx, PhaseId::DraftDecode, DraftMachine, Work);
   B.publish(MetricId::SpeculativeTokensPerStep,
             B.apply(FormulaId::SpeculativeTokensPerStep,

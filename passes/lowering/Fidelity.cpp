@@ -26,17 +26,16 @@ bool lowerFidelity(LoweringContext &Ctx) {
   if ((!Ctx.entity(W, "weight_precision") && !D.GemmFactor) ||
       D.Machine.InjectBW)
     return true;
-  // The weights the step reads (all of them, or an MoE step's experts),
-  // scaled to the math precision.
-  NodeId Read = G.has(PhaseId::Decode, PM::WeightBytes)
-                    ? G.get(PhaseId::Decode, PM::WeightBytes)
-                    : D.Weights;
+  // The weights the step reads (all of them, or an MoE step's experts,
+  // across the pipeline's stages), scaled to the math precision.
+  NodeId Read = D.DecodeWeights;
   NodeId Baseline =
       B.op(Op::Mul, {Read, B.op(Op::Div, {D.Bytes, D.WeightBytes})});
   B.label(Baseline, "fidelity.baseline_weight_bytes");
-  NodeId BaselineBytes = B.apply(FormulaId::DecodeStepBytes,
-                                 {Baseline, D.KV, D.Batch, D.Context, D.TP},
-                                 "fidelity.baseline_decode_bytes");
+  NodeId BaselineBytes =
+      B.apply(FormulaId::DecodeStepBytes,
+              {Baseline, D.KV, D.MicroBatch, D.Context, D.TP},
+              "fidelity.baseline_decode_bytes");
   NodeId ComputeBound = B.op(Op::Ge, {G.get(PhaseId::Decode, PM::ComputeTime),
                                       G.get(PhaseId::Decode, PM::MemoryTime)});
   // Structured sparsity raises the effective peak of a compute-bound step.

@@ -77,9 +77,21 @@ NodeId lowerPhase(LoweringContext &Ctx, PhaseId P, const Roofline &M,
                 Prefix + ".tp_message");
     NodeId Layer =
         B.apply(FormulaId::TensorParallelLayerTime,
-                {Message, M.TP, *M.FabricBW, M.EtaComm, *M.FabricLatency},
+                {Message, M.TP, M.NodeRanks, *M.FabricBW, *M.FabricLatency,
+                 M.InterBW, M.InterLatency, M.EtaComm},
                 Prefix + ".tp_layer_time");
     Comm = B.op(Op::Mul, {M.Layers, Layer});
+    if (M.PP) {
+      // The hidden state crosses the pp - 1 stage boundaries in sequence
+      // (each tensor-parallel rank sends its copy to its counterpart).
+      NodeId Sends =
+          B.apply(FormulaId::PipelineP2PTime,
+                  {Message, *M.PP, M.TP, M.NodeRanks, *M.FabricBW,
+                   *M.FabricLatency, M.InterBW, M.InterLatency, M.EtaComm},
+                  "");
+      B.publish(P, PM::PipelineSendTime, Sends);
+      Comm = B.op(Op::Add, {Comm, Sends});
+    }
   } else {
     Comm = Ctx.none("s", "0 s",
                     "no intra-node fabric: no tensor-parallel communication "
@@ -99,14 +111,18 @@ NodeId weightsRead(LoweringContext &Ctx, NodeId Tokens,
     return Ctx.none("B", "0 B",
                     "weights stream in from off the device (wall 6); HBM "
                     "holds the KV cache");
+  // A pass runs every pipeline stage in turn: a tensor-parallel rank's
+  // share of all the stages' weights, pp times one device's.
   if (!D.Moe)
-    return D.Weights;
-  // Pipeline stages each hold 1/pp of the layers: divide as the dense case.
+    return B.apply(FormulaId::WeightBytesPerRank,
+                   {D.Params, D.WeightBytes, D.TP}, "");
   NodeId PerStage = B.op(Op::Mul, {D.TP, D.PP});
-  NodeId Read = B.apply(FormulaId::MoeWeightBytesRead,
+  NodeId Read = B.op(
+      Op::Mul, {B.apply(FormulaId::MoeWeightBytesRead,
                         {D.Moe->Params, D.Moe->Active, D.Moe->Experts,
                          D.Moe->TopK, Tokens, D.WeightBytes, PerStage, D.EP},
-                        "");
+                        ""),
+                D.PP});
   if (P)
     B.publish(*P, PhaseMetricId::WeightBytes, Read);
   return Read;

@@ -12,6 +12,15 @@ namespace mlsc {
 #define STEP(Family, Wall, Function, Summary) bool Function(LoweringContext &);
 #include "passes/lowering/Steps.def"
 
+/// Checks a parallel layout against the model and the system
+/// (passes/lowering/Layout.cpp): tp against the attention and KV heads, pp
+/// against the layers, tp x pp x \p Other (ep in serving, dp in training;
+/// \p OtherValue its folded value) against the devices. Reports each
+/// violation as InvalidLayout and fails the lowering; adds the same
+/// conditions as domain checks for sweeps and solves.
+bool checkLayout(LoweringContext &Ctx, NodeId TP, NodeId PP, NodeId Other,
+                 const char *OtherName, double OtherValue);
+
 /// The workloads a step lowers.
 enum class StepFamily : uint8_t {
   DecoderInference,

@@ -5,13 +5,19 @@
 // transformer layer in inference (two all-reduces of the hidden state,
 // Megatron-LM), and the nccl-tests bandwidth relations that published
 // measurements are quoted in. beta is the per-rank link bandwidth in one
-// direction; eta the achieved fraction of it (a calibrated factor). Tree,
-// in-switch (NVLink SHARP) and hierarchical algorithms are not modelled.
+// direction; eta the achieved fraction of it (a calibrated factor). A
+// collective over ranks in several nodes is hierarchical: rings in the
+// nodes, and across them on the scale-out fabric (Mikami et al. 2018); the
+// sends between pipeline stages cross the fabric their boundary is on.
+// Tree and in-switch (NVLink SHARP) algorithms are not modelled.
 // Known answers: test/unit/CommunicationTest.cpp.
 //
 //===----------------------------------------------------------------------===//
 
 #include "runtime/walls/Formulas.h"
+
+#include <algorithm>
+#include <cmath>
 
 namespace mlsc::walls {
 
@@ -39,9 +45,40 @@ Bytes tensorParallelMessage(Number Batch, Tokens Length, Number Hidden,
   return Batch * (Length / OneToken) * Hidden * ActivationPrecision;
 }
 
-Time tensorParallelLayerTime(Bytes Message, Number TP, Bandwidth LinkBW,
-                             Number Efficiency, Time Latency) {
-  return 2.0 * ringAllReduceTime(Message, TP, LinkBW, Efficiency, Latency);
+Time hierarchicalAllReduceTime(Bytes Message, Number Ranks, Number NodeRanks,
+                               Bandwidth IntraBW, Time IntraLatency,
+                               Bandwidth InterBW, Time InterLatency,
+                               Number Efficiency) {
+  if (Ranks <= NodeRanks)
+    return ringAllReduceTime(Message, Ranks, IntraBW, Efficiency, IntraLatency);
+  // Ranks fill whole nodes of g; a partial last node still costs a node.
+  Number G = NodeRanks;
+  Number Nodes = in<Number>(std::ceil((Ranks / G).value()));
+  return ringReduceScatterTime(Message, G, IntraBW, Efficiency, IntraLatency) +
+         ringAllReduceTime(Message / G, Nodes, InterBW, Efficiency,
+                           InterLatency) +
+         ringAllGatherTime(Message, G, IntraBW, Efficiency, IntraLatency);
+}
+
+Time tensorParallelLayerTime(Bytes Message, Number TP, Number NodeRanks,
+                             Bandwidth IntraBW, Time IntraLatency,
+                             Bandwidth InterBW, Time InterLatency,
+                             Number Efficiency) {
+  return 2.0 * hierarchicalAllReduceTime(Message, TP, NodeRanks, IntraBW,
+                                         IntraLatency, InterBW, InterLatency,
+                                         Efficiency);
+}
+
+Time pipelineP2PTime(Bytes Message, Number PP, Number TP, Number NodeRanks,
+                     Bandwidth IntraBW, Time IntraLatency, Bandwidth InterBW,
+                     Time InterLatency, Number Efficiency) {
+  double Boundaries = std::max(PP.value() - 1.0, 0.0);
+  double StagesPerNode = std::max(std::floor((NodeRanks / TP).value()), 1.0);
+  double Inter =
+      std::min(Boundaries, std::ceil(PP.value() / StagesPerNode) - 1.0);
+  Time Intra = IntraLatency + Message / (IntraBW * Efficiency);
+  Time Across = InterLatency + Message / (InterBW * Efficiency);
+  return (Boundaries - Inter) * Intra + Inter * Across;
 }
 
 Bandwidth algorithmBandwidth(Bytes Message, Time Elapsed) {

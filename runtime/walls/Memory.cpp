@@ -21,6 +21,10 @@ Bytes weightBytesPerDevice(Number Params, Bytes BytesPerParam, Number TP,
   return Params * BytesPerParam / (TP * PP);
 }
 
+Bytes weightBytesPerRank(Number Params, Bytes BytesPerParam, Number TP) {
+  return Params * BytesPerParam / TP;
+}
+
 BytesPerToken kvBytesPerToken(Number Layers, Number KVHeads, Number HeadDim,
                               Bytes BytesPerElem) {
   return 2.0 * Layers * KVHeads * HeadDim * BytesPerElem / OneToken;

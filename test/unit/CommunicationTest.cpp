@@ -50,8 +50,9 @@ TEST(CommunicationWall, RingLatencyTermIsTwoNMinusOneSteps) {
 }
 
 TEST(CommunicationWall, OneRankCommunicatesNothing) {
-  EXPECT_EQ(tensorParallelLayerTime(in<Bytes>(1e9), One, in<Bandwidth>(1e9),
-                                    One, in<Time>(1e-6))
+  EXPECT_EQ(tensorParallelLayerTime(in<Bytes>(1e9), One, in<Number>(8),
+                                    in<Bandwidth>(1e9), in<Time>(1e-6),
+                                    in<Bandwidth>(1e9), in<Time>(1e-6), One)
                 .value(),
             0.0);
 }
@@ -65,10 +66,102 @@ TEST(CommunicationWall, Llama70BDecodeLayerAtTP8ByHand) {
   // TP 8 over NVLink 4 (450 GB/s per direction), 1 us per step:
   // all-reduce = 2 x 7/8 x 524,288 / 450e9 + 14 us = 2.0389 + 14 us;
   // two per layer: 32.078 us. Latency, not bandwidth, dominates decode.
-  Time Layer = tensorParallelLayerTime(M, in<Number>(8), in<Bandwidth>(450e9),
-                                       One, in<Time>(1e-6));
+  Time Layer = tensorParallelLayerTime(
+      M, in<Number>(8), in<Number>(8), in<Bandwidth>(450e9), in<Time>(1e-6),
+      in<Bandwidth>(50e9), in<Time>(5e-6), One);
   EXPECT_NEAR(Layer.value(), 2 * (1.75 * 524288 / 450e9 + 14e-6), 1e-18);
   EXPECT_NEAR(Layer.value() * 1e6, 32.078, 5e-4);
+}
+
+TEST(CommunicationWall, TensorParallelAcrossNodesCrossesTheNetwork) {
+  // Issue 12, item 2: tp 16 over two DGX H100 nodes (8 GPUs each, NVLink 4
+  // at 450 GB/s and 1 us; one 400 Gb/s NIC per GPU, 50 GB/s and 5 us).
+  // Decode at batch 32 of Llama-3.1-70B: M = 524,288 B, as above.
+  Bytes M = in<Bytes>(524288);
+  Bandwidth NVLink = in<Bandwidth>(450e9), IB = in<Bandwidth>(50e9);
+  Time A = in<Time>(1e-6), AInter = in<Time>(5e-6);
+  // Reduce-scatter in the node: 7/8 x M / 450e9 + 7 us = 1.0194 + 7 us;
+  // all-reduce of M/8 = 65,536 B across the 2 nodes:
+  //   2 x 1/2 x 65,536 / 50e9 + 2 x 5 us = 1.31072 + 10 us;
+  // all-gather in the node: 1.0194 + 7 us.
+  double RS = 7.0 / 8 * 524288 / 450e9 + 7e-6;
+  double AR = 65536 / 50e9 + 10e-6;
+  Time Hier = hierarchicalAllReduceTime(M, in<Number>(16), in<Number>(8),
+                                        NVLink, A, IB, AInter, One);
+  EXPECT_NEAR(Hier.value(), RS + AR + RS, 1e-15);
+  EXPECT_NEAR(Hier.value() * 1e6, 27.35, 0.01);
+  // What the model did before: one ring of 16 on NVLink, 2 x 15/16 x M /
+  // 450e9 + 30 us = 32.18 us. Its latency part (30 steps of 1 us) is the
+  // larger one at this size; the bandwidth parts show what crossing the
+  // network costs: 2 x 15/16 x M / 450e9 = 2.18 us on NVLink alone,
+  // against 2 x 7/8 x M / 450e9 + (M/8) / 50e9 = 2.04 + 1.31 = 3.35 us
+  // when the 65,536 B per GPU go over the NICs.
+  Time Ring = ringAllReduceTime(M, in<Number>(16), NVLink, One, A);
+  EXPECT_NEAR(Ring.value() * 1e6, 32.18, 0.01);
+  Time Zero = in<Time>(0);
+  EXPECT_NEAR(ringAllReduceTime(M, in<Number>(16), NVLink, One, Zero).value() *
+                  1e6,
+              2.184, 0.001);
+  EXPECT_NEAR(hierarchicalAllReduceTime(M, in<Number>(16), in<Number>(8),
+                                        NVLink, Zero, IB, Zero, One)
+                      .value() *
+                  1e6,
+              3.350, 0.001);
+  // A prefill's message is bandwidth-bound: one 2,048-token prompt,
+  // M = 2,048 x 8,192 x 2 B = 33.55 MB. NVLink ring: 139.8 us; across
+  // the nodes: 2 x 7/8 x M / 450e9 + (M/8) / 50e9 = 130.5 + 83.9 us.
+  Bytes Prompt = in<Bytes>(2048.0 * 8192 * 2);
+  EXPECT_NEAR(
+      ringAllReduceTime(Prompt, in<Number>(16), NVLink, One, Zero).value() *
+          1e6,
+      139.8, 0.1);
+  EXPECT_NEAR(hierarchicalAllReduceTime(Prompt, in<Number>(16), in<Number>(8),
+                                        NVLink, Zero, IB, Zero, One)
+                      .value() *
+                  1e6,
+              214.3, 0.1);
+  // Within a node the hierarchical form is the ring.
+  EXPECT_DOUBLE_EQ(hierarchicalAllReduceTime(M, in<Number>(8), in<Number>(8),
+                                             NVLink, A, IB, AInter, One)
+                       .value(),
+                   ringAllReduceTime(M, in<Number>(8), NVLink, One, A).value());
+  // A layer's two all-reduces.
+  EXPECT_DOUBLE_EQ(tensorParallelLayerTime(M, in<Number>(16), in<Number>(8),
+                                           NVLink, A, IB, AInter, One)
+                       .value(),
+                   2 * Hier.value());
+}
+
+TEST(CommunicationWall, PipelineSendsUseTheLinkEachBoundaryIsOn) {
+  // Issue 12, item 1: the hidden state of one decode token of a batch of 32
+  // at hidden 8,192 in bf16 is M = 524,288 B.
+  Bytes M = in<Bytes>(524288);
+  Bandwidth NVLink = in<Bandwidth>(450e9), IB = in<Bandwidth>(50e9);
+  Time A = in<Time>(1e-6), AInter = in<Time>(5e-6);
+  double Intra = 1e-6 + 524288 / 450e9; // 2.165 us
+  double Inter = 5e-6 + 524288 / 50e9;  // 15.486 us
+  // pp 8 at tp 1 in one 8-GPU node: 7 boundaries, all on NVLink.
+  EXPECT_NEAR(pipelineP2PTime(M, in<Number>(8), One, in<Number>(8), NVLink, A,
+                              IB, AInter, One)
+                  .value(),
+              7 * Intra, 1e-15);
+  // tp 8 x pp 4 on four nodes: a stage fills a node, and every one of the
+  // 3 boundaries is between nodes.
+  EXPECT_NEAR(pipelineP2PTime(M, in<Number>(4), in<Number>(8), in<Number>(8),
+                              NVLink, A, IB, AInter, One)
+                  .value(),
+              3 * Inter, 1e-15);
+  // tp 2 x pp 8 on two nodes: 4 stages a node, so 1 of the 7 boundaries
+  // is between nodes.
+  EXPECT_NEAR(pipelineP2PTime(M, in<Number>(8), in<Number>(2), in<Number>(8),
+                              NVLink, A, IB, AInter, One)
+                  .value(),
+              6 * Intra + Inter, 1e-15);
+  // One stage sends nothing.
+  EXPECT_EQ(pipelineP2PTime(M, One, in<Number>(8), in<Number>(8), NVLink, A, IB,
+                            AInter, One)
+                .value(),
+            0.0);
 }
 
 TEST(CommunicationWall, NcclBusBandwidthRelation) {

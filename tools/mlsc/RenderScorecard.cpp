@@ -45,7 +45,8 @@ void row(llvm::raw_ostream &OS, llvm::StringRef Label, llvm::StringRef Value,
 }
 
 /// What bounds a phase: the roofline's side, by how much, and what the
-/// weights' streaming and the tensor-parallel all-reduces add.
+/// weights' streaming, the tensor-parallel all-reduces and the sends
+/// between pipeline stages add.
 std::string boundText(const ScenarioResult &R, PhaseId P) {
   double C = R(P, PM::ComputeTime), Mem = R(P, PM::MemoryTime);
   bool IsCompute = C >= Mem;
@@ -62,8 +63,17 @@ std::string boundText(const ScenarioResult &R, PhaseId P) {
       IsCompute ? "above" : "below", show(R, M::RidgePoint),
       IsCompute ? "memory" : "compute",
       formatNumber(Lo > 0 ? std::max(C, Mem) / Lo : 0));
-  if (P != PhaseId::Batch && R.has(P, PM::CommTime) && R(P, PM::CommTime) > 0)
-    S += "; TP all-reduces add " + show(R, P, PM::CommTime);
+  if (P != PhaseId::Batch && R.has(P, PM::CommTime) && R(P, PM::CommTime) > 0) {
+    double Sends =
+        R.has(P, PM::PipelineSendTime) ? R(P, PM::PipelineSendTime) : 0;
+    double AllReduces = R(P, PM::CommTime) - Sends;
+    if (AllReduces > 0)
+      S += "; TP all-reduces add " +
+           formatQuantity(AllReduces, R.get(P, PM::CommTime).Dim);
+    if (Sends > 0)
+      S += "; sends between the pipeline's stages add " +
+           show(R, P, PM::PipelineSendTime);
+  }
   return S;
 }
 
@@ -217,6 +227,17 @@ void printDecoderFeasibility(const ScenarioResult &R, llvm::raw_ostream &OS) {
                   EP != 1 ? " x ep " + formatNumber(EP) : "",
                   formatNumber(R[M::Devices]), R[M::Devices] == 1 ? "" : "s"),
       R[M::ParallelismFits] != 0 ? "" : "FAIL: more shards than devices");
+  if (R.has(M::PipelineMicrobatches) && R[M::PP] > 1) {
+    double Micro = R[M::PipelineMicrobatches];
+    row(OS, "pipeline",
+        fmt::format("{} micro-batch{} of {} sequence{} in flight; a token "
+                    "crosses the {} stages in turn, so the decode step is "
+                    "its latency and the replica emits batch tokens per step",
+                    formatNumber(Micro), Micro == 1 ? "" : "es",
+                    formatNumber(R[M::Batch] / Micro),
+                    R[M::Batch] == Micro ? "" : "s", formatNumber(R[M::PP])),
+        "[wall 14: communication]");
+  }
   levelRows(R, Level::Feasibility, OS);
   OS << "\n";
 }
