@@ -168,6 +168,10 @@ struct Graph {
   std::vector<MetricId> Unavailable; ///< public metrics no wall computes
   std::vector<Condition> Conditions;
   std::vector<DomainCheck> DomainChecks;
+  /// The phase whose times name the binding wall, when it is not the
+  /// family's usual one: a request's prefill when the output is one token
+  /// (there is no decode step).
+  std::optional<PhaseId> MainPhase;
   /// A decoder LLM trained: the family whose steps are lowered only in
   /// part (the walls that need no step model).
   bool DecoderTraining = false;

@@ -14,6 +14,8 @@ const char *wallShortName(unsigned Number) {
 }
 
 PhaseId mainPhase(const graph::Graph &G) {
+  if (G.MainPhase)
+    return *G.MainPhase;
   return G.has(MetricId::DecodeStepTime) ? PhaseId::Decode : PhaseId::Batch;
 }
 

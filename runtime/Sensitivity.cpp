@@ -3,6 +3,7 @@
 #include "runtime/Sensitivity.h"
 #include "runtime/Binding.h"
 #include "runtime/Defaults.h"
+#include "runtime/Query.h"
 #include "runtime/walls/Formulas.h"
 
 #include <algorithm>
@@ -33,6 +34,7 @@ std::vector<Elasticity> elasticities(Evaluator &E, graph::NodeId Metric) {
   const graph::Graph &G = E.graph();
   E.run();
   double M0 = E.value(Metric);
+  bool BaseValid = firstInvalid(E) < 0;
   std::vector<Elasticity> Out;
   if (!std::isfinite(M0) || M0 == 0)
     return Out;
@@ -54,14 +56,27 @@ std::vector<Elasticity> elasticities(Evaluator &E, graph::NodeId Metric) {
                  !G.Origins[G.node(Id).Origin].Calibrated;
     double Hi = Count ? X + 1 : X * (1 + Step);
     double Lo = Count ? std::max(1.0, X - 1) : X * (1 - Step);
+    // A side that leaves what the scenario can be (tp 2 on one device, a
+    // tp that does not divide the heads) is not a direction the input can
+    // move in: the difference is taken on the other side, or not at all.
     E.setLeaf(Id, Hi);
     E.run(P);
     double Up = E.value(Metric);
+    if (BaseValid && firstInvalid(E) >= 0) {
+      Hi = X;
+      Up = M0;
+    }
     E.setLeaf(Id, Lo);
     E.run(P);
     double Down = E.value(Metric);
+    if (BaseValid && firstInvalid(E) >= 0) {
+      Lo = X;
+      Down = M0;
+    }
     E.setLeaf(Id, X);
     E.run(P);
+    if (Hi == Lo)
+      continue;
     double El = (Up - Down) / M0 * X / (Hi - Lo);
     if (!std::isfinite(El) || std::fabs(El) < 1e-6)
       continue;

@@ -158,6 +158,10 @@ bool lowerRequests(LoweringContext &Ctx) {
             B.apply(FormulaId::ThroughputPerDevice,
                     {Throughput, D.ReplicaDevices}, ""));
   B.publish(MetricId::SystemThroughput, B.op(Op::Mul, {Replicas, Throughput}));
+  // One output token is the prefill's: no decode step runs, and the
+  // prefill is what binds.
+  if (Ctx.foldedNumber(W, "output") <= 1)
+    B.G.MainPhase = D.Static ? PhaseId::Prefill : PhaseId::RequestPrefill;
   D.FirstToken = FirstToken;
   D.Servers = Servers;
   D.Replicas = Replicas;

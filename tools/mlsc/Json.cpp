@@ -5,6 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cmath>
+
 namespace mlsc::driver {
 
 std::string jsonNumber(double X) {
@@ -32,6 +34,13 @@ void quantity(llvm::json::OStream &J, double SI, const Dimension &D,
       J.attribute("unit", "bool");
     } else {
       number(J, "value", SI);
+      // JSON has no infinity: a value that was computed and is infinite
+      // (an unstable queue's waits) or undefined says so, so that it is
+      // never mistaken for one not computed.
+      if (std::isnan(SI))
+        J.attribute("non_finite", "nan");
+      else if (std::isinf(SI))
+        J.attribute("non_finite", SI > 0 ? "+inf" : "-inf");
       J.attribute("unit", D.str());
     }
     J.attribute("display", formatQuantity(SI, D, IsBool));

@@ -381,8 +381,15 @@ void printDecoderPerformance(const ScenarioResult &R, llvm::raw_ostream &OS) {
                           formatNumber(BStar))
             : "; compute never binds: KV reads grow faster than FLOPs";
   }
+  // A one-token output is all prefill: no decode step runs.
+  const char *Phase = D.Phase == PhaseId::Decode ? "decode step"
+                      : D.Phase == PhaseId::RequestPrefill
+                          ? "a request's prefill; the output is one token"
+                          : "the batch's prefill; the output is one token";
+  if (D.Phase != PhaseId::Decode)
+    Crossover.clear();
   row(OS, "binding wall",
-      fmt::format("{} (decode step), {}x ahead of {}{}", D.label(),
+      fmt::format("{} ({}), {}x ahead of {}{}", D.label(), Phase,
                   formatNumber(D.Margin), D.RunnerUp, Crossover));
   levelRows(R, Level::Performance, OS);
 }

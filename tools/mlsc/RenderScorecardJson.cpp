@@ -58,6 +58,10 @@ void scorecardJSON(const ScenarioResult &R, llvm::json::OStream &J) {
     J.attributeObject("performance", [&] {
       if (R.Binding && R.Feasible) {
         J.attribute("status", R.Performance);
+        // An arrival rate at or beyond what the slots serve: the waits
+        // grow without bound and the latency percentiles are +inf.
+        if (R.has(M::QueueStable))
+          J.attribute("queue", R[M::QueueStable] != 0 ? "STABLE" : "UNSTABLE");
         J.attributeObject("metrics", [&] {
           for (MetricId Id : R.Public)
             quantity(J, metricInfo(Id).Name, R.get(Id));
@@ -68,7 +72,8 @@ void scorecardJSON(const ScenarioResult &R, llvm::json::OStream &J) {
           J.attribute("number", static_cast<int64_t>(D.Number));
           J.attribute("phase", phaseInfo(D.Phase).Prefix);
           number(J, "margin", D.Margin);
-          if (D.Number == 2 && R.has(M::DecodeCrossoverBatch)) {
+          if (D.Number == 2 && D.Phase == PhaseId::Decode &&
+              R.has(M::DecodeCrossoverBatch)) {
             double BStar = R[M::DecodeCrossoverBatch];
             if (std::isfinite(BStar))
               number(J, "crossover_batch", BStar);
