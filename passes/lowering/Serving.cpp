@@ -88,7 +88,6 @@ bool lowerRequests(LoweringContext &Ctx) {
                 "request.first_token_time");
   }
 
-  B.publish(MetricId::TpotP50, D.TPOT);
   B.publish(MetricId::ItlP50, D.TPOT);
   // Every replica (tp x pp x ep devices) serves `batch` requests at once:
   // the queue has replicas x batch servers.
@@ -105,6 +104,9 @@ bool lowerRequests(LoweringContext &Ctx) {
   // lambda / replicas x (B - 1) / B (a request's own prefill precedes its
   // decode; a lone slot sees none).
   NodeId MeanTPOT = D.TPOT;
+  // A request's TPOT as benchmarks report it, (E2E - TTFT) / (output - 1):
+  // without other requests' prefills every gap is a decode step.
+  NodeId TpotP50 = D.TPOT, TpotP99 = D.TPOT;
   std::optional<NodeId> Arrival = Ctx.field(W, "arrival");
   if (Arrival && !D.Static && !Fabric) {
     NodeId Others = B.op(
@@ -124,6 +126,15 @@ bool lowerRequests(LoweringContext &Ctx) {
     B.publish(MetricId::PrefillInterference, F);
     MeanTPOT = B.apply(FormulaId::InterferedTokenTime, {D.TPOT, F}, "");
     B.publish(MetricId::TpotMean, MeanTPOT);
+    // Across requests: the prefills (or chunks' extra time) that land in
+    // one request's decode, a Poisson count.
+    auto quantile = [&](double Q, const char *Why) {
+      return B.apply(
+          FormulaId::RequestTpotQuantile,
+          {D.TPOT, MeanTPOT, Extra, Rate, D.Output, B.constant(Q, Why)}, "");
+    };
+    TpotP50 = quantile(0.5, "the median");
+    TpotP99 = quantile(0.99, "the 99th percentile");
     if (!D.Chunk) {
       B.publish(
           MetricId::ItlStallProbability,
@@ -134,7 +145,8 @@ bool lowerRequests(LoweringContext &Ctx) {
                         "itl.stalled_p99");
     }
   }
-  B.publish(MetricId::TpotP99, ITLTail);
+  B.publish(MetricId::TpotP50, TpotP50);
+  B.publish(MetricId::TpotP99, TpotP99);
   B.publish(MetricId::ItlP99, ITLTail);
 
   NodeId Throughput;

@@ -78,14 +78,14 @@ Time chunkedPrefillTime(Time Prefill, Time DecodeStep, Tokens Prompt,
          hybridIterationTime(Prefill, DecodeStep, Prompt, Last);
 }
 
-Time prefillStallItl(Time TPOT, Time Prefill, RequestRate Rate,
-                     Number Percentile) {
-  double Mean = (Rate * TPOT / in<Requests>(1.0)).value();
-  double P = Percentile.value();
-  if (!(Mean >= 0) || !(P < 1))
-    return in<Time>(std::numeric_limits<double>::infinity());
-  // The Poisson p-quantile by its cumulative sum; the mean is small
-  // whenever the queue is stable, so few terms are needed.
+namespace {
+
+/// The p-quantile of a Poisson count of mean \p Mean, by its cumulative
+/// sum (the mean is small whenever the queue is stable, so few terms are
+/// needed); +inf when it is not defined.
+double poissonQuantile(double Mean, double P) {
+  if (!(Mean >= 0) || !(P < 1) || !std::isfinite(Mean))
+    return std::numeric_limits<double>::infinity();
   double Term = std::exp(-Mean), Sum = Term;
   double K = 0;
   while (Sum < P && K < 1e6) {
@@ -95,7 +95,32 @@ Time prefillStallItl(Time TPOT, Time Prefill, RequestRate Rate,
     if (Term == 0)
       break; // the tail is below double precision
   }
+  return K;
+}
+
+} // namespace
+
+Time prefillStallItl(Time TPOT, Time Prefill, RequestRate Rate,
+                     Number Percentile) {
+  double Mean = (Rate * TPOT / in<Requests>(1.0)).value();
+  double K = poissonQuantile(Mean, Percentile.value());
+  if (!std::isfinite(K))
+    return in<Time>(K);
   return TPOT + K * Prefill;
+}
+
+Time requestTpotQuantile(Time TPOT, Time MeanTPOT, Time Prefill,
+                         RequestRate Rate, Tokens Output, Number Percentile) {
+  double Gaps = Output / OneToken - 1.0;
+  if (!(Gaps >= 1))
+    return TPOT; // one output token has no gap
+  // The prefills that land in a request's decode: Poisson with mean
+  // r x (n - 1) x TPOT_mean; each adds T_prefill to one of its n - 1 gaps.
+  double Mean = (Rate * MeanTPOT / in<Requests>(1.0)).value() * Gaps;
+  double K = poissonQuantile(Mean, Percentile.value());
+  if (!std::isfinite(K))
+    return in<Time>(K);
+  return TPOT + K * Prefill / Gaps;
 }
 
 Number prefillInterference(RequestRate Rate, Time ExtraPerRequest) {

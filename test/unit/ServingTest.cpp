@@ -181,6 +181,43 @@ TEST(ServingWall, PrefillStallsWithoutChunking) {
       1 + 9 * 69.44e-3);
 }
 
+TEST(ServingWall, RequestTpotAveragesTheStallsOut) {
+  // Issue 12, item 6: TPOT as benchmarks report it, (E2E - TTFT) /
+  // (output - 1), one figure per request. The quickstart's request: 256
+  // output tokens, decode step 8.686 ms, mean gap 11.88 ms, other requests'
+  // prefills of 69.44 ms at 3.875/s.
+  using namespace mlsc::q;
+  using namespace mlsc::walls;
+  Time TPOT = in<Time>(8.686e-3), Mean = in<Time>(8.686e-3 / 0.7309),
+       Prefill = in<Time>(69.44e-3);
+  RequestRate Rate = in<RequestRate>(3.875);
+  Tokens Output = in<Tokens>(256);
+  // Its 255 gaps hold a Poisson number of prefills of mean 3.875 x 255 x
+  // 11.884 ms = 11.743: P(N <= 11) = 0.4913, P(N <= 12) = 0.6053, so the
+  // median is 12; P(N <= 19) = 0.9826, P(N <= 20) = 0.9907, so the 99th
+  // percentile is 20.
+  auto at = [&](double P) {
+    return requestTpotQuantile(TPOT, Mean, Prefill, Rate, Output, in<Number>(P))
+        .value();
+  };
+  EXPECT_NEAR(at(0.5), 8.686e-3 + 12 * 69.44e-3 / 255, 1e-15);
+  EXPECT_NEAR(at(0.99), 8.686e-3 + 20 * 69.44e-3 / 255, 1e-15);
+  // The inter-token latency's p99 is a whole prefill above the step; a
+  // request's TPOT p99 is far below it: 14.13 ms against 78.13 ms.
+  EXPECT_LT(at(0.99),
+            prefillStallItl(TPOT, Prefill, Rate, in<Number>(0.99)).value());
+  // One output token has no gap: its TPOT is the step's.
+  EXPECT_EQ(requestTpotQuantile(TPOT, Mean, Prefill, Rate, in<Tokens>(1),
+                                in<Number>(0.99))
+                .value(),
+            8.686e-3);
+  // Without other requests' prefills every gap is the step.
+  EXPECT_EQ(requestTpotQuantile(TPOT, TPOT, Prefill, in<RequestRate>(0), Output,
+                                in<Number>(0.99))
+                .value(),
+            8.686e-3);
+}
+
 TEST(ServingWall, PrefillInterferenceStretchesTheMeanGap) {
   using namespace mlsc::q;
   using namespace mlsc::walls;

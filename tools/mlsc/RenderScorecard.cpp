@@ -319,8 +319,10 @@ void printQueue(const ScenarioResult &R, llvm::raw_ostream &OS) {
   if (R.has(M::PrefillInterference) && R[M::PrefillInterference] > 0)
     row(OS, "token gap",
         R[M::PrefillInterference] < 1
-            ? fmt::format("{} mean, {} p99", show(R, M::TpotMean),
-                          show(R, M::ItlP99))
+            ? fmt::format("{} mean, ITL p99 {}; TPOT per request p50 {}, "
+                          "p99 {}",
+                          show(R, M::TpotMean), show(R, M::ItlP99),
+                          show(R, M::TpotP50), show(R, M::TpotP99))
             : std::string("unbounded: prefills alone fill the replica"),
         fmt::format(
             "other requests' prefills take {}% of a replica's "
