@@ -132,10 +132,9 @@ bool lowerDecoderInputs(LoweringContext &Ctx) {
 
   // Wall 14: tensor-parallel all-reduces and the sends between pipeline
   // stages, on the node's fabric, and on the scale-out fabric (the node's
-  // `inter`) where the replica spans nodes.
-  // Ranks are placed tensor-parallel group first, then pipeline stages:
-  // tp x pp devices carry these collectives and sends. (Expert
-  // parallelism's all-to-all is not costed yet.)
+  // `inter`) where they leave the node. Ranks are placed tensor-parallel
+  // group first, then pipeline stages, so tp x pp devices carry them
+  // (expert parallelism's all-to-all is not costed yet).
   double Spans =
       Ctx.foldedNumber(W, "parallel.tp") * Ctx.foldedNumber(W, "parallel.pp");
   const ir::Entity *Node = Ctx.Sys->Node;

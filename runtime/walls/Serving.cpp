@@ -81,19 +81,23 @@ Time chunkedPrefillTime(Time Prefill, Time DecodeStep, Tokens Prompt,
 namespace {
 
 /// The p-quantile of a Poisson count of mean \p Mean, by its cumulative
-/// sum (the mean is small whenever the queue is stable, so few terms are
-/// needed); +inf when it is not defined.
+/// sum; +inf when it is not defined. The sum starts ten standard
+/// deviations below the mean (what lies below is under e^-50 of the
+/// whole), in logs, so that a large mean (a long output's thousands of
+/// stalls) neither underflows nor walks from zero.
 double poissonQuantile(double Mean, double P) {
   if (!(Mean >= 0) || !(P < 1) || !std::isfinite(Mean))
     return std::numeric_limits<double>::infinity();
-  double Term = std::exp(-Mean), Sum = Term;
-  double K = 0;
-  while (Sum < P && K < 1e6) {
+  if (Mean == 0)
+    return 0;
+  double K = std::max(0.0, std::floor(Mean - 10 * std::sqrt(Mean) - 5));
+  double Term = std::exp(-Mean + K * std::log(Mean) - std::lgamma(K + 1));
+  double Sum = Term;
+  double Last = Mean + 100 * std::sqrt(Mean) + 100;
+  while (Sum < P && K < Last) {
     K += 1;
     Term *= Mean / K;
     Sum += Term;
-    if (Term == 0)
-      break; // the tail is below double precision
   }
   return K;
 }

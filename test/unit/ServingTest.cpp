@@ -211,6 +211,20 @@ TEST(ServingWall, RequestTpotAveragesTheStallsOut) {
                                 in<Number>(0.99))
                 .value(),
             8.686e-3);
+  // A long output under heavy load: 8,001 tokens, 3,200 stalls on
+  // average (0.4 prefill/s x 8,000 gaps x 1 s). exp(-3,200) underflows a
+  // double, so the quantile is summed in logs from ten standard deviations
+  // below the mean; it matches the normal approximation 3,200 + 2.326 x
+  // sqrt(3,200) + (2.326^2 - 1) / 6 = 3,332.3: 3,332 stalls at the p99
+  // (3,200 at the median).
+  Time One = in<Time>(1);
+  auto heavy = [&](double P) {
+    return requestTpotQuantile(One, One, One, in<RequestRate>(0.4),
+                               in<Tokens>(8001), in<Number>(P))
+        .value();
+  };
+  EXPECT_DOUBLE_EQ(heavy(0.99), 1 + 3332.0 / 8000);
+  EXPECT_DOUBLE_EQ(heavy(0.5), 1 + 3200.0 / 8000);
   // Without other requests' prefills every gap is the step.
   EXPECT_EQ(requestTpotQuantile(TPOT, TPOT, Prefill, in<RequestRate>(0), Output,
                                 in<Number>(0.99))
