@@ -3,7 +3,9 @@
 // Requests arriving at the workload's rate wait for one of the system's
 // slots (replicas x batch): an M/G/c queue whose ln C is computed once and
 // read by every TTFT and latency percentile, and, given a P99 latency
-// target, the fewest replicas that meet it. Without an arrival rate there
+// target, the fewest replicas that meet it. At its replica a request's
+// prefill then waits behind the prefills queued before it (an M/G/1 queue
+// of prefill work), so TTFT grows with the load. Without an arrival rate there
 // is no queue, and the percentiles stay unavailable.
 //
 //===----------------------------------------------------------------------===//
@@ -25,9 +27,36 @@ bool lowerQueue(LoweringContext &Ctx) {
   B.publish(
       MetricId::Utilisation,
       B.apply(FormulaId::Utilisation, {Arrival, D.Service, D.Servers}, ""));
-  B.publish(
-      MetricId::QueueStable,
-      B.apply(FormulaId::QueueIsStable, {Arrival, D.Service, D.Servers}, ""));
+  NodeId Stable =
+      B.apply(FormulaId::QueueIsStable, {Arrival, D.Service, D.Servers}, "");
+  // The prefills queued at a replica (continuous batching on a colocated
+  // replica runs them one at a time, ahead of decode): the requests that
+  // arrive there, each with its own prompt's prefill of work (chunks ride
+  // on decode iterations but do the same work). Static batching prefills
+  // a batch at once, and a disaggregated prefill pool is not sized yet.
+  std::optional<NodeId> PrefillRate, PrefillWork, PrefillCV;
+  if (!D.Static && !Ctx.entity(W, "disaggregation.fabric")) {
+    // The prefills that can be ahead of a request's are those of the other
+    // requests in its replica's slots: at the rate (B - 1) / B of the
+    // replica's arrivals (a lone slot has nothing to queue behind; then the
+    // slots' queue is the whole wait).
+    NodeId Others = B.op(
+        Op::Div, {B.op(Op::Sub, {D.Batch, B.constant(1, "the request itself")}),
+                  D.Batch});
+    PrefillRate = B.op(Op::Mul, {B.op(Op::Div, {Arrival, D.Replicas}), Others});
+    B.label(*PrefillRate, "prefill_queue.arrival");
+    PrefillWork = B.G.get(MetricId::RequestPrefillTime);
+    PrefillCV = B.constant(0, "prompts of one length: the workload gives no "
+                              "spread of prompt lengths");
+    NodeId Rho = B.apply(
+        FormulaId::Utilisation,
+        {*PrefillRate, *PrefillWork, B.constant(1, "one prefill at a time")},
+        "");
+    B.publish(MetricId::PrefillUtilisation, Rho);
+    Stable = B.op(Op::And,
+                  {Stable, B.op(Op::Lt, {Rho, B.constant(1, "saturation")})});
+  }
+  B.publish(MetricId::QueueStable, Stable);
   // ln C(c, a) once; every percentile reads it.
   NodeId LogC = B.apply(FormulaId::LogErlangC, {Arrival, D.Service, D.Servers},
                         "queue.log_erlang_c");
@@ -42,13 +71,23 @@ bool lowerQueue(LoweringContext &Ctx) {
       {0.999, MetricId::TtftP999, MetricId::LatencyP999}};
   for (const Percentile &P : Percentiles) {
     NodeId Level = B.constant(P.P, "the percentile");
-    B.publish(P.Ttft, B.apply(FormulaId::TtftQuantileGiven,
-                              {LogC, Arrival, D.Service, D.Servers, CV,
-                               D.FirstToken, Level},
-                              ""));
-    B.publish(P.Latency,
-              B.apply(FormulaId::LatencyQuantileGiven,
-                      {LogC, Arrival, D.Service, D.Servers, CV, Level}, ""));
+    NodeId Ttft = B.apply(
+        FormulaId::TtftQuantileGiven,
+        {LogC, Arrival, D.Service, D.Servers, CV, D.FirstToken, Level}, "");
+    NodeId Latency =
+        B.apply(FormulaId::LatencyQuantileGiven,
+                {LogC, Arrival, D.Service, D.Servers, CV, Level}, "");
+    // The wait for a slot, then the wait behind other prefills (each at
+    // the same percentile: an upper bound on the quantile of their sum).
+    if (PrefillRate) {
+      NodeId Wait =
+          B.apply(FormulaId::PrefillWaitQuantile,
+                  {*PrefillRate, *PrefillWork, *PrefillCV, Level}, "");
+      Ttft = B.op(Op::Add, {Ttft, Wait});
+      Latency = B.op(Op::Add, {Latency, Wait});
+    }
+    B.publish(P.Ttft, Ttft);
+    B.publish(P.Latency, Latency);
   }
   // Sizing: the fewest replicas of `batch` slots whose P99 meets a target.
   if (std::optional<NodeId> Target = Ctx.field(W, "latency_target")) {

@@ -237,6 +237,20 @@ Time ttftQuantileGiven(Number LogC, RequestRate ArrivalRate, Time ServiceTime,
          FirstToken;
 }
 
+Time prefillWaitQuantile(RequestRate Rate, Time Prefill, Number PrefillCV,
+                         Number Percentile) {
+  double Rho = (Rate * Prefill / in<Requests>(1.0)).value();
+  double P = Percentile.value(), S = Prefill.value(), Cs = PrefillCV.value();
+  if (std::isnan(Rho) || std::isnan(P) || Rho < 0)
+    return in<Time>(NaN);
+  if (Rho >= 1)
+    return in<Time>(std::numeric_limits<double>::infinity());
+  if (Rho == 0 || P <= 1 - Rho)
+    return in<Time>(0); // this often, the replica has no prefill queued
+  double Mean = Rho * S * (1 + Cs * Cs) / (2 * (1 - Rho));
+  return in<Time>(Mean / Rho * std::log(Rho / (1 - P)));
+}
+
 Time ttftQuantile(RequestRate ArrivalRate, Time ServiceTime, Number Servers,
                   Number ServiceCV, Time PrefillTime, Number Percentile) {
   return in<Time>(serviceWaitQuantile(ArrivalRate, ServiceTime, Servers,

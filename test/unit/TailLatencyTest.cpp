@@ -339,3 +339,45 @@ TEST(TailLatency, SharedErlangCGivesTheSamePercentilesBitForBit) {
 }
 
 } // namespace
+
+namespace {
+
+TEST(TailLatency, PrefillsQueueBehindPrefills) {
+  // Issue 12, item 4: a request's prefill waits behind the prefills queued
+  // at its replica. The quickstart's replica: other requests' prefills at
+  // 3.875/s, 69.44 ms each, one at a time.
+  using namespace mlsc::q;
+  using namespace mlsc::walls;
+  RequestRate Rate = in<RequestRate>(3.875);
+  Time S = in<Time>(69.44e-3);
+  Number Equal = in<Number>(0);
+  auto at = [&](double P) {
+    return prefillWaitQuantile(Rate, S, Equal, in<Number>(P)).value();
+  };
+  // rho = 0.26908; Pollaczek-Khinchine for equal prompts: E[W] = rho S /
+  // (2 (1 - rho)) = 12.782 ms. The wait is 0 with probability 1 - rho =
+  // 0.731, so the median is 0; above, the tail is exponential with mean
+  // E[W] / rho = 47.50 ms: the p99 is 47.50 x ln(0.26908 / 0.01) = 156.4 ms.
+  double Rho = 3.875 * 69.44e-3;
+  double Mean = Rho * 69.44e-3 / (2 * (1 - Rho));
+  EXPECT_NEAR(Mean * 1e3, 12.782, 5e-4);
+  EXPECT_EQ(at(0.5), 0.0);
+  EXPECT_NEAR(at(0.99), Mean / Rho * std::log(Rho / 0.01), 1e-15);
+  EXPECT_NEAR(at(0.99) * 1e3, 156.4, 0.05);
+  // Twice the load, rho = 0.538: E[W] = 0.538 x 69.44 / (2 x 0.462) =
+  // 40.45 ms, the p99 75.17 x ln(53.8) = 299.6 ms, 1.92 times the first.
+  double Double =
+      prefillWaitQuantile(in<RequestRate>(7.75), S, Equal, in<Number>(0.99))
+          .value();
+  EXPECT_NEAR(Double * 1e3, 299.6, 0.05);
+  // Variable prompts (cs = 1) double the mean wait, and so the tail.
+  EXPECT_NEAR(
+      prefillWaitQuantile(Rate, S, in<Number>(1), in<Number>(0.99)).value(),
+      2 * at(0.99), 1e-15);
+  // Prefills alone fill the replica: the wait is unbounded.
+  EXPECT_TRUE(std::isinf(
+      prefillWaitQuantile(in<RequestRate>(20), S, Equal, in<Number>(0.5))
+          .value()));
+}
+
+} // namespace
