@@ -63,7 +63,8 @@ KindSchema &kindNamed(std::vector<KindSchema> &Kinds, llvm::StringRef Name) {
 
 std::vector<KindSchema> buildKinds() {
   std::vector<KindSchema> Kinds;
-#define KIND(Name, Doc) Kinds.push_back(KindSchema{#Name, Doc, {}, {}, "", {}});
+#define KIND(Name, Doc)                                                        \
+  Kinds.push_back(KindSchema{#Name, Doc, {}, {}, {}, "", {}});
 #include "ir/Schema.def"
 #define VARIANTS(Kind, Field, Values)                                          \
   {                                                                            \
@@ -97,11 +98,14 @@ std::vector<KindSchema> buildKinds() {
   }
 #include "ir/Schema.def"
   // A scenario's metrics: the public rows of the graph contract.
+  KindSchema &Scenario = kindNamed(Kinds, "scenario");
   for (const MetricInfo &M : allMetrics())
-    if (M.Vis == Visibility::Public)
-      kindNamed(Kinds, "scenario")
-          .Metrics.push_back(
-              MetricSchema{M.Name, M.IsBool, M.Dim, M.Unit, M.Doc});
+    (M.Vis == Visibility::Public ? Scenario.Metrics : Scenario.MoreMetrics)
+        .push_back(MetricSchema{M.Name, M.IsBool, M.Dim, M.Unit, M.Doc});
+  for (const PhaseInfo &P : allPhases())
+    for (const PhaseMetricInfo &M : allPhaseMetrics())
+      Scenario.MoreMetrics.push_back(MetricSchema{phaseMetricName(P.Id, M.Id),
+                                                  false, M.Dim, M.Unit, M.Doc});
   return Kinds;
 }
 
@@ -116,6 +120,9 @@ const FieldSchema *KindSchema::field(llvm::StringRef Path) const {
 
 const MetricSchema *KindSchema::metric(llvm::StringRef Path) const {
   for (const MetricSchema &M : Metrics)
+    if (M.Path == Path)
+      return &M;
+  for (const MetricSchema &M : MoreMetrics)
     if (M.Path == Path)
       return &M;
   return nullptr;

@@ -61,6 +61,10 @@ struct KindSchema {
   std::string Doc;
   std::vector<FieldSchema> Fields;
   std::vector<MetricSchema> Metrics;
+  /// Metrics a condition may name besides the public ones: a scenario's
+  /// internal metrics and its phases' (`decode.comm_time`), what `mlsc
+  /// explain` shows. Not listed in the language reference's tables.
+  std::vector<MetricSchema> MoreMetrics;
   std::string VariantField; ///< "" when the kind has no variants
   std::vector<std::string> Variants;
 

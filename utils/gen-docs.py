@@ -52,7 +52,10 @@ def schemas(mlsc):
             pointed = True
             out.append("| its metrics | see the table | output | the public metrics of the "
                        "graph contract (`ir/Metrics.def`), with their units, walls and "
-                       "scorecard levels: [docs/walls.md, Metrics](walls.md#metrics) |")
+                       "scorecard levels: [docs/walls.md, Metrics](walls.md#metrics); "
+                       "conditions and asserts may also name its internal metrics and "
+                       "its phases' (`s.decode.comm_time`, `s.kv_bytes_per_sequence`: "
+                       "what `mlsc explain` shows) |")
     return "\n".join(out).strip()
 
 

@@ -252,12 +252,21 @@ std::optional<NodeId> LoweringContext::expr(const ir::Expr &E,
       Missing = E.Target->Name + "." + Name;
       return std::nullopt;
     }
-    std::optional<MetricId> M = findMetric(Name);
-    if (!M || !G.has(*M)) {
-      Missing = Scenario.Name + "." + Name;
-      return std::nullopt;
+    if (std::optional<MetricId> M = findMetric(Name)) {
+      if (!G.has(*M)) {
+        Missing = Scenario.Name + "." + Name;
+        return std::nullopt;
+      }
+      return G.get(*M);
     }
-    return G.get(*M);
+    // A phase's metric: `decode.comm_time`, `request.prefill.flops`.
+    auto [Prefix, Suffix] = llvm::StringRef(Name).rsplit('.');
+    std::optional<PhaseId> P = findPhase(Prefix);
+    for (const PhaseMetricInfo &PM : allPhaseMetrics())
+      if (P && Suffix == PM.Suffix && G.has(*P, PM.Id))
+        return G.get(*P, PM.Id);
+    Missing = Scenario.Name + "." + Name;
+    return std::nullopt;
   }
   case K::LetRef: {
     auto It = LetNodes.find(E.LetTarget);

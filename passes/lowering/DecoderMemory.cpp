@@ -115,9 +115,9 @@ bool lowerDecoderMemory(LoweringContext &Ctx) {
   NodeId Unused = B.op(Op::Sub, {B.constant(1, "all of the memory"), Usable});
   NodeId Reserve = B.op(Op::Mul, {D.Capacity, Unused});
   B.publish(MetricId::RuntimeReserve, Reserve);
-  NodeId PerSequence =
-      B.apply(FormulaId::PagedKVBytesPerSequence,
-              {D.Sequence, Block, D.KV, D.TP}, "kv_bytes_per_sequence");
+  NodeId PerSequence = B.apply(FormulaId::PagedKVBytesPerSequence,
+                               {D.Sequence, Block, D.KV, D.TP}, "");
+  B.publish(MetricId::KVBytesPerSequence, PerSequence);
   NodeId AllWeights = Resident;
   if (D.Draft) {
     NodeId DraftPerSequence = B.apply(FormulaId::PagedKVBytesPerSequence,
