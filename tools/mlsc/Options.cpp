@@ -503,11 +503,11 @@ int parseArgs(int Argc, char **Argv, DriverOptions &O) {
   if (O.Cmd == Command::Explain && O.Target.empty())
     return usage(DiagKind::MissingArgument,
                  "explain needs SCENARIO.METRIC after the file");
-  if (O.Cmd == Command::Explain &&
-      llvm::StringRef(O.Target).split('.').second.empty())
+  if (O.Cmd == Command::Explain && llvm::StringRef(O.Target).endswith("."))
     return usage(DiagKind::MissingArgument,
                  fmt::format("explain needs SCENARIO.METRIC, a scenario and "
-                             "one of its values; got `{}`",
+                             "one of its values, or the name of a let; got "
+                             "`{}`",
                              O.Target));
   if (O.Cmd == Command::Sensitivity && O.Target.empty())
     return usage(DiagKind::MissingArgument,
