@@ -140,7 +140,8 @@ struct DomainCheck {
 struct StepInputs {
   NodeId Params; ///< parameters a token computes with (active, MoE)
   NodeId Layers, AttnDim, Hidden;
-  NodeId KV; ///< KV-cache bytes per token
+  NodeId DecodeAttnDim; ///< a one-token step's attention width (MLA)
+  NodeId KV;            ///< KV-cache bytes per token
   NodeId TP, PP, EP;
   NodeId BytesPerWeight, WeightsPerDevice;
   NodeId Peak, EtaGemm, EtaAttention, BW, EtaMem;

@@ -20,6 +20,7 @@ std::optional<StepModel> StepModel::of(const Evaluator &E) {
   M.Params = v(In.Params);
   M.Layers = v(In.Layers);
   M.AttnDim = v(In.AttnDim);
+  M.DecodeAttnDim = v(In.DecodeAttnDim);
   M.Hidden = v(In.Hidden);
   M.KV = v(In.KV);
   M.TP = v(In.TP);
@@ -54,7 +55,9 @@ std::optional<StepModel> StepModel::of(const Evaluator &E) {
 
 StepTime StepModel::step(double Batch, double Cached, double New) const {
   const Number B = in<Number>(Batch), L = in<Number>(Layers),
-               D = in<Number>(AttnDim), Tp = in<Number>(TP);
+               // A one-token step attends as decode does (MLA: over
+               // the latent); more tokens as a prefill.
+      D = in<Number>(New == 1 ? DecodeAttnDim : AttnDim), Tp = in<Number>(TP);
   // Attention pairs per sequence: each new token attends to the cached
   // ones and to the new ones up to itself.
   const double Pairs = New * Cached + New * (New + 1) / 2;

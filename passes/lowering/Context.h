@@ -81,6 +81,9 @@ struct MoeShape {
 struct DecoderState {
   Roofline Machine;
   NodeId Params, ComputeParams, Layers, Heads, AttnDim, HeadDim;
+  /// The attention width of a decode step: AttnDim, except under
+  /// multi-head latent attention, whose decode attends over the latent.
+  NodeId DecodeAttnDim;
   NodeId Bytes, WeightBytes, KVBytes, Peak, BW, Capacity;
   NodeId Batch, Prompt, Output, TP, PP, OneToken, Context;
   /// Expert parallelism (MoE only; 1 otherwise) and the devices of one

@@ -171,6 +171,7 @@ bool lowerDecoderInputs(LoweringContext &Ctx) {
 
   // The KV cache: multi-head latent attention caches a compressed latent.
   std::optional<NodeId> KVRank = Ctx.field(Model, "mla.kv_rank");
+  D.DecodeAttnDim = D.AttnDim;
   if (KVRank) {
     NodeId Rope = Ctx.required(Model, "mla.rope_dim",
                                "the MLA KV cache (its rotary key dimension)");
@@ -178,6 +179,16 @@ bool lowerDecoderInputs(LoweringContext &Ctx) {
       return false;
     D.KV = B.apply(FormulaId::MlaKVBytesPerToken,
                    {D.Layers, *KVRank, Rope, D.KVBytes}, "kv_bytes_per_token");
+    // Attention FLOPs follow the latent dimensions, not heads x head_dim:
+    // prefill unabsorbed (scores over head_dim + rope, values v_head_dim
+    // wide), decode absorbed (over the kv_rank latent and the rope key).
+    std::optional<NodeId> VHead = Ctx.field(Model, "mla.v_head_dim");
+    D.AttnDim = B.apply(FormulaId::MlaPrefillAttentionDim,
+                        {D.Heads, D.HeadDim, Rope, VHead ? *VHead : D.HeadDim},
+                        Model.Name + ".prefill_attention_dim");
+    D.DecodeAttnDim =
+        B.apply(FormulaId::MlaDecodeAttentionDim, {D.Heads, *KVRank, Rope},
+                Model.Name + ".decode_attention_dim");
   } else {
     if (Ctx.Failed)
       return false;

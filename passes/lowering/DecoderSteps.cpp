@@ -18,6 +18,7 @@ bool lowerDecoderSteps(LoweringContext &Ctx) {
   DecoderState &D = Ctx.Decoder;
   GraphBuilder &B = Ctx.B;
   DecoderShape Shape{D.ComputeParams, D.Layers, D.AttnDim, D.KV};
+  DecoderShape DecodeShape{D.ComputeParams, D.Layers, D.DecodeAttnDim, D.KV};
   NodeId PromptTokens = B.op(Op::Mul, {D.Batch, D.Prompt});
   NodeId PrefillWeights = weightsRead(Ctx, PromptTokens, PhaseId::Prefill);
   PhaseWork Prefill =
@@ -41,7 +42,7 @@ bool lowerDecoderSteps(LoweringContext &Ctx) {
   NodeId StepTokens = B.op(Op::Mul, {Micro, D.OneToken});
   NodeId DecodeWeights = weightsRead(Ctx, StepTokens, PhaseId::Decode);
   PhaseWork Decode =
-      decoderWork(Ctx, PhaseId::Decode, DecoderPass::Decode, Shape,
+      decoderWork(Ctx, PhaseId::Decode, DecoderPass::Decode, DecodeShape,
                   DecodeWeights, Micro, D.OneToken, D.Context, D.TP);
   D.DecodeStep = lowerPhase(Ctx, PhaseId::Decode, D.Machine, Decode);
   D.DecodeWeights = DecodeWeights;
@@ -50,11 +51,12 @@ bool lowerDecoderSteps(LoweringContext &Ctx) {
   NodeId Eta = B.G.get(PhaseId::Decode, PhaseMetricId::Efficiency);
   B.apply(FormulaId::MemoryTime, {DecodeWeights, D.BW, D.Machine.EtaMem},
           "decode.weight_read_time");
-  B.publish(MetricId::DecodeCrossoverBatch,
-            B.apply(FormulaId::DecodeCrossoverBatch,
-                    {D.ComputeParams, D.Layers, D.AttnDim, D.Context, D.TP,
-                     DecodeWeights, D.KV, D.Peak, Eta, D.BW, D.Machine.EtaMem},
-                    ""));
+  B.publish(
+      MetricId::DecodeCrossoverBatch,
+      B.apply(FormulaId::DecodeCrossoverBatch,
+              {D.ComputeParams, D.Layers, D.DecodeAttnDim, D.Context, D.TP,
+               DecodeWeights, D.KV, D.Peak, Eta, D.BW, D.Machine.EtaMem},
+              ""));
   B.publish(MetricId::RidgePoint,
             B.apply(FormulaId::RidgePoint, {D.Peak, D.BW}, ""));
   D.TPOT = D.DecodeStep;
@@ -67,6 +69,7 @@ bool lowerDecoderSteps(LoweringContext &Ctx) {
   In.Params = D.ComputeParams;
   In.Layers = D.Layers;
   In.AttnDim = D.AttnDim;
+  In.DecodeAttnDim = D.DecodeAttnDim;
   In.Hidden = M.Hidden;
   In.KV = D.KV;
   In.TP = D.TP;
@@ -112,7 +115,7 @@ bool lowerBestBatch(LoweringContext &Ctx) {
   NodeId Eta = B.G.get(PhaseId::Decode, PhaseMetricId::Efficiency);
   NodeId PerSequenceFlops =
       B.apply(FormulaId::DecodeStepFlops,
-              {D.ComputeParams, D.Layers, D.AttnDim,
+              {D.ComputeParams, D.Layers, D.DecodeAttnDim,
                B.constant(1, "one sequence"), D.Context, D.TP},
               "decode.flops_per_sequence");
   NodeId PerSequenceBytes =

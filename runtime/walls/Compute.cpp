@@ -30,6 +30,15 @@ Flops prefillFlops(Number Params, Number Layers, Number AttnDim, Number Batch,
          prefillAttentionFlops(Layers, AttnDim, Batch, Prompt, TP);
 }
 
+Number mlaDecodeAttentionDim(Number Heads, Number KVRank, Number RopeDim) {
+  return Heads * (KVRank + RopeDim + KVRank) / 2.0;
+}
+
+Number mlaPrefillAttentionDim(Number Heads, Number HeadDim, Number RopeDim,
+                              Number VHeadDim) {
+  return Heads * (HeadDim + RopeDim + VHeadDim) / 2.0;
+}
+
 Flops encoderFlopsPerSample(Number Params, Number Layers, Number AttnDim,
                             Tokens Sequence) {
   return TwoPerToken * Params * Sequence +

@@ -57,6 +57,32 @@ TEST(ComputeWall, PrefillFlopsByHand) {
   EXPECT_DOUBLE_EQ(F.value(), 6e9 + 96);
 }
 
+TEST(ComputeWall, MlaAttentionFollowsTheLatentDimensions) {
+  // Issue 12, item 12: DeepSeek-V3's multi-head latent attention, 128
+  // heads, qk_nope 128, rope 64, v_head_dim 128, kv_rank 512
+  // (deepseek_v3_config). Decode absorbs the up-projections: each head
+  // scores 512 + 64 dimensions of latent and rope key and reads 512 of
+  // values, a mean width of 544: 128 x 544 = 69,632, against the 128 x 128
+  // = 16,384 that heads x head_dim gave (4.25 times too few attention
+  // FLOPs). Prefill runs unabsorbed: (128 + 64 + 128) / 2 = 160 a head,
+  // 20,480.
+  Number H = in<Number>(128);
+  EXPECT_DOUBLE_EQ(
+      mlaDecodeAttentionDim(H, in<Number>(512), in<Number>(64)).value(),
+      69632.0);
+  EXPECT_DOUBLE_EQ(mlaPrefillAttentionDim(H, in<Number>(128), in<Number>(64),
+                                          in<Number>(128))
+                       .value(),
+                   20480.0);
+  // A decode step of one sequence at a 4,096-token context over 61 layers:
+  // 2 x 61 x 4,096 x 69,632 = 34.80 GFLOP of attention, next to 2 x 37e9 =
+  // 74 GFLOP for the active weights.
+  Flops F = decodeStepFlops(in<Number>(37e9), in<Number>(61), in<Number>(69632),
+                            One, in<Tokens>(4096), One);
+  EXPECT_NEAR(F.value() - 74e9, 2 * 61 * 4096 * 69632.0, 1);
+  EXPECT_NEAR((F.value() - 74e9) / 1e9, 34.80, 0.005);
+}
+
 TEST(ComputeWall, BatchOneDecodeIsMemoryBoundPrefillIsComputeBound) {
   // Llama-3-70B, BF16, TP 2, batch 1 on H100: intensity ~1 FLOP/B at decode,
   // thousands of FLOP/B for a 2,048-token prefill, against a 295 ridge.
