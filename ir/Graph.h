@@ -150,6 +150,7 @@ struct StepInputs {
   NodeId InterBW, InterLatency, NodeRanks; ///< scale-out fabric, node size
   NodeId InjectBW;                         ///< weight streaming (wall 6)
   NodeId MoeParams, MoeActive, MoeExperts, MoeTopK; ///< MoE routing
+  NodeId MoeLayers; ///< layers with experts (their all-to-alls)
 };
 
 struct Graph {

@@ -49,6 +49,7 @@ std::optional<StepModel> StepModel::of(const Evaluator &E) {
     M.MoeActive = v(In.MoeActive);
     M.MoeExperts = v(In.MoeExperts);
     M.MoeTopK = v(In.MoeTopK);
+    M.MoeLayers = v(In.MoeLayers);
   }
   return M;
 }
@@ -116,6 +117,20 @@ StepTime StepModel::step(double Batch, double Cached, double New) const {
                         in<Number>(EtaComm))
             .value();
     Comm = Comm + in<Time>(T.PipelineSends);
+    if (Moe) {
+      Bytes Routed = tensorParallelMessage(in<Number>(Batch / EP),
+                                           in<Tokens>(New), in<Number>(Hidden),
+                                           in<Bytes>(ActivationBytes)) *
+                     in<Number>(MoeTopK);
+      T.ExpertAllToAll =
+          (in<Number>(MoeLayers) *
+           expertAllToAllTime(Routed, in<Number>(EP), in<Number>(TP * PP * EP),
+                              in<Number>(NodeRanks), in<Bandwidth>(FabricBW),
+                              in<Time>(FabricLatency), in<Bandwidth>(InterBW),
+                              in<Time>(InterLatency), in<Number>(EtaComm)))
+              .value();
+      Comm = Comm + in<Time>(T.ExpertAllToAll);
+    }
   }
   T.Comm = Comm.value();
   T.Time = stepTime(Bound, Comm).value();

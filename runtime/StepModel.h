@@ -34,8 +34,9 @@ struct StepTime {
   double Flops = 0, AttentionFlops = 0, Bytes = 0;
   double Efficiency = 0;
   double Compute = 0, Memory = 0, Streaming = 0, Comm = 0;
-  double PipelineSends = 0; ///< part of Comm: sends between pipeline stages
-  double Time = 0;          ///< max(compute, memory, streaming) + comm
+  double PipelineSends = 0;  ///< part of Comm: sends between pipeline stages
+  double ExpertAllToAll = 0; ///< part of Comm: expert dispatch and combine
+  double Time = 0;           ///< max(compute, memory, streaming) + comm
 };
 
 class StepModel {
@@ -65,6 +66,7 @@ private:
   double InjectBW = 0;
   bool Moe = false;
   double MoeParams = 0, MoeActive = 0, MoeExperts = 0, MoeTopK = 0;
+  double MoeLayers = 0;
 };
 
 } // namespace mlsc

@@ -62,6 +62,10 @@ struct Roofline {
   NodeId EtaComm, Layers, Hidden, ActivationBytes, TP;
   /// Pipeline stages a token crosses in sequence; none outside decoders.
   std::optional<NodeId> PP;
+  /// Expert parallelism (an MoE decoder): the all-to-alls of its MoE
+  /// layers, among the replica's tp x pp x ep devices.
+  std::optional<NodeId> EP;
+  NodeId TopK, MoeLayers, ReplicaDevices;
   /// Wall 6: weights stream in at this bandwidth, layer by layer.
   std::optional<NodeId> InjectBW;
   NodeId Params, WeightBytes;

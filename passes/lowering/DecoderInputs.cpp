@@ -133,10 +133,10 @@ bool lowerDecoderInputs(LoweringContext &Ctx) {
   // Wall 14: tensor-parallel all-reduces and the sends between pipeline
   // stages, on the node's fabric, and on the scale-out fabric (the node's
   // `inter`) where they leave the node. Ranks are placed tensor-parallel
-  // group first, then pipeline stages, so tp x pp devices carry them
-  // (expert parallelism's all-to-all is not costed yet).
-  double Spans =
-      Ctx.foldedNumber(W, "parallel.tp") * Ctx.foldedNumber(W, "parallel.pp");
+  // group first, then pipeline stages, then expert-parallel groups.
+  double Spans = Ctx.foldedNumber(W, "parallel.tp") *
+                 Ctx.foldedNumber(W, "parallel.pp") *
+                 (D.Moe ? Ctx.foldedNumber(W, "parallel.ep") : 1);
   const ir::Entity *Node = Ctx.Sys->Node;
   const ir::Entity *Fabric = Node ? Ctx.entity(*Node, "intra") : nullptr;
   if (Fabric) {
@@ -153,15 +153,25 @@ bool lowerDecoderInputs(LoweringContext &Ctx) {
       M.InterLatency = *M.FabricLatency;
       if (Spans > Ctx.foldedNumber(*Node, "count"))
         Ctx.missing(*Node, "inter",
-                    "a scale-out fabric: the replica's tp x pp devices span "
-                    "nodes (wall 14)");
+                    "a scale-out fabric: the replica's tp x pp x ep devices "
+                    "span nodes (wall 14)");
     }
   } else if (Node && Spans > 1) {
     Ctx.missing(*Node, "intra",
-                "a fabric for the tensor-parallel all-reduces and pipeline "
-                "sends (wall 14)");
+                "a fabric for the tensor-parallel all-reduces, pipeline "
+                "sends and expert all-to-alls (wall 14)");
   }
   M.PP = D.PP;
+  if (D.Moe) {
+    // Expert parallelism: dispatch and combine in every MoE layer (the
+    // model's first dense_layers have none).
+    M.EP = D.EP;
+    M.TopK = D.Moe->TopK;
+    std::optional<NodeId> Dense = Ctx.field(Model, "dense_layers");
+    M.MoeLayers = Dense ? B.op(Op::Sub, {D.Layers, *Dense}) : D.Layers;
+    B.label(M.MoeLayers, Model.Name + ".moe_layers");
+    M.ReplicaDevices = B.op(Op::Mul, {B.op(Op::Mul, {D.TP, D.PP}), D.EP});
+  }
   M.EtaComm = Ctx.orDefault(W, DefaultId::CommEfficiency);
   std::optional<NodeId> Hidden = Ctx.field(Model, "hidden");
   M.Hidden = Hidden ? *Hidden : D.AttnDim;

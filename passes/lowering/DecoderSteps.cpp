@@ -98,6 +98,7 @@ bool lowerDecoderSteps(LoweringContext &Ctx) {
     In.MoeActive = D.Moe->Active;
     In.MoeExperts = D.Moe->Experts;
     In.MoeTopK = D.Moe->TopK;
+    In.MoeLayers = M.MoeLayers;
   }
   B.G.Step = In;
   return true;

@@ -92,6 +92,25 @@ NodeId lowerPhase(LoweringContext &Ctx, PhaseId P, const Roofline &M,
       B.publish(P, PM::PipelineSendTime, Sends);
       Comm = B.op(Op::Add, {Comm, Sends});
     }
+    if (M.EP) {
+      // Each expert-parallel rank routes its share of the tokens to their
+      // top_k experts and back, in every MoE layer.
+      NodeId Routed =
+          B.op(Op::Mul, {B.apply(FormulaId::TensorParallelMessage,
+                                 {B.op(Op::Div, {W.Sequences, *M.EP}), W.Tokens,
+                                  M.Hidden, M.ActivationBytes},
+                                 ""),
+                         M.TopK});
+      B.label(Routed, Prefix + ".expert_routed_bytes");
+      NodeId Layer =
+          B.apply(FormulaId::ExpertAllToAllTime,
+                  {Routed, *M.EP, M.ReplicaDevices, M.NodeRanks, *M.FabricBW,
+                   *M.FabricLatency, M.InterBW, M.InterLatency, M.EtaComm},
+                  "");
+      NodeId AllToAll = B.op(Op::Mul, {M.MoeLayers, Layer});
+      B.publish(P, PM::ExpertAllToAllTime, AllToAll);
+      Comm = B.op(Op::Add, {Comm, AllToAll});
+    }
   } else {
     Comm = Ctx.none("s", "0 s",
                     "no intra-node fabric: no tensor-parallel communication "

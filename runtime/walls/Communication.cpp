@@ -81,6 +81,19 @@ Time pipelineP2PTime(Bytes Message, Number PP, Number TP, Number NodeRanks,
   return (Boundaries - Inter) * Intra + Inter * Across;
 }
 
+Time expertAllToAllTime(Bytes RoutedBytes, Number EP, Number ReplicaDevices,
+                        Number NodeRanks, Bandwidth IntraBW, Time IntraLatency,
+                        Bandwidth InterBW, Time InterLatency,
+                        Number Efficiency) {
+  if (EP.value() <= 1)
+    return in<Time>(0);
+  bool Inside = ReplicaDevices <= NodeRanks;
+  Bandwidth BW = Inside ? IntraBW : InterBW;
+  Time Alpha = Inside ? IntraLatency : InterLatency;
+  Number Peers = EP - 1.0;
+  return 2.0 * (Peers * Alpha + Peers / EP * RoutedBytes / (BW * Efficiency));
+}
+
 Bandwidth algorithmBandwidth(Bytes Message, Time Elapsed) {
   return Message / Elapsed;
 }

@@ -164,6 +164,31 @@ TEST(CommunicationWall, PipelineSendsUseTheLinkEachBoundaryIsOn) {
             0.0);
 }
 
+TEST(CommunicationWall, ExpertAllToAllCrossesTheLinksItSpans) {
+  // Issue 12, item 12: DeepSeek-V3 decode, a rank's 32 tokens of hidden
+  // 7,168 in bf16 routed to 8 experts: 32 x 7,168 x 2 B x 8 = 3,670,016 B.
+  // Expert parallelism 8 in one DGX H100 (NVLink 4: 450 GB/s, 1 us):
+  // dispatch and combine, each 7 x 1 us + 7/8 x 3.67 MB / 450 GB/s =
+  // 7 + 7.136 us: 28.27 us a layer.
+  Bytes Routed = in<Bytes>(32.0 * 7168 * 2 * 8);
+  Bandwidth NVLink = in<Bandwidth>(450e9), IB = in<Bandwidth>(50e9);
+  Time A = in<Time>(1e-6), AInter = in<Time>(5e-6);
+  auto at = [&](double EP, double Devices) {
+    return expertAllToAllTime(Routed, in<Number>(EP), in<Number>(Devices),
+                              in<Number>(8), NVLink, A, IB, AInter, One)
+        .value();
+  };
+  EXPECT_NEAR(at(8, 8), 2 * (7e-6 + 7.0 / 8 * 3670016 / 450e9), 1e-15);
+  EXPECT_NEAR(at(8, 8) * 1e6, 28.27, 0.01);
+  // Expert parallelism 32 over four nodes: on InfiniBand (50 GB/s, 5 us
+  // here), 2 x (31 x 5 us + 31/32 x 3.67 MB / 50 GB/s) = 452.1 us a layer,
+  // 16 times the in-node figure.
+  EXPECT_NEAR(at(32, 32), 2 * (31 * 5e-6 + 31.0 / 32 * 3670016 / 50e9), 1e-15);
+  EXPECT_NEAR(at(32, 32) * 1e6, 452.2, 0.1);
+  // One rank routes nothing.
+  EXPECT_EQ(at(1, 8), 0.0);
+}
+
 TEST(CommunicationWall, NcclBusBandwidthRelation) {
   // busbw = algbw x 2(N-1)/N. For 8 GPUs, S3's 370 GB/s bus bandwidth is an
   // algorithm bandwidth of 370 x 8/14 = 211.43 GB/s.

@@ -66,13 +66,18 @@ std::string boundText(const ScenarioResult &R, PhaseId P) {
   if (P != PhaseId::Batch && R.has(P, PM::CommTime) && R(P, PM::CommTime) > 0) {
     double Sends =
         R.has(P, PM::PipelineSendTime) ? R(P, PM::PipelineSendTime) : 0;
-    double AllReduces = R(P, PM::CommTime) - Sends;
-    if (AllReduces > 0)
+    double AllToAll =
+        R.has(P, PM::ExpertAllToAllTime) ? R(P, PM::ExpertAllToAllTime) : 0;
+    double AllReduces = R(P, PM::CommTime) - Sends - AllToAll;
+    // Parts below a picosecond are rounding, not all-reduces.
+    if (AllReduces > 1e-12)
       S += "; TP all-reduces add " +
            formatQuantity(AllReduces, R.get(P, PM::CommTime).Dim);
     if (Sends > 0)
       S += "; sends between the pipeline's stages add " +
            show(R, P, PM::PipelineSendTime);
+    if (AllToAll > 0)
+      S += "; expert all-to-alls add " + show(R, P, PM::ExpertAllToAllTime);
   }
   return S;
 }
