@@ -91,10 +91,11 @@ std::vector<Elasticity> elasticities(Evaluator &E, graph::NodeId Metric) {
   return Out;
 }
 
-std::vector<FactorFlips> bindingFlips(Evaluator &E) {
+std::vector<FactorFlips> bindingFlips(Evaluator &E,
+                                      std::optional<PhaseId> Phase) {
   const graph::Graph &G = E.graph();
   E.run();
-  BindingProbe Probe(G);
+  BindingProbe Probe(G, Phase);
   std::vector<FactorFlips> Out;
   for (uint32_t I = 0; I < G.Nodes.size(); ++I) {
     graph::NodeId Id(I);

@@ -51,9 +51,10 @@ struct FactorFlips {
 };
 
 /// For each calibrated factor the graph reads: where in its plausible range
-/// the binding wall of the main phase changes. Leaves the evaluator at its
-/// base values.
-std::vector<FactorFlips> bindingFlips(Evaluator &E);
+/// the binding wall of \p Phase (the main phase by default) changes.
+/// Leaves the evaluator at its base values.
+std::vector<FactorFlips>
+bindingFlips(Evaluator &E, std::optional<PhaseId> Phase = std::nullopt);
 
 } // namespace mlsc
 

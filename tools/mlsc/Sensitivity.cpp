@@ -11,6 +11,8 @@
 
 #include <fmt/format.h>
 
+#include <cstring>
+
 namespace mlsc::driver {
 
 namespace {
@@ -77,8 +79,19 @@ int sensitivityCommand(const DriverOptions &O,
     std::vector<Elasticity> Es = elasticities(E, Id);
     Results.push_back({M, E.value(Id), G->node(Id).Dim, std::move(Es)});
   }
-  std::vector<FactorFlips> Flips = bindingFlips(E);
-  BindingWall B = bindingWall(E);
+  // The flips of the phase the metric belongs to: `prefill_time` and
+  // `prefill.compute_time` bind in the prefill, not in the decode step.
+  std::optional<PhaseId> Phase;
+  for (const PhaseInfo &P : allPhases())
+    if (!Metric.empty() &&
+        (Metric == metricInfo(P.StepTime).Name ||
+         llvm::StringRef(Metric).startswith(std::string(P.Prefix) + ".")) &&
+        G->has(P.Id, PhaseMetricId::ComputeTime) &&
+        (!Phase ||
+         std::strlen(P.Prefix) > std::strlen(phaseInfo(*Phase).Prefix)))
+      Phase = P.Id;
+  std::vector<FactorFlips> Flips = bindingFlips(E, Phase);
+  BindingWall B = bindingWall(E, Phase);
 
   llvm::raw_ostream &OS = llvm::outs();
   if (O.Format == OutputFormat::Json) {
