@@ -69,17 +69,15 @@ StepTime StepModel::step(double Batch, double Cached, double New) const {
   Flops Weights = Two * in<Number>(Params) * B * in<Tokens>(New) / Tp;
   Flops Total = Weights + Attention;
   // A step runs every pipeline stage in turn: a tensor-parallel rank reads
-  // its share of every stage's weights.
+  // its share of every stage's weights (an MoE model's: sharded tp ways).
   Bytes Read = in<Bytes>(WeightsPerDevice) * in<Number>(PP);
   if (Streams)
     Read = in<Bytes>(0); // the weights come over the inject link (wall 6)
   else if (Moe)
-    Read =
-        moeWeightBytesRead(in<Number>(MoeParams), in<Number>(MoeActive),
-                           in<Number>(MoeExperts), in<Number>(MoeTopK),
-                           in<Tokens>(Batch * New), in<Bytes>(BytesPerWeight),
-                           in<Number>(TP * PP), in<Number>(EP)) *
-        in<Number>(PP);
+    Read = moeWeightBytesRead(in<Number>(MoeParams), in<Number>(MoeActive),
+                              in<Number>(MoeExperts), in<Number>(MoeTopK),
+                              in<Tokens>(Batch * New),
+                              in<Bytes>(BytesPerWeight), Tp, in<Number>(EP));
   Bytes Moved =
       Read + in<Tokens>(Batch * (Cached + New)) * in<BytesPerToken>(KV) / Tp;
   Number Eta = blendedEfficiency(Total, Attention, in<Number>(EtaGemm),

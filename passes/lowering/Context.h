@@ -113,6 +113,11 @@ struct DecoderState {
   /// replicas and slots, and the arrival rate when the workload gives one.
   NodeId Service, FirstToken, Servers, Replicas;
   std::optional<NodeId> Arrival;
+  /// The rate of the other requests' prefills at a replica, lambda /
+  /// replicas x (B - 1)/B, when a colocated replica batches continuously
+  /// under an arrival rate: they interfere with its decode (wall 4) and
+  /// queue ahead of a request's own prefill (wall 7).
+  std::optional<NodeId> OtherPrefills;
 };
 
 /// What the steps of a CNN or encoder model share.

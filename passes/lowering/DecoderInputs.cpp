@@ -108,7 +108,8 @@ bool lowerDecoderInputs(LoweringContext &Ctx) {
   D.Static =
       Ctx.enumField<BatchingPolicy>(W, "batching") == BatchingPolicy::Static;
   D.Chunk = Ctx.field(W, "prefill_chunk");
-  if (!checkLayout(Ctx, D.TP, D.PP, D.EP, "ep",
+  D.ReplicaDevices = B.op(Op::Mul, {B.op(Op::Mul, {D.TP, D.PP}), D.EP});
+  if (!checkLayout(Ctx, D.TP, D.PP, D.ReplicaDevices, "ep",
                    D.Moe ? Ctx.foldedNumber(W, "parallel.ep") : 1))
     return false;
 
@@ -190,7 +191,7 @@ bool lowerDecoderInputs(LoweringContext &Ctx) {
     std::optional<NodeId> Dense = Ctx.field(Model, "dense_layers");
     M.MoeLayers = Dense ? B.op(Op::Sub, {D.Layers, *Dense}) : D.Layers;
     B.label(M.MoeLayers, Model.Name + ".moe_layers");
-    M.ReplicaDevices = B.op(Op::Mul, {B.op(Op::Mul, {D.TP, D.PP}), D.EP});
+    M.ReplicaDevices = D.ReplicaDevices;
   }
   M.EtaComm = Ctx.orDefault(W, DefaultId::CommEfficiency);
   std::optional<NodeId> Hidden = Ctx.field(Model, "hidden");

@@ -59,7 +59,6 @@ bool lowerDecoderMemory(LoweringContext &Ctx) {
   DecoderState &D = Ctx.Decoder;
   GraphBuilder &B = Ctx.B;
   const ir::Entity &W = *Ctx.Workload;
-  D.ReplicaDevices = B.op(Op::Mul, {B.op(Op::Mul, {D.TP, D.PP}), D.EP});
   B.publish(MetricId::ReplicaDevices, D.ReplicaDevices);
   NodeId Stored;
   if (D.Moe) {

@@ -70,7 +70,7 @@ std::string divisors(double N) {
 
 } // namespace
 
-bool checkLayout(LoweringContext &Ctx, NodeId TP, NodeId PP, NodeId Other,
+bool checkLayout(LoweringContext &Ctx, NodeId TP, NodeId PP, NodeId Replica,
                  const char *OtherName, double OtherValue) {
   const ir::Entity &W = *Ctx.Workload;
   const ir::Entity &Model = *Ctx.Model;
@@ -156,7 +156,6 @@ bool checkLayout(LoweringContext &Ctx, NodeId TP, NodeId PP, NodeId Other,
                       W.Name, Tp, Pp, OtherName, Oth, Needed,
                       Ctx.SystemEntity->Name, *Devices),
           "lower a degree, or give the scenario a system with more devices");
-  NodeId Replica = B.op(Op::Mul, {B.op(Op::Mul, {TP, PP}), Other});
   NodeId Left = B.op(Op::Sub, {Ctx.Sys->Devices, Replica});
   B.label(Left, "layout.devices_beyond_replica");
   B.G.DomainChecks.push_back({Left, ValueDomain::NonNegative,
@@ -173,7 +172,8 @@ bool lowerTrainingLayout(LoweringContext &Ctx) {
   NodeId PP = Ctx.orDefault(W, DefaultId::PP);
   std::optional<NodeId> DP = Ctx.field(W, "parallel.dp");
   NodeId Data = DP ? *DP : Ctx.B.constant(1, "no data parallelism given");
-  return checkLayout(Ctx, TP, PP, Data, "dp",
+  NodeId Replica = Ctx.B.op(Op::Mul, {Ctx.B.op(Op::Mul, {TP, PP}), Data});
+  return checkLayout(Ctx, TP, PP, Replica, "dp",
                      Ctx.foldedNumber(W, "parallel.dp"));
 }
 

@@ -135,13 +135,10 @@ NodeId weightsRead(LoweringContext &Ctx, NodeId Tokens,
   if (!D.Moe)
     return B.apply(FormulaId::WeightBytesPerRank,
                    {D.Params, D.WeightBytes, D.TP}, "");
-  NodeId PerStage = B.op(Op::Mul, {D.TP, D.PP});
-  NodeId Read = B.op(
-      Op::Mul, {B.apply(FormulaId::MoeWeightBytesRead,
+  NodeId Read = B.apply(FormulaId::MoeWeightBytesRead,
                         {D.Moe->Params, D.Moe->Active, D.Moe->Experts,
-                         D.Moe->TopK, Tokens, D.WeightBytes, PerStage, D.EP},
-                        ""),
-                D.PP});
+                         D.Moe->TopK, Tokens, D.WeightBytes, D.TP, D.EP},
+                        "");
   if (P)
     B.publish(*P, PhaseMetricId::WeightBytes, Read);
   return Read;

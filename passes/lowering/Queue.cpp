@@ -30,21 +30,14 @@ bool lowerQueue(LoweringContext &Ctx) {
   NodeId Stable =
       B.apply(FormulaId::QueueIsStable, {Arrival, D.Service, D.Servers}, "");
   // The prefills queued at a replica (continuous batching on a colocated
-  // replica runs them one at a time, ahead of decode): the requests that
-  // arrive there, each with its own prompt's prefill of work (chunks ride
-  // on decode iterations but do the same work). Static batching prefills
-  // a batch at once, and a disaggregated prefill pool is not sized yet.
-  std::optional<NodeId> PrefillRate, PrefillWork, PrefillCV;
-  if (!D.Static && !Ctx.entity(W, "disaggregation.fabric")) {
-    // The prefills that can be ahead of a request's are those of the other
-    // requests in its replica's slots: at the rate (B - 1) / B of the
-    // replica's arrivals (a lone slot has nothing to queue behind; then the
-    // slots' queue is the whole wait).
-    NodeId Others = B.op(
-        Op::Div, {B.op(Op::Sub, {D.Batch, B.constant(1, "the request itself")}),
-                  D.Batch});
-    PrefillRate = B.op(Op::Mul, {B.op(Op::Div, {Arrival, D.Replicas}), Others});
-    B.label(*PrefillRate, "prefill_queue.arrival");
+  // replica runs them one at a time, ahead of decode): those of the other
+  // requests in its slots (wall 4's interfering prefills; a lone slot has
+  // nothing to queue behind, and then the slots' queue is the whole wait),
+  // each with its own prompt's prefill of work (chunks ride on decode
+  // iterations but do the same work). Static batching prefills a batch at
+  // once, and a disaggregated prefill pool is not sized yet.
+  std::optional<NodeId> PrefillRate = D.OtherPrefills, PrefillWork, PrefillCV;
+  if (PrefillRate) {
     PrefillWork = B.G.get(MetricId::RequestPrefillTime);
     PrefillCV = B.constant(0, "prompts of one length: the workload gives no "
                               "spread of prompt lengths");

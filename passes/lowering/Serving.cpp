@@ -114,6 +114,7 @@ bool lowerRequests(LoweringContext &Ctx) {
                   D.Batch});
     NodeId Rate = B.op(Op::Mul, {B.op(Op::Div, {*Arrival, Replicas}), Others});
     B.label(Rate, "interfering_prefill_rate");
+    D.OtherPrefills = Rate;
     NodeId Extra = RequestPrefill;
     if (D.Chunk) {
       // The chunks' time beyond the decode iterations they ride on.

@@ -14,11 +14,12 @@ namespace mlsc {
 
 /// Checks a parallel layout against the model and the system
 /// (passes/lowering/Layout.cpp): tp against the attention and KV heads, pp
-/// against the layers, tp x pp x \p Other (ep in serving, dp in training;
-/// \p OtherValue its folded value) against the devices. Reports each
-/// violation as InvalidLayout and fails the lowering; adds the same
-/// conditions as domain checks for sweeps and solves.
-bool checkLayout(LoweringContext &Ctx, NodeId TP, NodeId PP, NodeId Other,
+/// against the layers, the replica's \p Replica = tp x pp x OTHER devices
+/// (OTHER \p OtherName, ep in serving and dp in training, \p OtherValue
+/// its folded value) against the system's. Reports each violation as
+/// InvalidLayout and fails the lowering; adds the same conditions as domain
+/// checks for sweeps and solves.
+bool checkLayout(LoweringContext &Ctx, NodeId TP, NodeId PP, NodeId Replica,
                  const char *OtherName, double OtherValue);
 
 /// The workloads a step lowers.

@@ -11,8 +11,6 @@
 
 #include <fmt/format.h>
 
-#include <cstring>
-
 namespace mlsc::driver {
 
 namespace {
@@ -81,14 +79,12 @@ int sensitivityCommand(const DriverOptions &O,
   }
   // The flips of the phase the metric belongs to: `prefill_time` and
   // `prefill.compute_time` bind in the prefill, not in the decode step.
+  // (Phase prefixes are not prefixes of one another: one phase matches.)
   std::optional<PhaseId> Phase;
   for (const PhaseInfo &P : allPhases())
-    if (!Metric.empty() &&
+    if (!Metric.empty() && G->has(P.Id, PhaseMetricId::ComputeTime) &&
         (Metric == metricInfo(P.StepTime).Name ||
-         llvm::StringRef(Metric).startswith(std::string(P.Prefix) + ".")) &&
-        G->has(P.Id, PhaseMetricId::ComputeTime) &&
-        (!Phase ||
-         std::strlen(P.Prefix) > std::strlen(phaseInfo(*Phase).Prefix)))
+         llvm::StringRef(Metric).startswith(std::string(P.Prefix) + ".")))
       Phase = P.Id;
   std::vector<FactorFlips> Flips = bindingFlips(E, Phase);
   BindingWall B = bindingWall(E, Phase);
