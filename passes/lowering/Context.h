@@ -71,6 +71,13 @@ struct Roofline {
   NodeId Params, WeightBytes;
 };
 
+/// A phase's times, for a caller that models its step as a function of
+/// the batch: Step = max(Compute, Memory) + Added, where Compute includes
+/// weight streaming (wall 6) and Added the communication.
+struct PhaseTimes {
+  NodeId Step, Compute, Memory, Added, Efficiency;
+};
+
 /// A speculative-decoding draft model.
 struct DraftModel {
   NodeId Params, Layers, AttnDim, Hidden, Weights, KV, Tokens, Acceptance;
@@ -105,6 +112,19 @@ struct DecoderState {
   std::optional<NodeId> GemmFactor; ///< pruning: GEMM time factor
   std::optional<NodeId> Chunk;
   NodeId PrefillTime, DecodeStep, TPOT;
+  /// Continuous batching under an arrival rate: the decode batch follows
+  /// the load (wall 5), solved from the decode step at one sequence and at
+  /// the slot limit; the decode phase is then lowered at that batch.
+  bool Loaded = false;
+  PhaseTimes DecodeAtOne, DecodeAtSlots;
+  /// The decode phase's blended efficiency (the same at any batch).
+  NodeId DecodeEta;
+  /// The decode step and time per token at the slot limit, `batch`
+  /// sequences: a replica's capacity (its throughput).
+  NodeId CapacityStep, CapacityTPOT;
+  /// The prompt tokens a request's prefill computes (a prefix cache's hits
+  /// skipped) and that prefill run alone, before any chunking.
+  NodeId Computed, RequestPrefill;
   /// The weight bytes a decode step reads (a tensor-parallel rank's share
   /// of every pipeline stage), and the sequences it runs: one micro-batch,
   /// batch / min(pp, batch).

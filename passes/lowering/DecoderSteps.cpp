@@ -14,11 +14,51 @@ namespace mlsc {
 
 using graph::Op;
 
+/// A decode step of \p Batch sequences. Pipeline parallelism (pp stages):
+/// the batch decodes as m = min(pp, B) micro-batches of B/m sequences. A
+/// micro-batch's token crosses every stage in turn, so its step, the
+/// per-token latency, is the whole model's work at B/m sequences plus the
+/// sends between stages; the stages meanwhile work on the other
+/// micro-batches, so the replica emits B tokens per step: the throughput is
+/// B over the step (wall 4). pp = 1 is one micro-batch of B. Unless
+/// \p Hidden names it, this is the decode phase: published, with its
+/// micro-batches, weights read and step kept in the decoder's state.
+PhaseTimes lowerDecodeAt(LoweringContext &Ctx, NodeId Batch,
+                         const std::string &Hidden) {
+  DecoderState &D = Ctx.Decoder;
+  GraphBuilder &B = Ctx.B;
+  DecoderShape DecodeShape{D.ComputeParams, D.Layers, D.DecodeAttnDim, D.KV};
+  NodeId MicroBatches =
+      B.op(Op::Max, {B.constant(1, "at least one micro-batch"),
+                     B.op(Op::Min, {D.PP, Batch})});
+  NodeId Micro = B.op(Op::Div, {Batch, MicroBatches});
+  B.label(Micro, Hidden.empty() ? "decode.microbatch" : Hidden + ".microbatch");
+  NodeId StepTokens = B.op(Op::Mul, {Micro, D.OneToken});
+  std::optional<PhaseId> Publish;
+  if (Hidden.empty())
+    Publish = PhaseId::Decode;
+  NodeId Weights = weightsRead(Ctx, StepTokens, Publish);
+  PhaseWork Decode =
+      decoderWork(Ctx, PhaseId::Decode, DecoderPass::Decode, DecodeShape,
+                  Weights, Micro, D.OneToken, D.Context, D.TP, Hidden);
+  PhaseTimes T =
+      lowerHiddenPhase(Ctx, PhaseId::Decode, D.Machine, Decode, Hidden);
+  // The weights the slots' step reads (crossover and best batch): the
+  // published step's, or under load the last hidden one's, at the slots.
+  if (!D.Loaded || !Hidden.empty())
+    D.DecodeWeights = Weights;
+  if (Hidden.empty()) {
+    B.publish(MetricId::PipelineMicrobatches, MicroBatches);
+    D.DecodeStep = T.Step;
+    D.MicroBatch = Micro;
+  }
+  return T;
+}
+
 bool lowerDecoderSteps(LoweringContext &Ctx) {
   DecoderState &D = Ctx.Decoder;
   GraphBuilder &B = Ctx.B;
   DecoderShape Shape{D.ComputeParams, D.Layers, D.AttnDim, D.KV};
-  DecoderShape DecodeShape{D.ComputeParams, D.Layers, D.DecodeAttnDim, D.KV};
   NodeId PromptTokens = B.op(Op::Mul, {D.Batch, D.Prompt});
   NodeId PrefillWeights = weightsRead(Ctx, PromptTokens, PhaseId::Prefill);
   PhaseWork Prefill =
@@ -26,29 +66,26 @@ bool lowerDecoderSteps(LoweringContext &Ctx) {
                   PrefillWeights, D.Batch, D.Prompt, D.Prompt, D.TP);
   D.PrefillTime = lowerPhase(Ctx, PhaseId::Prefill, D.Machine, Prefill);
 
-  // Pipeline parallelism (pp stages): the batch decodes as m = min(pp, B)
-  // micro-batches of B/m sequences. A micro-batch's token crosses every
-  // stage in turn, so its step, the per-token latency, is the whole
-  // model's work at B/m sequences plus the sends between stages; the
-  // stages meanwhile work on the other micro-batches, so the replica emits
-  // B tokens per step: the throughput is B over the step (wall 4). pp = 1
-  // is one micro-batch of B.
-  NodeId MicroBatches =
-      B.op(Op::Max, {B.constant(1, "at least one micro-batch"),
-                     B.op(Op::Min, {D.PP, D.Batch})});
-  B.publish(MetricId::PipelineMicrobatches, MicroBatches);
-  NodeId Micro = B.op(Op::Div, {D.Batch, MicroBatches});
-  B.label(Micro, "decode.microbatch");
-  NodeId StepTokens = B.op(Op::Mul, {Micro, D.OneToken});
-  NodeId DecodeWeights = weightsRead(Ctx, StepTokens, PhaseId::Decode);
-  PhaseWork Decode =
-      decoderWork(Ctx, PhaseId::Decode, DecoderPass::Decode, DecodeShape,
-                  DecodeWeights, Micro, D.OneToken, D.Context, D.TP);
-  D.DecodeStep = lowerPhase(Ctx, PhaseId::Decode, D.Machine, Decode);
-  D.DecodeWeights = DecodeWeights;
-  D.MicroBatch = Micro;
-
-  NodeId Eta = B.G.get(PhaseId::Decode, PhaseMetricId::Efficiency);
+  // Continuous batching under an arrival rate runs the batch the load
+  // keeps in the slots (lowerRunningBatch solves it from the step at one
+  // sequence and at the slot limit, then lowers the decode phase at it);
+  // otherwise every decode step runs the slots full.
+  D.Loaded = Ctx.field(*Ctx.Workload, "arrival") && !D.Static;
+  if (D.Loaded) {
+    D.DecodeAtOne =
+        lowerDecodeAt(Ctx, B.constant(1, "one sequence"), "decode.at_one");
+    D.DecodeAtSlots = lowerDecodeAt(Ctx, D.Batch, "decode.at_slots");
+    D.CapacityStep = D.DecodeAtSlots.Step;
+    D.DecodeEta = D.DecodeAtSlots.Efficiency;
+  } else {
+    PhaseTimes Decode = lowerDecodeAt(Ctx, D.Batch, "");
+    D.CapacityStep = Decode.Step;
+    D.DecodeEta = Decode.Efficiency;
+    D.TPOT = D.DecodeStep;
+  }
+  D.CapacityTPOT = D.CapacityStep;
+  NodeId DecodeWeights = D.DecodeWeights;
+  NodeId Eta = D.DecodeEta;
   B.apply(FormulaId::MemoryTime, {DecodeWeights, D.BW, D.Machine.EtaMem},
           "decode.weight_read_time");
   B.publish(
@@ -59,7 +96,6 @@ bool lowerDecoderSteps(LoweringContext &Ctx) {
               ""));
   B.publish(MetricId::RidgePoint,
             B.apply(FormulaId::RidgePoint, {D.Peak, D.BW}, ""));
-  D.TPOT = D.DecodeStep;
 
   // Export what the prefill and decode steps were made of, so that a
   // caller with its own state (the serving simulator) can time any batch,
@@ -113,7 +149,7 @@ bool lowerBestBatch(LoweringContext &Ctx) {
   std::optional<NodeId> Limit = Ctx.field(*Ctx.Workload, "tpot_limit");
   if (!Limit)
     return true;
-  NodeId Eta = B.G.get(PhaseId::Decode, PhaseMetricId::Efficiency);
+  NodeId Eta = D.DecodeEta;
   NodeId PerSequenceFlops =
       B.apply(FormulaId::DecodeStepFlops,
               {D.ComputeParams, D.Layers, D.DecodeAttnDim,
@@ -162,6 +198,13 @@ bool lowerSpeculative(LoweringContext &Ctx) {
   D.TPOT = B.apply(FormulaId::SpeculativeTimePerToken,
                    {DraftStep, D.DecodeStep, Dr.Tokens, Dr.Acceptance}, "");
   B.publish(MetricId::SpeculativeTimePerToken, D.TPOT);
+  // The capacity: the target's step at the slot limit (the draft's step
+  // stays the running batch's, so this errs fast).
+  D.CapacityTPOT =
+      D.Loaded ? B.apply(FormulaId::SpeculativeTimePerToken,
+                         {DraftStep, D.CapacityStep, Dr.Tokens, Dr.Acceptance},
+                         "capacity.time_per_token")
+               : D.TPOT;
   return true;
 }
 

@@ -7,10 +7,34 @@ namespace mlsc {
 using graph::Op;
 using PM = PhaseMetricId;
 
+namespace {
+
+/// Publishes phase \p P's values, or, for a hidden lowering, only labels
+/// them Label + "." + suffix.
+struct PhasePublisher {
+  GraphBuilder &B;
+  PhaseId P;
+  const std::string &Hidden;
+
+  void operator()(PM M, NodeId N) const {
+    if (Hidden.empty())
+      B.publish(P, M, N);
+    else
+      B.label(N, Hidden + "." + phaseMetricInfo(M).Suffix);
+  }
+  std::string prefix() const {
+    return Hidden.empty() ? std::string(phaseInfo(P).Prefix) : Hidden;
+  }
+};
+
+} // namespace
+
 PhaseWork decoderWork(LoweringContext &Ctx, PhaseId P, DecoderPass Pass,
                       const DecoderShape &S, NodeId Weights, NodeId Sequences,
-                      NodeId Tokens, NodeId Span, NodeId TP) {
+                      NodeId Tokens, NodeId Span, NodeId TP,
+                      const std::string &Hidden) {
   GraphBuilder &B = Ctx.B;
+  PhasePublisher Pub{B, P, Hidden};
   bool Prefill = Pass == DecoderPass::Prefill;
   PhaseWork W;
   W.Sequences = Sequences;
@@ -20,36 +44,41 @@ PhaseWork decoderWork(LoweringContext &Ctx, PhaseId P, DecoderPass Pass,
   W.Bytes =
       B.apply(Prefill ? FormulaId::PrefillBytes : FormulaId::DecodeStepBytes,
               {Weights, S.KV, Sequences, Span, TP}, "");
-  B.publish(P, PM::Bytes, W.Bytes);
+  Pub(PM::Bytes, W.Bytes);
   W.AttentionFlops = B.apply(Prefill ? FormulaId::PrefillAttentionFlops
                                      : FormulaId::DecodeAttentionFlops,
                              {S.Layers, S.AttnDim, Sequences, Span, TP}, "");
-  B.publish(P, PM::AttentionFlops, W.AttentionFlops);
+  Pub(PM::AttentionFlops, W.AttentionFlops);
   W.Flops =
       B.apply(Prefill ? FormulaId::PrefillFlops : FormulaId::DecodeStepFlops,
               {S.Params, S.Layers, S.AttnDim, Sequences, Span, TP}, "");
-  B.publish(P, PM::Flops, W.Flops);
+  Pub(PM::Flops, W.Flops);
   return W;
 }
 
-NodeId lowerPhase(LoweringContext &Ctx, PhaseId P, const Roofline &M,
-                  const PhaseWork &W) {
+static PhaseTimes lowerPhaseTimes(LoweringContext &Ctx, PhaseId P,
+                                  const Roofline &M, const PhaseWork &W,
+                                  const std::string &Hidden) {
   GraphBuilder &B = Ctx.B;
+  PhasePublisher Pub{B, P, Hidden};
+  PhaseTimes Out;
   NodeId Eta =
       W.Efficiency
           ? *W.Efficiency
           : B.apply(FormulaId::BlendedEfficiency,
                     {W.Flops, W.AttentionFlops, M.EtaGemm, M.EtaAttention}, "");
-  B.publish(P, PM::Efficiency, Eta);
+  Pub(PM::Efficiency, Eta);
+  Out.Efficiency = Eta;
   NodeId Compute = B.apply(FormulaId::ComputeTime, {W.Flops, M.Peak, Eta}, "");
-  B.publish(P, PM::ComputeTime, Compute);
+  Pub(PM::ComputeTime, Compute);
   NodeId Memory = B.apply(FormulaId::MemoryTime, {W.Bytes, M.BW, M.EtaMem}, "");
-  B.publish(P, PM::MemoryTime, Memory);
-  B.publish(P, PM::Intensity,
-            B.apply(FormulaId::Intensity, {W.Flops, W.Bytes}, ""));
+  Pub(PM::MemoryTime, Memory);
+  Pub(PM::Intensity, B.apply(FormulaId::Intensity, {W.Flops, W.Bytes}, ""));
+  Out.Compute = Compute;
+  Out.Memory = Memory;
   NodeId Roof = B.apply(FormulaId::RooflineTime, {Compute, Memory}, "");
-  B.publish(P, PM::RooflineTime, Roof);
-  std::string Prefix = phaseInfo(P).Prefix;
+  Pub(PM::RooflineTime, Roof);
+  std::string Prefix = Pub.prefix();
   if (M.InjectBW) {
     // Wall 6: each layer waits for the slower of its weights streaming in
     // and its GEMMs; attention and the KV cache stay on the device.
@@ -60,12 +89,13 @@ NodeId lowerPhase(LoweringContext &Ctx, PhaseId P, const Roofline &M,
                            {LayerParams, M.WeightBytes, *M.InjectBW,
                             BatchTokens, M.Peak, M.EtaGemm},
                            "");
-    B.publish(P, PM::StreamingLayerTime, Layer);
+    Pub(PM::StreamingLayerTime, Layer);
     NodeId Streaming =
         B.apply(FormulaId::WeightStreamingModelTime, {M.Layers, Layer}, "");
-    B.publish(P, PM::StreamingTime, Streaming);
+    Pub(PM::StreamingTime, Streaming);
     Roof = B.op(Op::Max, {Roof, Streaming});
     B.label(Roof, Prefix + ".bound_time");
+    Out.Compute = B.op(Op::Max, {Compute, Streaming});
   }
   NodeId Comm;
   if (W.Comm) {
@@ -89,7 +119,7 @@ NodeId lowerPhase(LoweringContext &Ctx, PhaseId P, const Roofline &M,
                   {Message, *M.PP, M.TP, M.NodeRanks, *M.FabricBW,
                    *M.FabricLatency, M.InterBW, M.InterLatency, M.EtaComm},
                   "");
-      B.publish(P, PM::PipelineSendTime, Sends);
+      Pub(PM::PipelineSendTime, Sends);
       Comm = B.op(Op::Add, {Comm, Sends});
     }
     if (M.EP) {
@@ -108,7 +138,7 @@ NodeId lowerPhase(LoweringContext &Ctx, PhaseId P, const Roofline &M,
                    *M.FabricLatency, M.InterBW, M.InterLatency, M.EtaComm},
                   "");
       NodeId AllToAll = B.op(Op::Mul, {M.MoeLayers, Layer});
-      B.publish(P, PM::ExpertAllToAllTime, AllToAll);
+      Pub(PM::ExpertAllToAllTime, AllToAll);
       Comm = B.op(Op::Add, {Comm, AllToAll});
     }
   } else {
@@ -116,10 +146,24 @@ NodeId lowerPhase(LoweringContext &Ctx, PhaseId P, const Roofline &M,
                     "no intra-node fabric: no tensor-parallel communication "
                     "is modelled");
   }
-  B.publish(P, PM::CommTime, Comm);
-  NodeId Step = B.apply(FormulaId::StepTime, {Roof, Comm}, "");
-  B.publish(phaseInfo(P).StepTime, Step);
-  return Step;
+  Pub(PM::CommTime, Comm);
+  Out.Added = Comm;
+  Out.Step = B.apply(FormulaId::StepTime, {Roof, Comm}, "");
+  if (Hidden.empty())
+    B.publish(phaseInfo(P).StepTime, Out.Step);
+  else
+    B.label(Out.Step, Hidden + ".step_time");
+  return Out;
+}
+
+NodeId lowerPhase(LoweringContext &Ctx, PhaseId P, const Roofline &M,
+                  const PhaseWork &W) {
+  return lowerPhaseTimes(Ctx, P, M, W, "").Step;
+}
+
+PhaseTimes lowerHiddenPhase(LoweringContext &Ctx, PhaseId P, const Roofline &M,
+                            const PhaseWork &W, const std::string &Label) {
+  return lowerPhaseTimes(Ctx, P, M, W, Label);
 }
 
 NodeId weightsRead(LoweringContext &Ctx, NodeId Tokens,

@@ -34,6 +34,12 @@ struct PhaseWork {
 NodeId lowerPhase(LoweringContext &Ctx, PhaseId P, const Roofline &M,
                   const PhaseWork &Work);
 
+/// Lowers phase \p P's work as lowerPhase does at another batch, publishing
+/// nothing: its values are labelled \p Label + "." + suffix
+/// (`decode.at_slots.compute_time`) for explain.
+PhaseTimes lowerHiddenPhase(LoweringContext &Ctx, PhaseId P, const Roofline &M,
+                            const PhaseWork &W, const std::string &Label);
+
 /// Weight bytes a pass over \p Tokens tokens reads per device: all of them
 /// for a dense model, the experts it touches for an MoE model (published as
 /// the phase's weight_bytes), none when the weights stream in (wall 6).
@@ -54,10 +60,12 @@ enum class DecoderPass { Prefill, Decode };
 /// over \p Span tokens (the prompt, or the mean context in decode), with
 /// \p Weights bytes of weights read per device. Its bytes, attention FLOPs
 /// and FLOPs come from the pass's formulas (walls 1-3) and are published as
-/// phase \p P's metrics; lowerPhase then times the work.
+/// phase \p P's metrics (only labelled \p Hidden + "." + suffix when
+/// \p Hidden is given); lowerPhase then times the work.
 PhaseWork decoderWork(LoweringContext &Ctx, PhaseId P, DecoderPass Pass,
                       const DecoderShape &S, NodeId Weights, NodeId Sequences,
-                      NodeId Tokens, NodeId Span, NodeId TP);
+                      NodeId Tokens, NodeId Span, NodeId TP,
+                      const std::string &Hidden = "");
 
 } // namespace mlsc
 

@@ -6,7 +6,8 @@
 //    prefills the whole batch), the KV transfer of prefill/decode
 //    disaggregation (DistServe), then output x TPOT;
 //  - the interference of other requests' prefills with its decode;
-//  - the replicas and slots of the system, and their throughput.
+//  - the throughput of a replica, its slots full (its replicas and the
+//    batch the load keeps running come from lowerRunningBatch).
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,28 +23,8 @@ bool lowerRequests(LoweringContext &Ctx) {
   GraphBuilder &B = Ctx.B;
   const ir::Entity &W = *Ctx.Workload;
 
-  // The prompt tokens a request computes: a prefix cache skips the hits.
-  NodeId OneSequence = B.constant(1, "one sequence");
-  NodeId Computed = D.Prompt;
-  if (std::optional<NodeId> Hit = Ctx.field(W, "prefix_hit_rate")) {
-    Computed = B.apply(FormulaId::PrefillTokensComputed, {D.Prompt, *Hit},
-                       "request.prefill_tokens");
-  }
-
-  // Continuous batching prefills each request alone; static batching
-  // prefills the whole batch at once and holds every slot until the batch
-  // ends (Orca, OSDI 2022). `max_output` is the batch's longest output.
-  NodeId RequestPrefill;
-  if (D.Static) {
-    RequestPrefill = D.PrefillTime;
-  } else {
-    NodeId PrefillWeights = weightsRead(Ctx, Computed, PhaseId::RequestPrefill);
-    PhaseWork Work =
-        decoderWork(Ctx, PhaseId::RequestPrefill, DecoderPass::Prefill,
-                    DecoderShape{D.ComputeParams, D.Layers, D.AttnDim, D.KV},
-                    PrefillWeights, OneSequence, Computed, Computed, D.TP);
-    RequestPrefill = lowerPhase(Ctx, PhaseId::RequestPrefill, D.Machine, Work);
-  }
+  NodeId Computed = D.Computed;
+  NodeId RequestPrefill = D.RequestPrefill;
 
   // Chunked prefill (Sarathi-Serve): chunks of C prompt tokens ride on
   // decode iterations, so the prefill takes ceil(S/C) iterations of
@@ -89,32 +70,20 @@ bool lowerRequests(LoweringContext &Ctx) {
   }
 
   B.publish(MetricId::ItlP50, D.TPOT);
-  // Every replica (tp x pp x ep devices) serves `batch` requests at once:
-  // the queue has replicas x batch servers.
-  NodeId Replicas =
-      B.op(Op::Floor, {B.op(Op::Div, {Ctx.Sys->Devices, D.ReplicaDevices})});
-  B.publish(MetricId::Replicas, Replicas);
-  NodeId Servers = B.op(Op::Mul, {Replicas, D.Batch});
-  B.publish(MetricId::Servers, Servers);
+  NodeId Replicas = D.Replicas;
 
   // Prefill interference (Sarathi-Serve): with continuous batching on a
-  // colocated replica, the other requests' prefills take time from its
-  // decode iterations: all of it without chunked prefill, only what the
-  // chunks add to the iterations with it. They arrive at
-  // lambda / replicas x (B - 1) / B (a request's own prefill precedes its
-  // decode; a lone slot sees none).
+  // colocated replica, the other requests' prefills (their rate from
+  // lowerRunningBatch) take time from its decode iterations: all of it
+  // without chunked prefill, only what the chunks add to the iterations
+  // with it.
   NodeId MeanTPOT = D.TPOT;
   // A request's TPOT as benchmarks report it, (E2E - TTFT) / (output - 1):
   // without other requests' prefills every gap is a decode step.
   NodeId TpotP50 = D.TPOT, TpotP99 = D.TPOT;
   std::optional<NodeId> Arrival = Ctx.field(W, "arrival");
-  if (Arrival && !D.Static && !Fabric) {
-    NodeId Others = B.op(
-        Op::Div, {B.op(Op::Sub, {D.Batch, B.constant(1, "the request itself")}),
-                  D.Batch});
-    NodeId Rate = B.op(Op::Mul, {B.op(Op::Div, {*Arrival, Replicas}), Others});
-    B.label(Rate, "interfering_prefill_rate");
-    D.OtherPrefills = Rate;
+  if (D.OtherPrefills) {
+    NodeId Rate = *D.OtherPrefills;
     NodeId Extra = RequestPrefill;
     if (D.Chunk) {
       // The chunks' time beyond the decode iterations they ride on.
@@ -164,7 +133,9 @@ bool lowerRequests(LoweringContext &Ctx) {
     D.Service = B.apply(FormulaId::EndToEndLatency,
                         {FirstToken, MeanTPOT, D.Output}, "");
     B.publish(MetricId::RequestServiceTime, D.Service);
-    Throughput = B.apply(FormulaId::DecodeThroughput, {D.Batch, D.TPOT}, "");
+    // The replica's capacity: its slots full.
+    Throughput =
+        B.apply(FormulaId::DecodeThroughput, {D.Batch, D.CapacityTPOT}, "");
   }
   B.publish(MetricId::Throughput, Throughput);
   B.publish(MetricId::ThroughputPerDevice,
@@ -176,8 +147,6 @@ bool lowerRequests(LoweringContext &Ctx) {
   if (Ctx.foldedNumber(W, "output") <= 1)
     B.G.MainPhase = D.Static ? PhaseId::Prefill : PhaseId::RequestPrefill;
   D.FirstToken = FirstToken;
-  D.Servers = Servers;
-  D.Replicas = Replicas;
   D.Arrival = Arrival;
   return true;
 }

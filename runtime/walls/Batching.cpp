@@ -19,6 +19,22 @@
 // optimum is the largest B with T(B) <= TPOT, solved in closed form per
 // regime: B <= TPOT*peak/f (compute) and B <= (TPOT*BW - W)/m (memory),
 // capped by the memory capacity (maxConcurrentSequences).
+// The running decode batch under load: continuous batching admits a request
+// to a free slot at once, so a replica's slots hold L = lambda_r * S
+// requests on average (Little's law), S a request's time in its slot. A
+// request arriving with Poisson traffic sees that time average (PASTA), so
+// its decode steps run at b = 1 + L sequences, itself and the others,
+// capped by the slots B. S = T_fixed + (n - 1) * T(b) / (1 - f) grows with b
+// through the step time (f: the share other requests' prefills take), so b
+// is a fixed point of g(b) = min(B, 1 + lambda_r * S(b)). The step is
+// T(u) = max(C(u), M(u)) + K(u) over the micro-batch u = b / min(pp, b),
+// each part affine in u (FLOPs, KV bytes and messages grow linearly with
+// the sequences; weights, latencies and fixed costs do not), so two
+// lowered steps, at u = 1 and at the slot limit, give every coefficient.
+// g is non-decreasing and convex where u grows, so g(b) - b has one root in
+// [1, B] when g(B) < B: bisection finds it; otherwise the slots are full.
+// An MoE step's weight read is concave in the tokens, so the chord between
+// the two points under-states it in between.
 // Known answers: test/unit/BatchingTest.cpp.
 //
 //===----------------------------------------------------------------------===//
@@ -86,6 +102,58 @@ Number maxBatchUnderTPOT(Time TPOTLimit, Flops FlopsPerSequence, Bytes Weights,
       wholeItems(((TPOTLimit * BW - Weights) / BytesPerSequence).value());
   return in<Number>(
       std::min({ComputeBound, MemoryBound, wholeItems(Capacity.value())}));
+}
+
+Number runningDecodeBatch(Time Compute1, Time Memory1, Time Added1,
+                          Time ComputeSlots, Time MemorySlots, Time AddedSlots,
+                          Number Slots, Number PP, RequestRate Rate, Time Fixed,
+                          Tokens Output, Number Interference) {
+  const double B = Slots.value(), Stages = std::max(PP.value(), 1.0);
+  const double Lambda = (Rate / in<Requests>(1.0)).value();
+  const double F = Interference.value();
+  const double Gaps = std::max((Output / OneToken).value() - 1.0, 0.0);
+  const double In[] = {Compute1.value(),
+                       Memory1.value(),
+                       Added1.value(),
+                       ComputeSlots.value(),
+                       MemorySlots.value(),
+                       AddedSlots.value(),
+                       B,
+                       Lambda,
+                       Fixed.value(),
+                       F};
+  for (double V : In)
+    if (std::isnan(V))
+      return in<Number>(std::nan(""));
+  if (!(B > 1))
+    return Slots;
+  if (!(F < 1) || std::isinf(Lambda) || std::isinf(Fixed.value()))
+    return Slots; // the slots never empty: prefills alone saturate them
+  auto micro = [&](double Batch) {
+    return Batch / std::max(1.0, std::min(Stages, Batch));
+  };
+  const double USlots = micro(B);
+  auto part = [&](double One, double AtSlots, double U) {
+    if (!(USlots > 1))
+      return AtSlots;
+    return One + (AtSlots - One) * (U - 1.0) / (USlots - 1.0);
+  };
+  auto g = [&](double Batch) {
+    double U = micro(Batch);
+    double Step = std::max(part(Compute1.value(), ComputeSlots.value(), U),
+                           part(Memory1.value(), MemorySlots.value(), U)) +
+                  part(Added1.value(), AddedSlots.value(), U);
+    double InSlot = Fixed.value() + Gaps * Step / (1.0 - F);
+    return std::min(B, 1.0 + Lambda * InSlot);
+  };
+  if (g(B) >= B)
+    return Slots;
+  double Lo = 1.0, Hi = B; // g(Lo) >= Lo, g(Hi) < Hi
+  for (int I = 0; I < 200 && Hi - Lo > 1e-12 * Hi; ++I) {
+    double Mid = 0.5 * (Lo + Hi);
+    (g(Mid) >= Mid ? Lo : Hi) = Mid;
+  }
+  return in<Number>(0.5 * (Lo + Hi));
 }
 
 } // namespace mlsc::walls

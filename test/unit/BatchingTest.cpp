@@ -9,6 +9,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 using namespace mlsc;
 using namespace mlsc::q;
 using namespace mlsc::walls;
@@ -124,6 +126,46 @@ TEST(BatchingWall, MaxBatchUnderTPOTByRegime) {
   // more than a 20 ms limit.
   EXPECT_EQ(maxBatchUnderTPOT(in<Time>(0.02), F, W, M, Peak, BW, NoCap).value(),
             0.0);
+}
+
+TEST(BatchingWall, RunningDecodeBatchIsLittlesLawFixedPoint) {
+  // A memory-bound step: 10 ms at one sequence, 20 ms at the 101 slots, so
+  // 0.1 ms per sequence more; compute 0 to 1 ms stays below it; nothing
+  // added. A request holds its slot for a 100 ms prefill and 100 gaps:
+  // S(b) = 0.1 + 100 x (0.010 + 0.0001 x (b - 1)) = 1.09 + 0.01 b s.
+  auto ms = [](double V) { return in<Time>(V * 1e-3); };
+  const Time Zero = ms(0);
+  auto solve = [&](double Rate, double PP, double Interference,
+                   double SlotsMemory = 20) {
+    return runningDecodeBatch(Zero, ms(10), Zero, ms(1), ms(SlotsMemory), Zero,
+                              in<Number>(101), in<Number>(PP),
+                              in<RequestRate>(Rate), ms(100), in<Tokens>(101),
+                              in<Number>(Interference))
+        .value();
+  };
+  // 10 req/s: b = 1 + 10 x (1.09 + 0.01 b) = 11.9 + 0.1 b, b = 11.9 / 0.9.
+  EXPECT_NEAR(solve(10, 1, 0), 11.9 / 0.9, 1e-9);
+  // Half the time to other prefills: S = 0.1 + 100 x 2 x (0.0099 + 0.0001
+  // b) = 2.08 + 0.02 b; b = 1 + 20.8 + 0.2 b = 21.8 / 0.8 = 27.25.
+  EXPECT_NEAR(solve(10, 1, 0.5), 27.25, 1e-9);
+  // 100 req/s: b = 110 + b has no root below the slots: they stay full.
+  EXPECT_EQ(solve(100, 1, 0), 101.0);
+  // Prefills alone fill the replica: the slots never empty.
+  EXPECT_EQ(solve(10, 1, 1), 101.0);
+  // Two pipeline stages: a micro-batch is u = b / 2, and at the slots
+  // 50.5, so with 14.95 ms there the step still grows 0.1 ms per sequence
+  // of u: S = 0.1 + 100 x (0.0099 + 0.0001 b / 2) = 1.09 + 0.005 b and
+  // b = 1 + 10.9 + 0.05 b = 11.9 / 0.95.
+  EXPECT_NEAR(solve(10, 2, 0, 14.95), 11.9 / 0.95, 1e-9);
+  // No traffic: the request runs alone.
+  EXPECT_NEAR(solve(0, 1, 0), 1.0, 1e-12);
+  // One slot is one sequence whatever the load; NaN stays NaN.
+  EXPECT_EQ(runningDecodeBatch(Zero, ms(10), Zero, ms(1), ms(20), Zero, One,
+                               One, in<RequestRate>(10), ms(100),
+                               in<Tokens>(101), in<Number>(0))
+                .value(),
+            1.0);
+  EXPECT_TRUE(std::isnan(solve(std::nan(""), 1, 0)));
 }
 
 TEST(BatchingWall, FormulasCarryWallAndDimensions) {

@@ -88,10 +88,14 @@ TEST(StepModel, ReproducesEveryGraphsPrefillAndDecode) {
         std::optional<StepModel> M = StepModel::of(E);
         if (!M)
           continue;
-        // Prefill runs the batch; decode one micro-batch of it.
+        // Prefill runs the batch; decode one micro-batch of the batch the
+        // load keeps running (the slots full without an arrival rate).
         double Batch = E.value(MetricId::Batch);
+        double Running = G.has(MetricId::RunningBatch)
+                             ? E.value(MetricId::RunningBatch)
+                             : Batch;
         double Micro =
-            Batch / std::max(1.0, std::min(E.value(MetricId::PP), Batch));
+            Running / std::max(1.0, std::min(E.value(MetricId::PP), Running));
         double Context = E.value(*G.findNamed("decode.context"));
         // ctx = prompt + output / 2 and the sequence is prompt + output.
         double S = 2 * Context - E.value(*G.findNamed("sequence_length"));

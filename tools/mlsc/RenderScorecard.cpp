@@ -321,6 +321,13 @@ void printQueue(const ScenarioResult &R, llvm::raw_ostream &OS) {
                : fmt::format("utilisation {}% of {}",
                              formatNumber(100 * R[M::Utilisation]), Slots),
       "[wall 7: tail latency]");
+  // One slot a replica runs one sequence at any load.
+  if (R.has(M::RunningBatch) && R[M::Servers] > R[M::Replicas])
+    row(OS, "running batch",
+        fmt::format("{} of {} slots", formatNumber(R[M::RunningBatch]),
+                    formatNumber(R[M::Servers] / R[M::Replicas])),
+        "decode steps run the load: 1 + arrival per replica x time in a "
+        "slot (Little's law) [wall 5: batching]");
   if (R.has(M::PrefillInterference) && R[M::PrefillInterference] > 0)
     row(OS, "token gap",
         R[M::PrefillInterference] < 1
@@ -368,7 +375,8 @@ void printDecoderPerformance(const ScenarioResult &R, llvm::raw_ostream &OS) {
   row(OS, "throughput", show(R, M::Throughput),
       (Static ? "per replica, static batching: the batch's tokens over its "
                 "prefill and longest decode"
-              : "per replica") +
+       : R.has(M::RunningBatch) ? "per replica, its slots full (capacity)"
+                                : "per replica") +
           PerDevice);
   if (R.has(M::MaxBatchUnderTpot))
     row(OS, "best batch",

@@ -1,0 +1,112 @@
+//===- RunningBatch.cpp - Wall 5: the decode batch the load keeps running -===//
+//
+// `batch` is the slot limit of a replica (vLLM's max_num_seqs). Without an
+// arrival rate, or with static batching, every decode step runs the slots
+// full. Under an arrival rate, continuous batching admits requests as they
+// come, so a decode step runs the requests the load keeps in the slots:
+// by Little's law lambda_r x S of them, S a request's time in its slot,
+// which itself grows with the batch through the step time. This step
+// lowers a request's own prefill and the system's replicas, solves that
+// fixed point (running_decode_batch, runtime/walls/Batching.cpp) and
+// lowers the decode phase at the batch found; the step at the slot limit
+// stays the replica's capacity, its throughput.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/lowering/Phase.h"
+#include "passes/lowering/Steps.h"
+
+namespace mlsc {
+
+using graph::Op;
+
+PhaseTimes lowerDecodeAt(LoweringContext &Ctx, NodeId Batch,
+                         const std::string &Hidden);
+
+bool lowerRunningBatch(LoweringContext &Ctx) {
+  DecoderState &D = Ctx.Decoder;
+  GraphBuilder &B = Ctx.B;
+  const ir::Entity &W = *Ctx.Workload;
+
+  // The prompt tokens a request computes: a prefix cache skips the hits.
+  // Continuous batching prefills each request alone (static batching
+  // prefills the whole batch at once, lowerDecoderSteps).
+  D.Computed = D.Prompt;
+  if (std::optional<NodeId> Hit = Ctx.field(W, "prefix_hit_rate")) {
+    D.Computed = B.apply(FormulaId::PrefillTokensComputed, {D.Prompt, *Hit},
+                         "request.prefill_tokens");
+  }
+  if (D.Static) {
+    D.RequestPrefill = D.PrefillTime;
+  } else {
+    NodeId Weights = weightsRead(Ctx, D.Computed, PhaseId::RequestPrefill);
+    PhaseWork Work = decoderWork(
+        Ctx, PhaseId::RequestPrefill, DecoderPass::Prefill,
+        DecoderShape{D.ComputeParams, D.Layers, D.AttnDim, D.KV}, Weights,
+        B.constant(1, "one sequence"), D.Computed, D.Computed, D.TP);
+    D.RequestPrefill =
+        lowerPhase(Ctx, PhaseId::RequestPrefill, D.Machine, Work);
+  }
+
+  // Every replica (tp x pp x ep devices) serves `batch` requests at once:
+  // the queue has replicas x batch servers.
+  D.Replicas =
+      B.op(Op::Floor, {B.op(Op::Div, {Ctx.Sys->Devices, D.ReplicaDevices})});
+  B.publish(MetricId::Replicas, D.Replicas);
+  D.Servers = B.op(Op::Mul, {D.Replicas, D.Batch});
+  B.publish(MetricId::Servers, D.Servers);
+  if (!D.Loaded)
+    return true;
+
+  // Prefill interference (Sarathi-Serve, wall 4): on a colocated replica
+  // the other requests' prefills, arriving at lambda / replicas x (B - 1) /
+  // B (a request's own prefill precedes its decode; a lone slot sees none),
+  // take time from its decode iterations.
+  NodeId Arrival = *Ctx.field(W, "arrival");
+  NodeId PerReplica = B.op(Op::Div, {Arrival, D.Replicas});
+  B.label(PerReplica, "arrival_per_replica");
+  const bool Colocated = !Ctx.entity(W, "disaggregation.fabric");
+  NodeId InSlotFixed = D.RequestPrefill;
+  NodeId F = B.constant(0, "a disaggregated decode replica runs no prefills");
+  if (Colocated) {
+    NodeId Others = B.op(
+        Op::Div, {B.op(Op::Sub, {D.Batch, B.constant(1, "the request itself")}),
+                  D.Batch});
+    NodeId Rate = B.op(Op::Mul, {PerReplica, Others});
+    B.label(Rate, "interfering_prefill_rate");
+    D.OtherPrefills = Rate;
+    // What each prefill adds to the replica's iterations: all of it, or
+    // with chunked prefill what its chunks add beyond the decode steps
+    // they ride on. The running batch is solved with the chunks riding on
+    // one-sequence steps: at least the time they add at any batch, so the
+    // batch found is an upper bound.
+    NodeId Extra = D.RequestPrefill;
+    if (D.Chunk) {
+      InSlotFixed = B.apply(
+          FormulaId::ChunkedPrefillTime,
+          {D.RequestPrefill, D.DecodeAtOne.Step, D.Computed, *D.Chunk}, "");
+      NodeId Ridden =
+          B.op(Op::Mul,
+               {B.apply(FormulaId::PrefillChunks, {D.Computed, *D.Chunk}, ""),
+                D.DecodeAtOne.Step});
+      Extra = B.op(Op::Sub, {InSlotFixed, Ridden});
+    }
+    F = B.apply(FormulaId::PrefillInterference, {Rate, Extra},
+                "running_batch.interference");
+  }
+
+  // The batch: b = min(B, 1 + lambda_r x S(b)), the step at b interpolated
+  // between the step at one sequence and at the slots.
+  const PhaseTimes &One = D.DecodeAtOne, &Slots = D.DecodeAtSlots;
+  NodeId Running = B.apply(FormulaId::RunningDecodeBatch,
+                           {One.Compute, One.Memory, One.Added, Slots.Compute,
+                            Slots.Memory, Slots.Added, D.Batch, D.PP,
+                            PerReplica, InSlotFixed, D.Output, F},
+                           "");
+  B.publish(MetricId::RunningBatch, Running);
+  lowerDecodeAt(Ctx, Running, "");
+  D.TPOT = D.DecodeStep;
+  return true;
+}
+
+} // namespace mlsc
