@@ -151,6 +151,7 @@ struct StepInputs {
   NodeId InjectBW;                         ///< weight streaming (wall 6)
   NodeId MoeParams, MoeActive, MoeExperts, MoeTopK; ///< MoE routing
   NodeId MoeLayers; ///< layers with experts (their all-to-alls)
+  NodeId StepOverhead, LayerOverhead; ///< a step's fixed costs (wall 3)
 };
 
 struct Graph {

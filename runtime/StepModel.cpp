@@ -42,6 +42,10 @@ std::optional<StepModel> StepModel::of(const Evaluator &E) {
     M.NodeRanks = v(In.NodeRanks);
     M.EtaComm = v(In.EtaComm);
   }
+  if (In.StepOverhead.isValid()) {
+    M.StepOverhead = v(In.StepOverhead);
+    M.LayerOverhead = v(In.LayerOverhead);
+  }
   if ((M.Streams = In.InjectBW.isValid()))
     M.InjectBW = v(In.InjectBW);
   if ((M.Moe = In.MoeParams.isValid())) {
@@ -131,7 +135,10 @@ StepTime StepModel::step(double Batch, double Cached, double New) const {
     }
   }
   T.Comm = Comm.value();
-  T.Time = stepTime(Bound, Comm).value();
+  T.Overhead =
+      stepOverheadTime(in<Time>(StepOverhead), in<Time>(LayerOverhead), L)
+          .value();
+  T.Time = stepTime(Bound, Comm).value() + T.Overhead;
   return T;
 }
 

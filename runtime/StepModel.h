@@ -14,6 +14,7 @@
 //   F_attn = 2*L*B*d_attn*(N*C + N(N+1)/2) / tp
 //   M      = W_read(B*N tokens) + B*(C + N)*kv / tp
 //   T      = max(F / (peak*eta), M / (BW*eta_mem), T_streaming) + T_comm
+//            + beta_step + L * beta_layer
 // with eta blended from the GEMM and attention classes (wall 3), weight
 // streaming (wall 6) and two tensor-parallel all-reduces per layer (wall
 // 14). The graph's decode step is this at (B, ctx - 1, 1), its attention
@@ -36,7 +37,8 @@ struct StepTime {
   double Compute = 0, Memory = 0, Streaming = 0, Comm = 0;
   double PipelineSends = 0;  ///< part of Comm: sends between pipeline stages
   double ExpertAllToAll = 0; ///< part of Comm: expert dispatch and combine
-  double Time = 0;           ///< max(compute, memory, streaming) + comm
+  double Overhead = 0;       ///< the step's fixed cost (wall 3)
+  double Time = 0; ///< max(compute, memory, streaming) + comm + overhead
 };
 
 class StepModel {
@@ -67,6 +69,7 @@ private:
   bool Moe = false;
   double MoeParams = 0, MoeActive = 0, MoeExperts = 0, MoeTopK = 0;
   double MoeLayers = 0;
+  double StepOverhead = 0, LayerOverhead = 0;
 };
 
 } // namespace mlsc

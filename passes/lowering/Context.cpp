@@ -129,7 +129,10 @@ NodeId LoweringContext::orDefault(const ir::Entity &E, DefaultId Which) {
   LeafOrigin O;
   O.Entity = E.Name;
   O.Field = D.Field;
-  O.Spelling = fmt::format("{}", D.Written);
+  // As a user would write it: `1 ms`, `0.8`.
+  O.Spelling = llvm::StringRef(D.Unit) == "1"
+                   ? fmt::format("{}", D.Written)
+                   : fmt::format("{} {}", D.Written, D.Unit);
   O.Notes.push_back(D.note());
   O.Assumed = true;
   O.Calibrated = D.Calibrated;

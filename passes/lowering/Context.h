@@ -66,6 +66,8 @@ struct Roofline {
   /// layers, among the replica's tp x pp x ep devices.
   std::optional<NodeId> EP;
   NodeId TopK, MoeLayers, ReplicaDevices;
+  /// Wall 3: a decoder step's fixed costs, per step and per layer.
+  std::optional<NodeId> StepOverhead, LayerOverhead;
   /// Wall 6: weights stream in at this bandwidth, layer by layer.
   std::optional<NodeId> InjectBW;
   NodeId Params, WeightBytes;

@@ -144,6 +144,9 @@ bool lowerDecoderInputs(LoweringContext &Ctx) {
     B.label(M.EtaAttention, "attention_efficiency_at_" + Precision.Name);
   }
   M.EtaMem = Ctx.orDefault(W, DefaultId::MemoryEfficiency);
+  // Wall 3: every step's fixed cost, per step and per layer.
+  M.StepOverhead = Ctx.orDefault(W, DefaultId::StepOverhead);
+  M.LayerOverhead = Ctx.orDefault(W, DefaultId::LayerOverhead);
   pruning(Ctx);
   M.Layers = D.Layers;
   M.ActivationBytes = D.Bytes;

@@ -129,6 +129,10 @@ bool lowerDecoderSteps(LoweringContext &Ctx) {
   }
   if (M.InjectBW)
     In.InjectBW = *M.InjectBW;
+  if (M.StepOverhead) {
+    In.StepOverhead = *M.StepOverhead;
+    In.LayerOverhead = *M.LayerOverhead;
+  }
   if (D.Moe) {
     In.MoeParams = D.Moe->Params;
     In.MoeActive = D.Moe->Active;

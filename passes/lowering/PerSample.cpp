@@ -48,7 +48,11 @@ bool lowerPerSampleInputs(LoweringContext &Ctx) {
   if (Convolutional) {
     Forward = Ctx.required(Model, "flops_per_sample",
                            "the forward FLOPs of one sample");
-    Eta = Ctx.kernelEfficiency(W, DefaultId::KernelConv);
+    // Inference engines (TensorRT-class) fuse more than training's cuDNN
+    // steps: their own default, unless the workload gives `kernels.conv`.
+    Eta = Ctx.kernelEfficiency(W, S.Training || W.field("kernels.conv")
+                                      ? DefaultId::KernelConv
+                                      : DefaultId::KernelConvInference);
   } else {
     const char *Why = "the encoder's attention FLOPs";
     NodeId Layers = Ctx.required(Model, "layers", Why);

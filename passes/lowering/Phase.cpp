@@ -149,6 +149,16 @@ static PhaseTimes lowerPhaseTimes(LoweringContext &Ctx, PhaseId P,
   Pub(PM::CommTime, Comm);
   Out.Added = Comm;
   Out.Step = B.apply(FormulaId::StepTime, {Roof, Comm}, "");
+  if (M.StepOverhead) {
+    // Wall 3: the engine's fixed cost of a step and of each of its layers.
+    NodeId Overhead =
+        B.apply(FormulaId::StepOverheadTime,
+                {*M.StepOverhead, *M.LayerOverhead, M.Layers}, "");
+    Pub(PM::OverheadTime, Overhead);
+    Out.Added = B.op(Op::Add, {Comm, Overhead});
+    B.label(Out.Step, Prefix + ".kernel_time");
+    Out.Step = B.op(Op::Add, {Out.Step, Overhead});
+  }
   if (Hidden.empty())
     B.publish(phaseInfo(P).StepTime, Out.Step);
   else

@@ -38,4 +38,8 @@ Number blendedEfficiency(Flops Total, Flops Attention, Number GemmEfficiency,
                   Attention / AttentionEfficiency);
 }
 
+Time stepOverheadTime(Time PerStep, Time PerLayer, Number Layers) {
+  return PerStep + Layers * PerLayer;
+}
+
 } // namespace mlsc::walls

@@ -17,10 +17,7 @@ namespace {
 /// supports; until then they are known, and listed: the test fails when a
 /// default outside its range is not listed here, and when one listed here
 /// has come back into its range (so the list stays true).
-const std::set<std::string> KnownOutOfRange = {
-    "workload.memory_efficiency", // default 1, plausible 0.60-0.95
-    "workload.comm_efficiency",   // default 1, plausible 0.50-0.95
-};
+const std::set<std::string> KnownOutOfRange = {};
 
 TEST(Defaults, EveryDefaultLiesInItsRangeButTheKnownExceptions) {
   for (const DefaultInfo &D : allDefaults()) {

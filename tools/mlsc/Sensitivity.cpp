@@ -157,17 +157,21 @@ int sensitivityCommand(const DriverOptions &O,
   OS << "\nbinding wall " << B.label() << " (" << phaseInfo(B.Phase).Prefix
      << " step); across each calibrated factor's plausible range:\n";
   for (const FactorFlips &F : Flips) {
+    // A factor with a unit (a fixed cost in seconds) is shown with it.
+    const Dimension &Dim = G->node(F.Leaf).Dim;
+    auto show = [&](double V) {
+      return Dim.isDimensionless() ? formatNumber(V) : formatQuantity(V, Dim);
+    };
     std::string Where =
         F.Flips.empty()
             ? fmt::format("{} throughout (robust)", wallShortName(F.WallAtLow))
             : "";
     for (const FlipPoint &P : F.Flips)
-      Where += fmt::format("{}{} below {}, {} above", Where.empty() ? "" : "; ",
-                           wallShortName(P.From), formatNumber(P.At),
-                           wallShortName(P.To));
-    OS << fmt::format("  {} = {} in [{}, {}]: {}\n", F.Name,
-                      formatNumber(F.Value), formatNumber(F.Low),
-                      formatNumber(F.High), Where);
+      Where +=
+          fmt::format("{}{} below {}, {} above", Where.empty() ? "" : "; ",
+                      wallShortName(P.From), show(P.At), wallShortName(P.To));
+    OS << fmt::format("  {} = {} in [{}, {}]: {}\n", F.Name, show(F.Value),
+                      show(F.Low), show(F.High), Where);
   }
   return Success;
 }
