@@ -1,10 +1,14 @@
 //===- Sustainability.cpp - Wall 18: power and energy ---------------------===//
 //
 // Every workload: the system's power at nameplate (devices x TDP + nodes x
-// node overhead, an upper bound on the draw) and the energy per unit of
-// work at the system's throughput - per token for a decoder, per sample
-// for a CNN or encoder. Operational carbon, water and embodied carbon are
-// not lowered yet (docs/walls.md).
+// node overhead, an upper bound on the draw), its power at the load, and
+// the energy per unit of work - per token for a decoder, per sample for a
+// CNN or encoder. In inference a device draws its idle share of TDP with a
+// model resident, and its busy share while it runs steps: all the time
+// without an arrival rate, else while any request is in its replica's
+// slots. Training runs near TDP (Patterson et al.) and is counted at
+// nameplate. Operational carbon, water and embodied carbon are not lowered
+// yet (docs/walls.md).
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,12 +22,43 @@ bool lowerEnergy(LoweringContext &Ctx) {
   GraphBuilder &B = Ctx.B;
   graph::Graph &G = B.G;
   const System &Sys = *Ctx.Sys;
-  NodeId Power = B.apply(FormulaId::SystemPower,
-                         {Sys.Devices, Sys.TDP, Sys.Nodes, Sys.Overhead}, "");
+  NodeId Nameplate =
+      B.apply(FormulaId::SystemPower,
+              {Sys.Devices, Sys.TDP, Sys.Nodes, Sys.Overhead}, "");
+  B.publish(MetricId::PowerNameplate, Nameplate);
+  NodeId Power = Nameplate;
+  const ir::Entity &W = *Ctx.Workload;
+  if (Ctx.enumField<WorkloadMode>(W, "mode") != WorkloadMode::Training) {
+    const DecoderState &D = Ctx.Decoder;
+    NodeId Share;
+    if (D.Arrival && D.Service.isValid())
+      Share = B.apply(FormulaId::BusyShare,
+                      {B.op(Op::Div, {*D.Arrival, D.Replicas}), D.Service}, "");
+    else
+      Share = B.constant(1, "no arrival rate: the devices run steps all the "
+                            "time");
+    B.publish(MetricId::BusyShare, Share);
+    NodeId Device =
+        B.apply(FormulaId::DevicePowerAtLoad,
+                {Sys.TDP, Ctx.orDefault(*Sys.Accel, DefaultId::IdlePower),
+                 Ctx.orDefault(*Sys.Accel, DefaultId::BusyPower), Share},
+                "device_power");
+    Power = B.apply(FormulaId::SystemPower,
+                    {Sys.Devices, Device, Sys.Nodes, Sys.Overhead}, "");
+  }
   B.publish(MetricId::Power, Power);
-  if (std::optional<NodeId> X = G.find(MetricId::SystemThroughput))
+  if (std::optional<NodeId> X = G.find(MetricId::SystemThroughput)) {
+    // The tokens served: what arrives, up to the capacity.
+    NodeId Served = *X;
+    if (Ctx.Decoder.Arrival)
+      Served =
+          B.op(Op::Min,
+               {*X, B.apply(FormulaId::ServedTokenRate,
+                            {*Ctx.Decoder.Arrival, Ctx.Decoder.Output}, "")});
+    B.publish(MetricId::ServedThroughput, Served);
     B.publish(MetricId::EnergyPerToken,
-              B.apply(FormulaId::EnergyPerToken, {Power, *X}, ""));
+              B.apply(FormulaId::EnergyPerToken, {Power, Served}, ""));
+  }
   if (std::optional<NodeId> X = G.find(MetricId::SystemSampleThroughput))
     B.publish(MetricId::EnergyPerSample, B.op(Op::Div, {Power, *X}));
   return true;

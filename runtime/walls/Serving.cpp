@@ -127,6 +127,10 @@ Time requestTpotQuantile(Time TPOT, Time MeanTPOT, Time Prefill,
   return TPOT + K * Prefill / Gaps;
 }
 
+TokenRate servedTokenRate(RequestRate Arrival, Tokens Output) {
+  return Arrival * Output / in<Requests>(1.0);
+}
+
 Number prefillInterference(RequestRate Rate, Time ExtraPerRequest) {
   return Rate * ExtraPerRequest / in<Requests>(1.0);
 }

@@ -9,13 +9,25 @@
 
 #include "runtime/walls/Formulas.h"
 
+#include <cmath>
+
 namespace mlsc::walls {
 
 using namespace q;
 
-Power systemPower(Number Devices, Power DeviceTDP, Number Nodes,
+Power systemPower(Number Devices, Power DevicePower, Number Nodes,
                   Power NodeOverhead) {
-  return Devices * DeviceTDP + Nodes * NodeOverhead;
+  return Devices * DevicePower + Nodes * NodeOverhead;
+}
+
+Power devicePowerAtLoad(Power TDP, Number IdleFraction, Number BusyFraction,
+                        Number BusyShare) {
+  return TDP * (IdleFraction + (BusyFraction - IdleFraction) * BusyShare);
+}
+
+Number busyShare(RequestRate Rate, Time InSlot) {
+  // -expm1 keeps a light load's small share exact.
+  return in<Number>(-std::expm1(-(Rate * InSlot / in<Requests>(1.0)).value()));
 }
 
 EnergyPerToken energyPerToken(Power Draw, TokenRate Throughput) {

@@ -141,6 +141,20 @@ std::string macroNote(const ScenarioResult &R, const char *Holds) {
   return llvm::join(Parts, "; ");
 }
 
+/// The power row: at the load in inference, at nameplate in training.
+void printPowerAtLoad(const ScenarioResult &R, llvm::raw_ostream &OS) {
+  if (!R.has(M::BusyShare) || R[M::Power] == R[M::PowerNameplate]) {
+    row(OS, "power", show(R, M::Power),
+        "devices x TDP + node overhead: an upper bound [wall 18]");
+    return;
+  }
+  row(OS, "power", show(R, M::Power),
+      fmt::format("devices busy {}% of the time between their idle and busy "
+                  "draw, + node overhead; nameplate {} [wall 18]",
+                  formatNumber(100 * R[M::BusyShare]),
+                  show(R, M::PowerNameplate)));
+}
+
 /// "batch time 26.98 ms ..." and the binding wall of a batch step.
 void printBatchSteps(const ScenarioResult &R, llvm::raw_ostream &OS) {
   row(OS, R.Training ? "step time" : "batch time", show(R, M::BatchTime),
@@ -187,9 +201,10 @@ void printSampleLevels(const ScenarioResult &R, llvm::raw_ostream &OS) {
   OS << "Performance  " << R.Performance << "\n";
   printBatchSteps(R, OS);
   levelRows(R, Level::Performance, OS);
-  OS << "\nMacro        (" << macroNote(R, "power at nameplate") << ")\n";
-  row(OS, "power", show(R, M::Power),
-      "devices x TDP + node overhead: an upper bound [wall 18]");
+  OS << "\nMacro        ("
+     << macroNote(R, R.Training ? "power at nameplate" : "power at the load")
+     << ")\n";
+  printPowerAtLoad(R, OS);
   row(OS, "energy per sample", show(R, M::EnergyPerSample),
       "at " + show(R, M::SystemSampleThroughput) + " over all devices");
   levelRows(R, Level::Macro, OS);
@@ -457,12 +472,17 @@ void printScorecard(const ScenarioResult &R, llvm::raw_ostream &OS) {
       break;
     }
     printDecoderPerformance(R, OS);
-    OS << "\nMacro        (" << macroNote(R, "energy at nameplate power")
+    OS << "\nMacro        (" << macroNote(R, "energy at the load's power")
        << ")\n";
-    row(OS, "power", show(R, M::Power),
-        "devices x TDP + node overhead: an upper bound [wall 18]");
+    printPowerAtLoad(R, OS);
     row(OS, "energy per token", show(R, M::EnergyPerToken),
-        "at " + show(R, M::SystemThroughput) + " over all replicas");
+        R.has(M::ServedThroughput) &&
+                R[M::ServedThroughput] < R[M::SystemThroughput]
+            ? "at " + show(R, M::ServedThroughput) +
+                  " served (arrival x output; capacity " +
+                  show(R, M::SystemThroughput) + ")"
+            : "at " + show(R, M::SystemThroughput) +
+                  " over all replicas, their slots full");
     levelRows(R, Level::Macro, OS);
     break;
   }
