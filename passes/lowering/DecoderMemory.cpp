@@ -86,10 +86,16 @@ bool lowerDecoderMemory(LoweringContext &Ctx) {
   D.Draft = draftModel(Ctx);
 
   // Activations: the largest forward pass is a request's prefill (the whole
-  // batch's with static batching), or one chunk with chunked prefill.
+  // batch's with static batching), or one chunk with chunked prefill, and
+  // never more than the runtime's token budget a pass (a longer prefill
+  // runs in passes of it: TensorRT-LLM's max_num_tokens, vLLM's
+  // max_num_batched_tokens).
   NodeId PassTokens = D.Chunk    ? *D.Chunk
                       : D.Static ? B.op(Op::Mul, {D.Batch, D.Prompt})
                                  : D.Prompt;
+  PassTokens =
+      B.op(Op::Min, {PassTokens, Ctx.orDefault(W, DefaultId::MaxBatchTokens)});
+  B.label(PassTokens, "activation_tokens");
   NodeId FFN = D.FFN ? *D.FFN
                      : B.op(Op::Mul, {B.constant(4, "default ffn = 4h"),
                                       D.Machine.Hidden});
@@ -109,13 +115,15 @@ bool lowerDecoderMemory(LoweringContext &Ctx) {
 
   // Wall 5: the batch must fit a paged KV cache in the memory the serving
   // runtime leaves free (vLLM's defaults: 16-token blocks, 90% usable).
+  // Continuous batching admits and retires sequences one by one, so the
+  // slots hold sequences at every point of their output: on average the
+  // prompt and half the output each (the decode's mean context), and with
+  // many slots the sum stays close to that mean. A static batch's
+  // sequences grow together to their full length.
   NodeId Block = Ctx.orDefault(W, DefaultId::KVBlock);
-  NodeId Usable = Ctx.orDefault(W, DefaultId::MemoryUtilization);
-  NodeId Unused = B.op(Op::Sub, {B.constant(1, "all of the memory"), Usable});
-  NodeId Reserve = B.op(Op::Mul, {D.Capacity, Unused});
-  B.publish(MetricId::RuntimeReserve, Reserve);
-  NodeId PerSequence = B.apply(FormulaId::PagedKVBytesPerSequence,
-                               {D.Sequence, Block, D.KV, D.TP}, "");
+  NodeId PerSequence =
+      B.apply(FormulaId::PagedKVBytesPerSequence,
+              {D.Static ? D.Sequence : D.Context, Block, D.KV, D.TP}, "");
   B.publish(MetricId::KVBytesPerSequence, PerSequence);
   NodeId AllWeights = Resident;
   if (D.Draft) {
@@ -127,6 +135,22 @@ bool lowerDecoderMemory(LoweringContext &Ctx) {
   }
   NodeId Fixed = B.op(Op::Add, {AllWeights, Activations});
   B.label(Fixed, "fixed_memory_per_device");
+  // The runtime's reserve: an absolute size; or, as TensorRT-LLM, the
+  // share of the memory left after the weights and activations that the
+  // KV cache does not take; or, as vLLM, the share of all of the memory
+  // the runtime does not use.
+  NodeId Reserve;
+  NodeId One = B.constant(1, "all of the memory");
+  if (std::optional<NodeId> Size = Ctx.field(W, "memory_reserve")) {
+    Reserve = *Size;
+  } else if (std::optional<NodeId> Free = Ctx.field(W, "kv_free_fraction")) {
+    Reserve = B.op(Op::Mul, {B.op(Op::Sub, {D.Capacity, Fixed}),
+                             B.op(Op::Sub, {One, *Free})});
+  } else {
+    NodeId Usable = Ctx.orDefault(W, DefaultId::MemoryUtilization);
+    Reserve = B.op(Op::Mul, {D.Capacity, B.op(Op::Sub, {One, Usable})});
+  }
+  B.publish(MetricId::RuntimeReserve, Reserve);
   NodeId KVCache = B.op(Op::Mul, {D.Batch, PerSequence});
   B.publish(MetricId::KVCachePerDevice, KVCache);
   NodeId Memory = B.op(Op::Add, {B.op(Op::Add, {Fixed, KVCache}), Reserve});
