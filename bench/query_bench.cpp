@@ -112,7 +112,8 @@ int main(int Argc, char **Argv) {
 
   const query::Query *Solve = nullptr, *Sweep = nullptr;
   for (const query::Query &Q : C.Queries)
-    (Q.K == query::Query::Kind::Solve ? Solve : Sweep) = &Q;
+    if (Q.K != query::Query::Kind::Anchor)
+      (Q.K == query::Query::Kind::Solve ? Solve : Sweep) = &Q;
   if (!Solve || !Sweep) {
     llvm::errs() << "query_bench: the file needs a solve and a sweep\n";
     return 1;

@@ -2,7 +2,8 @@
 //
 // Every pass, then each solve and sweep block of the input is run and its
 // result rendered as `mlsc solve` and `mlsc sweep` would (text, CSV and
-// JSON), on one thread. Grids are capped at 4,096 points so that an input
+// JSON), on one thread; each anchor's metric is evaluated as `mlsc
+// validate` would. Grids are capped at 4,096 points so that an input
 // stays fast.
 //
 //===----------------------------------------------------------------------===//
@@ -23,7 +24,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *Data, size_t Size) {
     const mlsc::graph::Graph &G = C->Graphs[Q.Graph];
     mlsc::Evaluator E(G);
     using Kind = mlsc::query::Query::Kind;
-    if (Q.K == Kind::Solve && Q.Objectives.empty()) {
+    if (Q.K == Kind::Anchor) {
+      // `mlsc validate`: the anchor's metric at the scenario's values.
+      E.run();
+      OS << E.value(Q.Report.front().Node) / Q.A.Published;
+    } else if (Q.K == Kind::Solve && Q.Objectives.empty()) {
       mlsc::SolveResult R = mlsc::solveOne(E, Q);
       mlsc::driver::printSolve(Q, R, OS);
       llvm::json::OStream J(OS);

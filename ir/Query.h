@@ -52,8 +52,19 @@ struct Term {
   llvm::SMRange Range;
 };
 
+/// An anchor: a published measurement the scenario's value is checked
+/// against (`mlsc validate`).
+struct Anchor {
+  double Published = 0;      ///< SI units
+  std::string PublishedText; ///< as written
+  bool Calibration = false;
+  std::string Sets;      ///< a calibration anchor's factor
+  std::string KnownMiss; ///< why a validation anchor misses, if it does
+  std::string Source, SourceTitle, SourceUrl;
+};
+
 struct Query {
-  enum class Kind { Solve, Sweep } K = Kind::Solve;
+  enum class Kind { Solve, Sweep, Anchor } K = Kind::Solve;
   std::string Name;
   llvm::SMRange NameRange;
   size_t Graph = 0; ///< index into Compilation::Graphs
@@ -68,6 +79,7 @@ struct Query {
   double MaxPoints = 1e7;
   std::string Output;        ///< sweep: file to write
   llvm::SMRange OutputRange; ///< where the file named it
+  Anchor A; ///< anchor: the measurement (Report[0] is its metric)
 };
 
 } // namespace mlsc::query

@@ -400,7 +400,7 @@ private:
         // A query's conditions read its scenario's metrics by their bare
         // names, as a scenario's own `sla` does.
         Entity *Self = &E;
-        if (E.Kind == "solve" || E.Kind == "sweep")
+        if (E.Kind == "solve" || E.Kind == "sweep" || E.Kind == "anchor")
           Self = queryScenario(Assigns);
         for (const ast::Item &Cond : A->Item->Children) {
           if (Cond.K != ast::Item::Kind::Constraint) {

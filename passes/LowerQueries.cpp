@@ -75,7 +75,9 @@ public:
 
   std::optional<Query> run() {
     Query Q;
-    Q.K = QE.Kind == "solve" ? Query::Kind::Solve : Query::Kind::Sweep;
+    Q.K = QE.Kind == "solve"    ? Query::Kind::Solve
+          : QE.Kind == "anchor" ? Query::Kind::Anchor
+                                : Query::Kind::Sweep;
     Q.Name = QE.Name;
     Q.NameRange = QE.NameRange;
     const ir::Field *SF = QE.field("scenario");
@@ -103,6 +105,10 @@ public:
                                    "training steps are not evaluated"
                                  : "it is not evaluated (see `mlsc eval`)"));
       return std::nullopt;
+    }
+    if (Q.K == Query::Kind::Anchor) {
+      anchor(Q);
+      return Failed ? std::nullopt : std::optional<Query>(std::move(Q));
     }
     if (Q.K == Query::Kind::Solve)
       solve(Q);
@@ -242,6 +248,89 @@ private:
               "`tolerance` is relative, between 0 and 1 (0.001 is 0.1%)");
     }
     conditions(Q, "such_that");
+  }
+
+  /// One expression of a Terms field that must hold exactly one.
+  const ir::Expr *single(const char *Field, const char *What) {
+    const auto *Items = items(Field);
+    if (!Items || Items->size() != 1) {
+      const ir::Field *F = QE.field(Field);
+      error(DiagKind::MalformedQuery, F ? F->Range : QE.NameRange,
+            fmt::format("`{}` holds exactly one {}", Field, What));
+      return nullptr;
+    }
+    return Items->front().get();
+  }
+
+  void anchor(Query &Q) {
+    query::Anchor &A = Q.A;
+    const ir::Expr *Metric = single("metric", "quantity, e.g. `ttft.p99`");
+    const ir::Expr *Published =
+        single("published", "value with its unit, e.g. `19694 tok/s`");
+    if (!Metric || !Published)
+      return;
+    std::optional<Term> T = term(*Metric, "the anchor's metric");
+    if (!T)
+      return;
+    if (T->IsBool) {
+      error(DiagKind::MalformedQuery, Metric->Range,
+            fmt::format("`{}` is true or false; an anchor compares numbers",
+                        T->Text));
+      return;
+    }
+    std::optional<ir::Value> V = foldConstant(C, *Published);
+    if (!V || V->Kind != ir::TypeKind::Quantity) {
+      if (!C.Diags.hasErrors())
+        error(DiagKind::MalformedQuery, Published->Range,
+              "the published value must be a constant with its unit, e.g. "
+              "`19694 tok/s`");
+      Failed = true;
+      return;
+    }
+    if (V->Dim != T->Dim) {
+      error(DiagKind::UnitMismatch, Published->Range,
+            fmt::format("the published value is [{}], but `{}` is [{}]",
+                        V->Dim.str(), T->Text, T->Dim.str()));
+      return;
+    }
+    if (!(V->Number > 0) || !std::isfinite(V->Number)) {
+      error(DiagKind::DomainError, Published->Range,
+            "a published value is positive and finite: the error is "
+            "relative to it");
+      return;
+    }
+    Q.Report.push_back(*T);
+    A.Published = V->Number;
+    A.PublishedText = ir::sourceText(Published->Range);
+    Q.Tolerance = number(QE.field("tolerance"), 0.25);
+    A.Calibration = QE.field("role") && QE.field("role")->Folded &&
+                    QE.field("role")->Folded->Text == "calibration";
+    if (const ir::Field *S = QE.field("sets"); S && S->Folded)
+      A.Sets = S->Folded->Text;
+    if (const ir::Field *K = QE.field("known_miss"); K && K->Folded)
+      A.KnownMiss = K->Folded->Text;
+    if (A.Calibration && A.Sets.empty())
+      error(DiagKind::MissingInput, QE.NameRange,
+            fmt::format("calibration anchor `{}` must say which factor it "
+                        "sets: `sets = \"memory_efficiency\"`",
+                        Q.Name));
+    if (A.Calibration && !A.KnownMiss.empty())
+      error(DiagKind::MalformedQuery, QE.field("known_miss")->Range,
+            "`known_miss` marks a validation anchor the model misses; a "
+            "calibration anchor sets a factor to meet its figure");
+    if (!A.Calibration && !A.Sets.empty())
+      error(DiagKind::MalformedQuery, QE.field("sets")->Range,
+            "a validation anchor sets no factor: no factor may be tuned on "
+            "it (`role = calibration` if one is)");
+    if (const ir::Field *S = QE.field("source");
+        S && S->Folded && S->Folded->Ref) {
+      const ir::Entity &Src = *S->Folded->Ref;
+      A.Source = Src.Name;
+      if (const ir::Field *F = Src.field("title"); F && F->Folded)
+        A.SourceTitle = F->Folded->Text;
+      if (const ir::Field *F = Src.field("url"); F && F->Folded)
+        A.SourceUrl = F->Folded->Text;
+    }
   }
 
   void sweep(Query &Q) {
@@ -688,7 +777,7 @@ void lowerQueries(Compilation &C,
                   const std::vector<const ir::Entity *> &Scenarios,
                   std::vector<std::unique_ptr<LoweringContext>> &Lowerings) {
   for (const auto &E : C.Program.Entities) {
-    if ((E->Kind != "solve" && E->Kind != "sweep") ||
+    if ((E->Kind != "solve" && E->Kind != "sweep" && E->Kind != "anchor") ||
         C.SM.FindBufferContainingLoc(E->NameRange.Start) !=
             C.Program.MainBufferId)
       continue;

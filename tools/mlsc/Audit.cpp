@@ -22,12 +22,6 @@
 
 namespace mlsc::driver {
 
-namespace {
-
-/// Every .mls file under \p Path (a file or a folder), sorted. Symbolic
-/// links to folders are not followed, so a link to `.` cannot make the walk
-/// loop; a linked file is read like any other (and refused if it is no
-/// regular file).
 void expandPath(const std::string &Path, std::vector<std::string> &Out) {
   if (!llvm::sys::fs::is_directory(Path)) {
     Out.push_back(Path);
@@ -44,6 +38,8 @@ void expandPath(const std::string &Path, std::vector<std::string> &Out) {
   std::sort(Found.begin(), Found.end());
   Out.insert(Out.end(), Found.begin(), Found.end());
 }
+
+namespace {
 
 std::string today() {
   std::time_t Now = std::time(nullptr);

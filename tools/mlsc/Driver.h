@@ -8,7 +8,9 @@
 //   1  the input has errors (diagnostics were printed)
 //   2  usage error (bad option, missing file argument, unknown metric)
 //   3  `check`: a condition failed or could not be evaluated; `solve`: a
-//      solve has no answer; `audit`: a value has no source
+//      solve has no answer; `audit`: a value has no source; `validate`: a
+//      validation anchor left its tolerance, or a known miss no longer
+//      misses
 // Documented in docs/driver.md.
 //
 //===----------------------------------------------------------------------===//
@@ -109,6 +111,13 @@ int sensitivityCommand(const DriverOptions &O,
                        std::unique_ptr<llvm::MemoryBuffer> Buf);
 int wallsCommand(const DriverOptions &O);
 int auditCommand(const DriverOptions &O);
+int validateCommand(const DriverOptions &O);
+
+/// Every .mls file under \p Path (a file or a folder), sorted, appended to
+/// \p Out. Symbolic links to folders are not followed, so a link to `.`
+/// cannot make the walk loop; a linked file is read like any other (and
+/// refused if it is no regular file).
+void expandPath(const std::string &Path, std::vector<std::string> &Out);
 
 /// Days in \p Month (1-12) of \p Year, in the Gregorian calendar.
 unsigned daysInMonth(unsigned Year, unsigned Month);

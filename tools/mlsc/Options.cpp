@@ -472,6 +472,7 @@ int parseArgs(int Argc, char **Argv, DriverOptions &O) {
   case Command::Walls:
     break;
   case Command::Audit:
+  case Command::Validate:
     O.AuditPaths.assign(Positional.begin(), Positional.end());
     Next = Positional.size();
     break;
@@ -498,7 +499,8 @@ int parseArgs(int Argc, char **Argv, DriverOptions &O) {
                              llvm::StringRef(info(O.Cmd).Arguments).empty()
                                  ? std::string("no argument")
                                  : info(O.Cmd).Arguments));
-  if (readsFiles(O.Cmd) && O.Cmd != Command::Audit && O.Input.empty())
+  if (readsFiles(O.Cmd) && O.Cmd != Command::Audit &&
+      O.Cmd != Command::Validate && O.Input.empty())
     return usage(DiagKind::MissingArgument, "no input file");
   if (O.Cmd == Command::Explain && O.Target.empty())
     return usage(DiagKind::MissingArgument,

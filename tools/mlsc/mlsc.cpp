@@ -65,6 +65,8 @@ int run(DriverOptions &O, const char *Argv0) {
     return wallsCommand(O);
   if (O.Cmd == Command::Audit)
     return auditCommand(O);
+  if (O.Cmd == Command::Validate)
+    return validateCommand(O);
   std::unique_ptr<llvm::MemoryBuffer> Buf = readInput(O, O.Input);
   if (!Buf)
     return InputErrors;
@@ -86,6 +88,7 @@ int run(DriverOptions &O, const char *Argv0) {
     return sensitivityCommand(O, std::move(Buf));
   case Command::Walls:
   case Command::Audit:
+  case Command::Validate:
   case Command::Help:
     break;
   }

@@ -1,0 +1,274 @@
+//===- Validate.cpp - `mlsc validate`: anchors against measurements -------===//
+//
+// Compiles every file of the given paths (default: the bundled
+// validation/), evaluates each `anchor`'s metric on its scenario and
+// compares it with the published value: a table (anchor, quantity,
+// published, predicted, error, role, status) and the median and maximum
+// |error| of the validation anchors, as text or JSON. Exit 3 when a
+// validation or calibration anchor leaves its tolerance, or when a known
+// miss no longer misses (so the list of misses stays true); exit 1 when a
+// file does not compile. docs/validation.md.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tools/mlsc/Driver.h"
+#include "tools/mlsc/Json.h"
+
+#include "runtime/Evaluator.h"
+#include "runtime/Format.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace mlsc::driver {
+
+namespace {
+
+enum class Status { Within, Outside, KnownMiss, NoLongerMisses };
+
+struct Row {
+  std::string Anchor, File, Scenario, Quantity, Unit;
+  double Published = 0, Predicted = 0, Error = 0, Tolerance = 0;
+  std::string PublishedShown, PredictedShown;
+  bool Calibration = false, Feasible = true;
+  std::string Sets, KnownMiss, Source, SourceTitle, SourceUrl;
+  Status S = Status::Within;
+
+  bool fails() const {
+    return S == Status::Outside || S == Status::NoLongerMisses;
+  }
+  const char *statusText() const {
+    switch (S) {
+    case Status::Within:
+      return "ok";
+    case Status::Outside:
+      return "OUTSIDE";
+    case Status::KnownMiss:
+      return "known miss";
+    case Status::NoLongerMisses:
+      return "NO LONGER MISSES";
+    }
+    return "";
+  }
+};
+
+/// "+6.7%".
+std::string percent(double E) {
+  if (!std::isfinite(E))
+    return E > 0 ? "+inf" : (E < 0 ? "-inf" : "nan");
+  return fmt::format("{:+.1f}%", 100 * E);
+}
+
+double median(std::vector<double> V) {
+  if (V.empty())
+    return 0;
+  std::sort(V.begin(), V.end());
+  size_t N = V.size();
+  return N % 2 ? V[N / 2] : 0.5 * (V[N / 2 - 1] + V[N / 2]);
+}
+
+struct Summary {
+  size_t Count = 0, Outside = 0;
+  double Median = 0, Max = 0;
+};
+
+Summary summarize(const std::vector<Row> &Rows, bool Calibration) {
+  Summary S;
+  std::vector<double> Errors;
+  for (const Row &R : Rows) {
+    if (R.Calibration != Calibration)
+      continue;
+    ++S.Count;
+    Errors.push_back(std::fabs(R.Error));
+    if (R.S == Status::Outside || R.S == Status::KnownMiss)
+      ++S.Outside;
+  }
+  S.Median = median(Errors);
+  S.Max = Errors.empty() ? 0 : *std::max_element(Errors.begin(), Errors.end());
+  return S;
+}
+
+void printText(const std::vector<Row> &Rows, llvm::raw_ostream &OS) {
+  std::vector<std::vector<std::string>> Table{
+      {"anchor", "quantity", "published", "predicted", "error", "tolerance",
+       "role", "status"}};
+  for (const Row &R : Rows)
+    Table.push_back(
+        {R.Anchor, R.Quantity, R.PublishedShown, R.PredictedShown,
+         percent(R.Error), fmt::format("{:.0f}%", 100 * R.Tolerance),
+         R.Calibration ? "calibration" : "validation",
+         std::string(R.statusText()) + (R.Feasible ? "" : " (infeasible)")});
+  std::vector<size_t> Width(Table.front().size(), 0);
+  for (const auto &Line : Table)
+    for (size_t I = 0; I < Line.size(); ++I)
+      Width[I] = std::max(Width[I], Line[I].size());
+  for (const auto &Line : Table) {
+    std::string Text;
+    for (size_t I = 0; I < Line.size(); ++I)
+      Text += I + 1 < Line.size()
+                  ? Line[I] + std::string(Width[I] - Line[I].size() + 3, ' ')
+                  : Line[I];
+    OS << llvm::StringRef(Text).rtrim() << "\n";
+  }
+  Summary V = summarize(Rows, false), C = summarize(Rows, true);
+  OS << fmt::format("\nvalidation anchors: {}; median |error| {:.1f}%, max "
+                    "{:.1f}% (goal: median <= 10%, max <= 25%); {} outside "
+                    "their tolerance\n",
+                    V.Count, 100 * V.Median, 100 * V.Max, V.Outside);
+  OS << fmt::format("calibration anchors: {}", C.Count);
+  std::vector<std::string> Sets;
+  for (const Row &R : Rows)
+    if (R.Calibration)
+      Sets.push_back(R.Anchor + " sets " + R.Sets);
+  OS << (Sets.empty() ? "" : " (" + llvm::join(Sets, "; ") + ")") << "\n";
+  for (const Row &R : Rows) {
+    if (R.S == Status::Outside)
+      OS << fmt::format(
+          "{}: {} is {} from the published {}, beyond its {:.0f}% "
+          "tolerance ({})\n",
+          R.Anchor, R.Quantity, percent(R.Error), R.PublishedShown,
+          100 * R.Tolerance, R.File);
+    else if (R.S == Status::KnownMiss)
+      OS << fmt::format("{}: known miss, {}: {}\n", R.Anchor, percent(R.Error),
+                        R.KnownMiss);
+    else if (R.S == Status::NoLongerMisses)
+      OS << fmt::format("{}: marked a known miss but now within its {:.0f}% "
+                        "tolerance ({}): remove `known_miss` ({})\n",
+                        R.Anchor, 100 * R.Tolerance, percent(R.Error), R.File);
+  }
+}
+
+void printJSON(const std::vector<Row> &Rows, llvm::raw_ostream &OS) {
+  llvm::json::OStream J(OS, 2);
+  auto summary = [&](const char *Key, bool Calibration) {
+    Summary S = summarize(Rows, Calibration);
+    J.attributeObject(Key, [&] {
+      J.attribute("count", static_cast<int64_t>(S.Count));
+      number(J, "median_abs_error", S.Median);
+      number(J, "max_abs_error", S.Max);
+      J.attribute("outside_tolerance", static_cast<int64_t>(S.Outside));
+    });
+  };
+  J.object([&] {
+    J.attributeArray("anchors", [&] {
+      for (const Row &R : Rows)
+        J.object([&] {
+          J.attribute("anchor", R.Anchor);
+          J.attribute("file", R.File);
+          J.attribute("scenario", R.Scenario);
+          J.attribute("quantity", R.Quantity);
+          J.attribute("unit", R.Unit);
+          number(J, "published", R.Published);
+          number(J, "predicted", R.Predicted);
+          number(J, "error", R.Error);
+          number(J, "tolerance", R.Tolerance);
+          J.attribute("role", R.Calibration ? "calibration" : "validation");
+          if (R.Calibration)
+            J.attribute("sets", R.Sets);
+          if (!R.KnownMiss.empty())
+            J.attribute("known_miss", R.KnownMiss);
+          J.attribute("status", R.statusText());
+          J.attribute("feasible", R.Feasible);
+          J.attributeObject("source", [&] {
+            J.attribute("name", R.Source);
+            J.attribute("title", R.SourceTitle);
+            J.attribute("url", R.SourceUrl);
+          });
+        });
+    });
+    summary("validation", false);
+    summary("calibration", true);
+  });
+  OS << "\n";
+}
+
+} // namespace
+
+int validateCommand(const DriverOptions &O) {
+  std::vector<std::string> Roots = O.AuditPaths;
+  if (Roots.empty())
+    Roots.push_back(O.Compile.DataDir + "/validation");
+  std::vector<std::string> Files;
+  for (const std::string &R : Roots) {
+    if (!llvm::sys::fs::exists(R)) {
+      reportError(DiagKind::FileNotFound, R, "no such file or folder");
+      return InputErrors;
+    }
+    expandPath(R, Files);
+  }
+  std::vector<std::string> Unique;
+  for (const std::string &F : Files)
+    if (!llvm::is_contained(Unique, F))
+      Unique.push_back(F);
+  std::vector<Row> Rows;
+  bool Errors = false;
+  std::string Prefix = O.Compile.DataDir + "/";
+  for (const std::string &F : Unique) {
+    std::unique_ptr<llvm::MemoryBuffer> Buf = readInput(O, F);
+    if (!Buf) {
+      Errors = true;
+      continue;
+    }
+    Compilation C;
+    C.Options = O.Compile;
+    bool OK = compile(C, std::move(Buf));
+    C.Diags.flush(llvm::errs());
+    if (!OK) {
+      Errors = true;
+      continue;
+    }
+    std::string Shown =
+        llvm::StringRef(F).startswith(Prefix) ? F.substr(Prefix.size()) : F;
+    for (const query::Query &Q : C.Queries) {
+      if (Q.K != query::Query::Kind::Anchor)
+        continue;
+      const graph::Graph &G = C.Graphs[Q.Graph];
+      Evaluator E(G);
+      E.run();
+      const query::Term &T = Q.Report.front();
+      Row R;
+      R.Anchor = Q.Name;
+      R.File = Shown;
+      R.Scenario = G.Scenario;
+      R.Quantity = T.Text;
+      R.Unit = T.Dim.str();
+      R.Published = Q.A.Published;
+      R.Predicted = E.value(T.Node);
+      R.Error = R.Predicted / R.Published - 1;
+      R.Tolerance = Q.Tolerance;
+      R.PublishedShown = formatQuantity(R.Published, T.Dim);
+      R.PredictedShown = formatQuantity(R.Predicted, T.Dim);
+      R.Calibration = Q.A.Calibration;
+      R.Sets = Q.A.Sets;
+      R.KnownMiss = Q.A.KnownMiss;
+      R.Source = Q.A.Source;
+      R.SourceTitle = Q.A.SourceTitle;
+      R.SourceUrl = Q.A.SourceUrl;
+      if (G.has(MetricId::Feasible))
+        R.Feasible = E.value(G.get(MetricId::Feasible)) != 0;
+      bool Within = std::fabs(R.Error) <= R.Tolerance;
+      R.S = R.KnownMiss.empty()
+                ? (Within ? Status::Within : Status::Outside)
+                : (Within ? Status::NoLongerMisses : Status::KnownMiss);
+      Rows.push_back(std::move(R));
+    }
+  }
+  if (O.Format == OutputFormat::Json)
+    printJSON(Rows, llvm::outs());
+  else
+    printText(Rows, llvm::outs());
+  if (Errors)
+    return InputErrors;
+  return std::any_of(Rows.begin(), Rows.end(),
+                     [](const Row &R) { return R.fails(); })
+             ? CheckFailed
+             : Success;
+}
+
+} // namespace mlsc::driver
