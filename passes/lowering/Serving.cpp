@@ -133,9 +133,32 @@ bool lowerRequests(LoweringContext &Ctx) {
     D.Service = B.apply(FormulaId::EndToEndLatency,
                         {FirstToken, MeanTPOT, D.Output}, "");
     B.publish(MetricId::RequestServiceTime, D.Service);
-    // The replica's capacity: its slots full.
-    Throughput =
-        B.apply(FormulaId::DecodeThroughput, {D.Batch, D.CapacityTPOT}, "");
+    // The replica's capacity, its slots full: the decode steps' rate, and
+    // what the requests' prefills leave of it (the part of a prefill that
+    // does not hide under decode steps; none when another pool prefills).
+    B.publish(
+        MetricId::DecodeThroughput,
+        B.apply(FormulaId::DecodeThroughput, {D.Batch, D.CapacityTPOT}, ""));
+    NodeId PrefillExtra;
+    if (Fabric) {
+      PrefillExtra =
+          Ctx.none("s", "0 s",
+                   "a disaggregated decode replica runs no prefills: the "
+                   "prefill pool does (its size is not modelled yet)");
+    } else if (D.Chunk) {
+      NodeId Chunked =
+          B.apply(FormulaId::ChunkedPrefillTime,
+                  {D.RequestPrefill, D.CapacityStep, Computed, *D.Chunk}, "");
+      PrefillExtra = B.op(
+          Op::Sub, {Chunked, B.op(Op::Mul, {B.apply(FormulaId::PrefillChunks,
+                                                    {Computed, *D.Chunk}, ""),
+                                            D.CapacityStep})});
+      B.label(PrefillExtra, "capacity.prefill_extra_time");
+    } else {
+      PrefillExtra = D.RequestPrefill;
+    }
+    Throughput = B.apply(FormulaId::ContinuousCapacity,
+                         {D.Output, PrefillExtra, D.CapacityTPOT, D.Batch}, "");
   }
   B.publish(MetricId::Throughput, Throughput);
   B.publish(MetricId::ThroughputPerDevice,

@@ -127,6 +127,13 @@ Time requestTpotQuantile(Time TPOT, Time MeanTPOT, Time Prefill,
   return TPOT + K * Prefill / Gaps;
 }
 
+TokenRate continuousCapacity(Tokens Output, Time PrefillExtra, Time DecodeStep,
+                             Number Batch) {
+  Tokens Gaps = std::max(Output - OneToken, in<Tokens>(0));
+  Time PerRequest = PrefillExtra + Gaps / OneToken * DecodeStep / Batch;
+  return Output / PerRequest;
+}
+
 TokenRate servedTokenRate(RequestRate Arrival, Tokens Output) {
   return Arrival * Output / in<Requests>(1.0);
 }
