@@ -117,10 +117,14 @@ void printText(const std::vector<Row> &Rows, llvm::raw_ostream &OS) {
     OS << llvm::StringRef(Text).rtrim() << "\n";
   }
   Summary V = summarize(Rows, false), C = summarize(Rows, true);
-  OS << fmt::format("\nvalidation anchors: {}; median |error| {:.1f}%, max "
-                    "{:.1f}% (goal: median <= 10%, max <= 25%); {} outside "
-                    "their tolerance\n",
-                    V.Count, 100 * V.Median, 100 * V.Max, V.Outside);
+  auto share = [](double E) {
+    return std::isfinite(E) ? fmt::format("{:.1f}%", 100 * E)
+                            : std::string("inf");
+  };
+  OS << fmt::format("\nvalidation anchors: {}; median |error| {}, max {} "
+                    "(goal: median <= 10%, max <= 25%); {} outside their "
+                    "tolerance\n",
+                    V.Count, share(V.Median), share(V.Max), V.Outside);
   OS << fmt::format("calibration anchors: {}", C.Count);
   std::vector<std::string> Sets;
   for (const Row &R : Rows)
