@@ -142,6 +142,7 @@ struct StepInputs {
   NodeId Layers, AttnDim, Hidden;
   NodeId DecodeAttnDim; ///< a one-token step's attention width (MLA)
   NodeId KV;            ///< KV-cache bytes per token
+  NodeId KVShards;      ///< ways tp splits the KV cache
   NodeId TP, PP, EP;
   NodeId BytesPerWeight, WeightsPerDevice;
   NodeId Peak, EtaGemm, EtaAttention, BW, EtaMem;

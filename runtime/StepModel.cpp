@@ -23,6 +23,7 @@ std::optional<StepModel> StepModel::of(const Evaluator &E) {
   M.DecodeAttnDim = v(In.DecodeAttnDim);
   M.Hidden = v(In.Hidden);
   M.KV = v(In.KV);
+  M.KVShards = v(In.KVShards);
   M.TP = v(In.TP);
   M.PP = v(In.PP);
   M.EP = v(In.EP);
@@ -82,8 +83,8 @@ StepTime StepModel::step(double Batch, double Cached, double New) const {
                               in<Number>(MoeExperts), in<Number>(MoeTopK),
                               in<Tokens>(Batch * New),
                               in<Bytes>(BytesPerWeight), Tp, in<Number>(EP));
-  Bytes Moved =
-      Read + in<Tokens>(Batch * (Cached + New)) * in<BytesPerToken>(KV) / Tp;
+  Bytes Moved = Read + in<Tokens>(Batch * (Cached + New)) *
+                           in<BytesPerToken>(KV) / in<Number>(KVShards);
   Number Eta = blendedEfficiency(Total, Attention, in<Number>(EtaGemm),
                                  in<Number>(EtaAttention));
   Time Compute = computeTime(Total, in<FlopRate>(Peak), Eta);

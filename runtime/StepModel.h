@@ -58,6 +58,7 @@ public:
 private:
   double Params = 0, Layers = 0, AttnDim = 0, DecodeAttnDim = 0, Hidden = 0,
          KV = 0;
+  double KVShards = 1;
   double TP = 1, PP = 1, EP = 1, BytesPerWeight = 0, WeightsPerDevice = 0;
   double Peak = 0, EtaGemm = 0, EtaAttention = 0, BW = 0, EtaMem = 0;
   double ActivationBytes = 0;

@@ -163,6 +163,13 @@ SECTIONS = {
 }
 
 
+def validation(mlsc, root):
+    """`mlsc validate` over validation/: the table and its summary."""
+    out = subprocess.run([mlsc, "validate", os.path.join(root, "validation")],
+                         check=False, capture_output=True, text=True).stdout
+    return "```\n" + out.rstrip("\n") + "\n```"
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--mlsc", required=True)
@@ -175,6 +182,10 @@ def main():
         generators = {name: (lambda g=gen: g(args.mlsc)) for name, gen in gens.items()}
         status |= update_sections(os.path.join(args.root, rel), generators, args.check,
                                   regenerate)
+    status |= update_sections(
+        os.path.join(args.root, "docs/validation.md"),
+        {"validation": lambda: validation(args.mlsc, args.root)}, args.check,
+        regenerate)
     walls = os.path.join(args.root, "docs/walls.md")
     gens = walls_sections(args.mlsc, walls)
     if gens is None:

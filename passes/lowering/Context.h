@@ -82,7 +82,8 @@ struct PhaseTimes {
 
 /// A speculative-decoding draft model.
 struct DraftModel {
-  NodeId Params, Layers, AttnDim, Hidden, Weights, KV, Tokens, Acceptance;
+  NodeId Params, Layers, AttnDim, Hidden, Weights, KV, KVShards, Tokens,
+      Acceptance;
 };
 
 /// An MoE model's routing: total and active parameters, experts, top_k.
@@ -103,6 +104,10 @@ struct DecoderState {
   /// replica, tp * pp * ep.
   NodeId EP, ReplicaDevices;
   NodeId Weights, KV, Sequence, MaxSequences;
+  /// The ways a tensor-parallel group splits the KV cache: min(tp,
+  /// kv_heads) (past kv_heads each rank holds one head, replicated), 1 for
+  /// a latent (MLA) cache, which every rank keeps whole.
+  NodeId KVShards;
   /// The memory step's parts the batching step reads: a sequence's paged
   /// KV cache, the weights and activations, the runtime's reserve.
   NodeId KVPerSequence, FixedMemory, Reserve;

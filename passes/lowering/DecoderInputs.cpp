@@ -223,12 +223,21 @@ bool lowerDecoderInputs(LoweringContext &Ctx) {
     D.DecodeAttnDim =
         B.apply(FormulaId::MlaDecodeAttentionDim, {D.Heads, *KVRank, Rope},
                 Model.Name + ".decode_attention_dim");
+    // The latent has no heads to split: tensor parallelism keeps it whole
+    // on every rank (the duplication SGLang's data-parallel attention
+    // removes; LMSYS, large-scale EP blog, 2025).
+    D.KVShards = B.constant(1, "an MLA latent cache is whole on every "
+                               "tensor-parallel rank");
   } else {
     if (Ctx.Failed)
       return false;
     D.KV = B.apply(FormulaId::KVBytesPerToken,
                    {D.Layers, *KVHeads, D.HeadDim, D.KVBytes},
                    "kv_bytes_per_token");
+    // Each rank holds kv_heads / tp heads; past kv_heads, one head each,
+    // replicated (Megatron-style GQA tensor parallelism).
+    D.KVShards = B.op(Op::Min, {D.TP, *KVHeads});
+    B.label(D.KVShards, "kv_shards");
   }
   B.publish(MetricId::TP, D.TP);
   B.publish(MetricId::PP, D.PP);

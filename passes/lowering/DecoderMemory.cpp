@@ -50,6 +50,7 @@ std::optional<DraftModel> draftModel(LoweringContext &Ctx) {
   D.KV = B.apply(FormulaId::KVBytesPerToken,
                  {D.Layers, KVHeads ? *KVHeads : Heads, *HeadDim, T.KVBytes},
                  "draft.kv_bytes_per_token");
+  D.KVShards = B.op(Op::Min, {T.TP, KVHeads ? *KVHeads : Heads});
   return D;
 }
 
@@ -123,13 +124,14 @@ bool lowerDecoderMemory(LoweringContext &Ctx) {
   NodeId Block = Ctx.orDefault(W, DefaultId::KVBlock);
   NodeId PerSequence =
       B.apply(FormulaId::PagedKVBytesPerSequence,
-              {D.Static ? D.Sequence : D.Context, Block, D.KV, D.TP}, "");
+              {D.Static ? D.Sequence : D.Context, Block, D.KV, D.KVShards}, "");
   B.publish(MetricId::KVBytesPerSequence, PerSequence);
   NodeId AllWeights = Resident;
   if (D.Draft) {
-    NodeId DraftPerSequence = B.apply(FormulaId::PagedKVBytesPerSequence,
-                                      {D.Sequence, Block, D.Draft->KV, D.TP},
-                                      "draft.kv_bytes_per_sequence");
+    NodeId DraftPerSequence =
+        B.apply(FormulaId::PagedKVBytesPerSequence,
+                {D.Sequence, Block, D.Draft->KV, D.Draft->KVShards},
+                "draft.kv_bytes_per_sequence");
     PerSequence = B.op(Op::Add, {PerSequence, DraftPerSequence});
     AllWeights = B.op(Op::Add, {Resident, D.Draft->Weights});
   }

@@ -27,7 +27,8 @@ PhaseTimes lowerDecodeAt(LoweringContext &Ctx, NodeId Batch,
                          const std::string &Hidden) {
   DecoderState &D = Ctx.Decoder;
   GraphBuilder &B = Ctx.B;
-  DecoderShape DecodeShape{D.ComputeParams, D.Layers, D.DecodeAttnDim, D.KV};
+  DecoderShape DecodeShape{D.ComputeParams, D.Layers, D.DecodeAttnDim, D.KV,
+                           D.KVShards};
   NodeId MicroBatches =
       B.op(Op::Max, {B.constant(1, "at least one micro-batch"),
                      B.op(Op::Min, {D.PP, Batch})});
@@ -58,7 +59,7 @@ PhaseTimes lowerDecodeAt(LoweringContext &Ctx, NodeId Batch,
 bool lowerDecoderSteps(LoweringContext &Ctx) {
   DecoderState &D = Ctx.Decoder;
   GraphBuilder &B = Ctx.B;
-  DecoderShape Shape{D.ComputeParams, D.Layers, D.AttnDim, D.KV};
+  DecoderShape Shape{D.ComputeParams, D.Layers, D.AttnDim, D.KV, D.KVShards};
   NodeId PromptTokens = B.op(Op::Mul, {D.Batch, D.Prompt});
   NodeId PrefillWeights = weightsRead(Ctx, PromptTokens, PhaseId::Prefill);
   PhaseWork Prefill =
@@ -108,6 +109,7 @@ bool lowerDecoderSteps(LoweringContext &Ctx) {
   In.DecodeAttnDim = D.DecodeAttnDim;
   In.Hidden = M.Hidden;
   In.KV = D.KV;
+  In.KVShards = D.KVShards;
   In.TP = D.TP;
   In.PP = D.PP;
   In.EP = D.EP;
@@ -160,7 +162,7 @@ bool lowerBestBatch(LoweringContext &Ctx) {
                B.constant(1, "one sequence"), D.Context, D.TP},
               "decode.flops_per_sequence");
   NodeId PerSequenceBytes =
-      B.op(Op::Div, {B.op(Op::Mul, {D.Context, D.KV}), D.TP});
+      B.op(Op::Div, {B.op(Op::Mul, {D.Context, D.KV}), D.KVShards});
   B.label(PerSequenceBytes, "decode.kv_bytes_per_sequence");
   B.publish(MetricId::MaxBatchUnderTpot,
             B.apply(FormulaId::MaxBatchUnderTPOT,
@@ -191,10 +193,10 @@ bool lowerSpeculative(LoweringContext &Ctx) {
                        : B.apply(FormulaId::WeightBytesPerRank,
                                  {Dr.Params, D.WeightBytes, D.TP},
                                  "draft.weights_per_tp_rank");
-  PhaseWork Work =
-      decoderWork(Ctx, PhaseId::DraftDecode, DecoderPass::Decode,
-                  DecoderShape{Dr.Params, Dr.Layers, Dr.AttnDim, Dr.KV},
-                  Weights, D.MicroBatch, D.OneToken, D.Context, D.TP);
+  PhaseWork Work = decoderWork(
+      Ctx, PhaseId::DraftDecode, DecoderPass::Decode,
+      DecoderShape{Dr.Params, Dr.Layers, Dr.AttnDim, Dr.KV, Dr.KVShards},
+      Weights, D.MicroBatch, D.OneToken, D.Context, D.TP);
   NodeId DraftStep = lowerPhase(Ctx, PhaseId::DraftDecode, DraftMachine, Work);
   B.publish(MetricId::SpeculativeTokensPerStep,
             B.apply(FormulaId::SpeculativeTokensPerStep,

@@ -34,7 +34,7 @@ bool lowerFidelity(LoweringContext &Ctx) {
   B.label(Baseline, "fidelity.baseline_weight_bytes");
   NodeId BaselineBytes =
       B.apply(FormulaId::DecodeStepBytes,
-              {Baseline, D.KV, D.MicroBatch, D.Context, D.TP},
+              {Baseline, D.KV, D.MicroBatch, D.Context, D.KVShards},
               "fidelity.baseline_decode_bytes");
   NodeId ComputeBound = B.op(Op::Ge, {G.get(PhaseId::Decode, PM::ComputeTime),
                                       G.get(PhaseId::Decode, PM::MemoryTime)});

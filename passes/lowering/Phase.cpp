@@ -43,7 +43,7 @@ PhaseWork decoderWork(LoweringContext &Ctx, PhaseId P, DecoderPass Pass,
   // FLOPs, FLOPs.
   W.Bytes =
       B.apply(Prefill ? FormulaId::PrefillBytes : FormulaId::DecodeStepBytes,
-              {Weights, S.KV, Sequences, Span, TP}, "");
+              {Weights, S.KV, Sequences, Span, S.KVShards}, "");
   Pub(PM::Bytes, W.Bytes);
   W.AttentionFlops = B.apply(Prefill ? FormulaId::PrefillAttentionFlops
                                      : FormulaId::DecodeAttentionFlops,

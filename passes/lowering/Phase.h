@@ -50,6 +50,9 @@ NodeId weightsRead(LoweringContext &Ctx, NodeId Tokens,
 /// model's active ones), its layers, attention width and KV bytes per token.
 struct DecoderShape {
   NodeId Params, Layers, AttnDim, KV;
+  /// The ways the KV cache is split across a tensor-parallel group:
+  /// min(tp, kv_heads), 1 for a latent (MLA) cache.
+  NodeId KVShards;
 };
 
 /// A prefill (from an empty cache) or a decode step of a decoder.

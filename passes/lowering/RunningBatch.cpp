@@ -42,8 +42,8 @@ bool lowerRunningBatch(LoweringContext &Ctx) {
     NodeId Weights = weightsRead(Ctx, D.Computed, PhaseId::RequestPrefill);
     PhaseWork Work = decoderWork(
         Ctx, PhaseId::RequestPrefill, DecoderPass::Prefill,
-        DecoderShape{D.ComputeParams, D.Layers, D.AttnDim, D.KV}, Weights,
-        B.constant(1, "one sequence"), D.Computed, D.Computed, D.TP);
+        DecoderShape{D.ComputeParams, D.Layers, D.AttnDim, D.KV, D.KVShards},
+        Weights, B.constant(1, "one sequence"), D.Computed, D.Computed, D.TP);
     D.RequestPrefill =
         lowerPhase(Ctx, PhaseId::RequestPrefill, D.Machine, Work);
   }
