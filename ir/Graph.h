@@ -151,7 +151,8 @@ struct StepInputs {
   NodeId InterBW, InterLatency, NodeRanks; ///< scale-out fabric, node size
   NodeId InjectBW;                         ///< weight streaming (wall 6)
   NodeId MoeParams, MoeActive, MoeExperts, MoeTopK; ///< MoE routing
-  NodeId MoeLayers; ///< layers with experts (their all-to-alls)
+  NodeId MoeLayers;    ///< layers with experts (their all-to-alls)
+  NodeId MoeImbalance; ///< busiest EP rank's tokens over the mean's
   NodeId StepOverhead, LayerOverhead; ///< a step's fixed costs (wall 3)
 };
 

@@ -55,6 +55,8 @@ std::optional<StepModel> StepModel::of(const Evaluator &E) {
     M.MoeExperts = v(In.MoeExperts);
     M.MoeTopK = v(In.MoeTopK);
     M.MoeLayers = v(In.MoeLayers);
+    if (In.MoeImbalance.isValid())
+      M.MoeImbalance = v(In.MoeImbalance);
   }
   return M;
 }
@@ -81,7 +83,7 @@ StepTime StepModel::step(double Batch, double Cached, double New) const {
   else if (Moe)
     Read = moeWeightBytesRead(in<Number>(MoeParams), in<Number>(MoeActive),
                               in<Number>(MoeExperts), in<Number>(MoeTopK),
-                              in<Tokens>(Batch * New),
+                              in<Tokens>(Batch * New * MoeImbalance),
                               in<Bytes>(BytesPerWeight), Tp, in<Number>(EP));
   Bytes Moved = Read + in<Tokens>(Batch * (Cached + New)) *
                            in<BytesPerToken>(KV) / in<Number>(KVShards);
@@ -124,7 +126,7 @@ StepTime StepModel::step(double Batch, double Cached, double New) const {
       Bytes Routed = tensorParallelMessage(in<Number>(Batch / EP),
                                            in<Tokens>(New), in<Number>(Hidden),
                                            in<Bytes>(ActivationBytes)) *
-                     in<Number>(MoeTopK);
+                     in<Number>(MoeTopK * MoeImbalance);
       T.ExpertAllToAll =
           (in<Number>(MoeLayers) *
            expertAllToAllTime(Routed, in<Number>(EP), in<Number>(TP * PP * EP),

@@ -69,7 +69,7 @@ private:
   double InjectBW = 0;
   bool Moe = false;
   double MoeParams = 0, MoeActive = 0, MoeExperts = 0, MoeTopK = 0;
-  double MoeLayers = 0;
+  double MoeLayers = 0, MoeImbalance = 1;
   double StepOverhead = 0, LayerOverhead = 0;
 };
 

@@ -66,6 +66,8 @@ struct Roofline {
   /// layers, among the replica's tp x pp x ep devices.
   std::optional<NodeId> EP;
   NodeId TopK, MoeLayers, ReplicaDevices;
+  /// The busiest expert-parallel rank's routed tokens over the mean's.
+  std::optional<NodeId> MoeImbalance;
   /// Wall 3: a decoder step's fixed costs, per step and per layer.
   std::optional<NodeId> StepOverhead, LayerOverhead;
   /// Wall 6: weights stream in at this bandwidth, layer by layer.
@@ -114,6 +116,8 @@ struct DecoderState {
   std::optional<NodeId> FFN;
   std::optional<DraftModel> Draft;
   std::optional<MoeShape> Moe;
+  /// Expert parallelism: the busiest rank's routed tokens over the mean's.
+  std::optional<NodeId> MoeImbalance;
   bool Static = false;
   bool Fused = true;                ///< fused attention (FlashAttention)
   std::optional<NodeId> GemmFactor; ///< pruning: GEMM time factor

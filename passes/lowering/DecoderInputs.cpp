@@ -112,6 +112,16 @@ bool lowerDecoderInputs(LoweringContext &Ctx) {
   if (!checkLayout(Ctx, D.TP, D.PP, D.ReplicaDevices, "ep",
                    D.Moe ? Ctx.foldedNumber(W, "parallel.ep") : 1))
     return false;
+  // Expert parallelism waits for its busiest rank, whose experts get
+  // moe_imbalance times the mean rank's routed tokens: more expert FLOPs,
+  // more experts read, a larger share of the all-to-all (wall 14).
+  if (D.Moe && Ctx.foldedNumber(W, "parallel.ep") > 1) {
+    D.MoeImbalance = Ctx.orDefault(W, DefaultId::MoeImbalance);
+    D.ComputeParams = B.apply(FormulaId::MoeBusiestRankParams,
+                              {D.Moe->Params, D.Moe->Active, D.Moe->Experts,
+                               D.Moe->TopK, *D.MoeImbalance},
+                              "moe.busiest_rank_params");
+  }
 
   // Wall 3 and the memory side of the roofline.
   Roofline &M = D.Machine;
@@ -191,6 +201,7 @@ bool lowerDecoderInputs(LoweringContext &Ctx) {
     // model's first dense_layers have none).
     M.EP = D.EP;
     M.TopK = D.Moe->TopK;
+    M.MoeImbalance = D.MoeImbalance;
     std::optional<NodeId> Dense = Ctx.field(Model, "dense_layers");
     M.MoeLayers = Dense ? B.op(Op::Sub, {D.Layers, *Dense}) : D.Layers;
     B.label(M.MoeLayers, Model.Name + ".moe_layers");

@@ -141,6 +141,8 @@ bool lowerDecoderSteps(LoweringContext &Ctx) {
     In.MoeExperts = D.Moe->Experts;
     In.MoeTopK = D.Moe->TopK;
     In.MoeLayers = M.MoeLayers;
+    if (D.MoeImbalance)
+      In.MoeImbalance = *D.MoeImbalance;
   }
   B.G.Step = In;
   return true;

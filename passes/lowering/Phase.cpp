@@ -131,6 +131,9 @@ static PhaseTimes lowerPhaseTimes(LoweringContext &Ctx, PhaseId P,
                                   M.Hidden, M.ActivationBytes},
                                  ""),
                          M.TopK});
+      // The busiest rank receives imbalance x the mean rank's tokens.
+      if (M.MoeImbalance)
+        Routed = B.op(Op::Mul, {Routed, *M.MoeImbalance});
       B.label(Routed, Prefix + ".expert_routed_bytes");
       NodeId Layer =
           B.apply(FormulaId::ExpertAllToAllTime,
@@ -189,9 +192,12 @@ NodeId weightsRead(LoweringContext &Ctx, NodeId Tokens,
   if (!D.Moe)
     return B.apply(FormulaId::WeightBytesPerRank,
                    {D.Params, D.WeightBytes, D.TP}, "");
+  // The busiest expert-parallel rank's experts see imbalance x the tokens.
+  NodeId Routed =
+      D.MoeImbalance ? B.op(Op::Mul, {Tokens, *D.MoeImbalance}) : Tokens;
   NodeId Read = B.apply(FormulaId::MoeWeightBytesRead,
                         {D.Moe->Params, D.Moe->Active, D.Moe->Experts,
-                         D.Moe->TopK, Tokens, D.WeightBytes, D.TP, D.EP},
+                         D.Moe->TopK, Routed, D.WeightBytes, D.TP, D.EP},
                         "");
   if (P)
     B.publish(*P, PhaseMetricId::WeightBytes, Read);

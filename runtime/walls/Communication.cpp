@@ -102,4 +102,11 @@ Bandwidth allReduceBusBandwidth(Bandwidth AlgBW, Number Ranks) {
   return AlgBW * 2.0 * (Ranks - 1.0) / Ranks;
 }
 
+Number moeBusiestRankParams(Number Params, Number ActiveParams, Number Experts,
+                            Number TopK, Number Imbalance) {
+  Number PerExpert = (Params - ActiveParams) / (Experts - TopK);
+  Number AlwaysActive = Params - Experts * PerExpert;
+  return AlwaysActive + Imbalance * (ActiveParams - AlwaysActive);
+}
+
 } // namespace mlsc::walls

@@ -231,3 +231,22 @@ TEST(CommunicationWall, FormulasCarryWallAndDimensions) {
 }
 
 } // namespace
+
+namespace {
+
+TEST(CommunicationWall, BusiestExpertParallelRankByHand) {
+  // 9e9 parameters, 3e9 active, 8 experts, top-2: an expert holds (9e9 -
+  // 3e9) / (8 - 2) = 1e9, the always-active part is 9e9 - 8e9 = 1e9 and a
+  // token's routed part 2e9. The busiest rank at 1.2x the mean load costs
+  // 1e9 + 1.2 x 2e9 = 3.4e9 a token; balanced, the 3e9 active ones.
+  using namespace mlsc::q;
+  auto N = [](double V) { return in<Number>(V); };
+  EXPECT_DOUBLE_EQ(
+      walls::moeBusiestRankParams(N(9e9), N(3e9), N(8), N(2), N(1.2)).value(),
+      3.4e9);
+  EXPECT_DOUBLE_EQ(
+      walls::moeBusiestRankParams(N(9e9), N(3e9), N(8), N(2), N(1)).value(),
+      3e9);
+}
+
+} // namespace
