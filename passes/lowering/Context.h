@@ -143,6 +143,9 @@ struct DecoderState {
   /// A request's time in its slot and to its first token, the system's
   /// replicas and slots, and the arrival rate when the workload gives one.
   NodeId Service, FirstToken, Servers, Replicas;
+  /// A request's mean time per output token in its slot (other requests'
+  /// prefills included).
+  NodeId MeanTPOT;
   std::optional<NodeId> Arrival;
   /// The rate of the other requests' prefills at a replica, lambda /
   /// replicas x (B - 1)/B, when a colocated replica batches continuously

@@ -23,7 +23,13 @@ bool lowerQueue(LoweringContext &Ctx) {
   if (!D.Arrival)
     return true;
   NodeId Arrival = *D.Arrival;
-  NodeId CV = Ctx.orDefault(W, DefaultId::ServiceCV);
+  // The lengths' spread (wall 7): the output's is the service time's
+  // variability unless `service_cv` is given.
+  std::optional<NodeId> PromptCV = Ctx.field(W, "prompt_cv");
+  std::optional<NodeId> OutputCV = Ctx.field(W, "output_cv");
+  NodeId CV = OutputCV && !W.field("service_cv")
+                  ? *OutputCV
+                  : Ctx.orDefault(W, DefaultId::ServiceCV);
   B.publish(
       MetricId::Utilisation,
       B.apply(FormulaId::Utilisation, {Arrival, D.Service, D.Servers}, ""));
@@ -39,8 +45,9 @@ bool lowerQueue(LoweringContext &Ctx) {
   std::optional<NodeId> PrefillRate = D.OtherPrefills, PrefillWork, PrefillCV;
   if (PrefillRate) {
     PrefillWork = B.G.get(MetricId::RequestPrefillTime);
-    PrefillCV = B.constant(0, "prompts of one length: the workload gives no "
-                              "spread of prompt lengths");
+    PrefillCV = PromptCV ? *PromptCV
+                         : B.constant(0, "prompts of one length: the workload "
+                                         "gives no prompt_cv");
     NodeId Rho = B.apply(
         FormulaId::Utilisation,
         {*PrefillRate, *PrefillWork, B.constant(1, "one prefill at a time")},
@@ -70,6 +77,31 @@ bool lowerQueue(LoweringContext &Ctx) {
     NodeId Latency =
         B.apply(FormulaId::LatencyQuantileGiven,
                 {LogC, Arrival, D.Service, D.Servers, CV, Level}, "");
+    // Lengths that vary: a request at the percentile has the prompt's and
+    // the output's lognormal quantiles (each at the same level: an upper
+    // bound on the quantile of their sum), its prefill in proportion to
+    // its prompt and its gaps at the mean time per token.
+    if (PromptCV && !D.Static) {
+      NodeId Prompt =
+          B.apply(FormulaId::LengthQuantile, {D.Prompt, *PromptCV, Level}, "");
+      NodeId Extra =
+          B.op(Op::Mul, {D.RequestPrefill,
+                         B.op(Op::Sub, {B.op(Op::Div, {Prompt, D.Prompt}),
+                                        B.constant(1, "the mean prompt")})});
+      B.label(Extra, "prompt_quantile_extra_prefill");
+      Ttft = B.op(Op::Add, {Ttft, Extra});
+      Latency = B.op(Op::Add, {Latency, Extra});
+    }
+    if (OutputCV && !D.Static) {
+      NodeId Output =
+          B.apply(FormulaId::LengthQuantile, {D.Output, *OutputCV, Level}, "");
+      NodeId Extra =
+          B.op(Op::Mul,
+               {B.op(Op::Div, {B.op(Op::Sub, {Output, D.Output}), D.OneToken}),
+                D.MeanTPOT});
+      B.label(Extra, "output_quantile_extra_decode");
+      Latency = B.op(Op::Add, {Latency, Extra});
+    }
     // The wait for a slot, then the wait behind other prefills (each at
     // the same percentile: an upper bound on the quantile of their sum).
     if (PrefillRate) {

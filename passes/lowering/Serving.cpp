@@ -170,6 +170,7 @@ bool lowerRequests(LoweringContext &Ctx) {
   if (Ctx.foldedNumber(W, "output") <= 1)
     B.G.MainPhase = D.Static ? PhaseId::Prefill : PhaseId::RequestPrefill;
   D.FirstToken = FirstToken;
+  D.MeanTPOT = MeanTPOT;
   D.Arrival = Arrival;
   return true;
 }

@@ -11,6 +11,8 @@
 
 #include "runtime/walls/Formulas.h"
 
+#include <boost/math/distributions/lognormal.hpp>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -235,6 +237,26 @@ Time ttftQuantileGiven(Number LogC, RequestRate ArrivalRate, Time ServiceTime,
   return in<Time>(waitGiven(LogC.value(), ArrivalRate, ServiceTime, Servers,
                             ServiceCV, Percentile.value())) +
          FirstToken;
+}
+
+Tokens lengthQuantile(Tokens Mean, Number CV, Number Percentile) {
+  double M = (Mean / OneToken).value(), Cv = CV.value(), P = Percentile.value();
+  if (std::isnan(M) || std::isnan(Cv) || std::isnan(P) || !(P > 0 && P < 1))
+    return in<Tokens>(NaN);
+  if (Cv <= 0 || M <= 0)
+    return Mean;
+  double Sigma2 = std::log1p(Cv * Cv);
+  if (!std::isfinite(Sigma2) || !std::isfinite(M))
+    return in<Tokens>(NaN);
+  // Boost.Math's errors return a value (NaN or infinity) instead of
+  // throwing: the evaluator never sees an exception.
+  using namespace boost::math::policies;
+  using Quiet =
+      policy<domain_error<ignore_error>, overflow_error<ignore_error>,
+             underflow_error<ignore_error>, evaluation_error<ignore_error>>;
+  boost::math::lognormal_distribution<double, Quiet> L(std::log(M) - Sigma2 / 2,
+                                                       std::sqrt(Sigma2));
+  return in<Tokens>(boost::math::quantile(L, P));
 }
 
 Time prefillWaitQuantile(RequestRate Rate, Time Prefill, Number PrefillCV,

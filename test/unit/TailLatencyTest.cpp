@@ -381,3 +381,25 @@ TEST(TailLatency, PrefillsQueueBehindPrefills) {
 }
 
 } // namespace
+
+namespace {
+
+TEST(TailLatencyWall, LognormalLengthQuantilesByHand) {
+  // Mean 100, cv 1: sigma^2 = ln 2, mu = ln 100 - ln 2 / 2. The median is
+  // e^mu = 100 / sqrt 2 = 70.71; the p99 e^(mu + 2.326348 sigma) = 490.49.
+  using namespace mlsc::q;
+  auto L = [](double Mean, double CV, double P) {
+    return mlsc::walls::lengthQuantile(in<Tokens>(Mean), in<Number>(CV),
+                                       in<Number>(P))
+        .value();
+  };
+  EXPECT_NEAR(L(100, 1, 0.5), 100 / std::sqrt(2.0), 1e-9);
+  EXPECT_NEAR(L(100, 1, 0.99), 490.4917, 1e-3);
+  // One length: every quantile is the mean; bad levels are NaN, not a
+  // throw from Boost.Math.
+  EXPECT_EQ(L(100, 0, 0.99), 100);
+  EXPECT_TRUE(std::isnan(L(100, 1, 1.5)));
+  EXPECT_TRUE(std::isnan(L(100, 1e300, 0.5)));
+}
+
+} // namespace
