@@ -146,6 +146,9 @@ struct DecoderState {
   /// A request's mean time per output token in its slot (other requests'
   /// prefills included).
   NodeId MeanTPOT;
+  /// Prefill/decode disaggregation with sized pools: the prefill pool's
+  /// replicas (Replicas is then the decode pool's).
+  std::optional<NodeId> PrefillReplicas;
   std::optional<NodeId> Arrival;
   /// The rate of the other requests' prefills at a replica, lambda /
   /// replicas x (B - 1)/B, when a colocated replica batches continuously

@@ -166,6 +166,40 @@ bool checkLayout(LoweringContext &Ctx, NodeId TP, NodeId PP, NodeId Replica,
   return OK;
 }
 
+bool checkPools(LoweringContext &Ctx, NodeId ReplicaDevices,
+                NodeId DecodeReplicas) {
+  const ir::Entity &W = *Ctx.Workload;
+  GraphBuilder &B = Ctx.B;
+  double Tp = Ctx.foldedNumber(W, "parallel.tp");
+  double Pp = Ctx.foldedNumber(W, "parallel.pp");
+  double Ep = Ctx.Decoder.Moe ? Ctx.foldedNumber(W, "parallel.ep") : 1;
+  double Prefill = Ctx.foldedNumber(W, "disaggregation.prefill_replicas");
+  std::optional<double> Devices =
+      systemDevices(*Ctx.SystemEntity, Ctx.Sys->Node);
+  (void)ReplicaDevices;
+  if (Devices) {
+    double Total = std::floor(*Devices / (Tp * Pp * Ep));
+    if (Prefill >= Total) {
+      Diagnostic &D = Ctx.C.Diags.report(
+          DiagKind::InvalidLayout, at(W, "disaggregation.prefill_replicas"),
+          fmt::format("`{}` has {} replicas of tp {} x pp {} x ep {} "
+                      "devices; {} prefill replicas leave none to decode",
+                      Ctx.SystemEntity->Name, Total, Tp, Pp, Ep, Prefill));
+      D.Message += "; give the prefill pool fewer replicas, or the "
+                   "scenario more devices";
+      Ctx.Failed = true;
+      return false;
+    }
+  }
+  NodeId Spare =
+      B.op(Op::Sub, {DecodeReplicas, B.constant(1, "one decode replica")});
+  B.label(Spare, "layout.decode_replicas_beyond_one");
+  B.G.DomainChecks.push_back({Spare, ValueDomain::NonNegative,
+                              "decode replicas - 1",
+                              at(W, "disaggregation.prefill_replicas")});
+  return true;
+}
+
 bool lowerTrainingLayout(LoweringContext &Ctx) {
   const ir::Entity &W = *Ctx.Workload;
   NodeId TP = Ctx.orDefault(W, DefaultId::TP);

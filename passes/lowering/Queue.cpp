@@ -56,6 +56,25 @@ bool lowerQueue(LoweringContext &Ctx) {
     Stable = B.op(Op::And,
                   {Stable, B.op(Op::Lt, {Rho, B.constant(1, "saturation")})});
   }
+  // Sized prefill/decode pools (DistServe): the prefill pool is an M/G/c
+  // queue of its own, c its replicas each prefilling one request at a
+  // time; its wait comes before the first token, the decode pool's after.
+  std::optional<NodeId> PoolLogC, PoolCV;
+  if (D.PrefillReplicas) {
+    NodeId Rho = B.apply(FormulaId::Utilisation,
+                         {Arrival, D.RequestPrefill, *D.PrefillReplicas}, "");
+    B.publish(MetricId::PrefillUtilisation, Rho);
+    Stable = B.op(
+        Op::And,
+        {Stable, B.apply(FormulaId::QueueIsStable,
+                         {Arrival, D.RequestPrefill, *D.PrefillReplicas}, "")});
+    PoolLogC = B.apply(FormulaId::LogErlangC,
+                       {Arrival, D.RequestPrefill, *D.PrefillReplicas},
+                       "prefill_pool.log_erlang_c");
+    PoolCV = PromptCV ? *PromptCV
+                      : B.constant(0, "prompts of one length: the workload "
+                                      "gives no prompt_cv");
+  }
   B.publish(MetricId::QueueStable, Stable);
   // ln C(c, a) once; every percentile reads it.
   NodeId LogC = B.apply(FormulaId::LogErlangC, {Arrival, D.Service, D.Servers},
@@ -77,6 +96,22 @@ bool lowerQueue(LoweringContext &Ctx) {
     NodeId Latency =
         B.apply(FormulaId::LatencyQuantileGiven,
                 {LogC, Arrival, D.Service, D.Servers, CV, Level}, "");
+    if (PoolLogC) {
+      // The prefill pool's wait, then the first token; the decode pool's
+      // wait and decode follow it.
+      NodeId Wait =
+          B.op(Op::Sub, {B.apply(FormulaId::LatencyQuantileGiven,
+                                 {*PoolLogC, Arrival, D.RequestPrefill,
+                                  *D.PrefillReplicas, *PoolCV, Level},
+                                 ""),
+                         D.RequestPrefill});
+      B.label(Wait, "prefill_pool.wait");
+      Ttft = B.op(Op::Add, {Wait, D.FirstToken});
+      Latency =
+          B.op(Op::Add,
+               {B.op(Op::Add, {Wait, B.G.get(MetricId::RequestPrefillTime)}),
+                Latency});
+    }
     // Lengths that vary: a request at the percentile has the prompt's and
     // the output's lognormal quantiles (each at the same level: an upper
     // bound on the quantile of their sum), its prefill in proportion to

@@ -49,9 +49,21 @@ bool lowerRunningBatch(LoweringContext &Ctx) {
   }
 
   // Every replica (tp x pp x ep devices) serves `batch` requests at once:
-  // the queue has replicas x batch servers.
+  // the queue has replicas x batch servers. Sized prefill/decode pools
+  // (DistServe) take the prefill pool's replicas out of the decode ones.
   D.Replicas =
       B.op(Op::Floor, {B.op(Op::Div, {Ctx.Sys->Devices, D.ReplicaDevices})});
+  if (Ctx.entity(W, "disaggregation.fabric")) {
+    if (std::optional<NodeId> P =
+            Ctx.field(W, "disaggregation.prefill_replicas")) {
+      D.PrefillReplicas = *P;
+      B.publish(MetricId::PrefillReplicas, *P);
+      D.Replicas = B.op(Op::Sub, {D.Replicas, *P});
+      B.label(D.Replicas, "decode_replicas");
+      if (!checkPools(Ctx, D.ReplicaDevices, D.Replicas))
+        return false;
+    }
+  }
   B.publish(MetricId::Replicas, D.Replicas);
   D.Servers = B.op(Op::Mul, {D.Replicas, D.Batch});
   B.publish(MetricId::Servers, D.Servers);
@@ -66,7 +78,12 @@ bool lowerRunningBatch(LoweringContext &Ctx) {
   NodeId PerReplica = B.op(Op::Div, {Arrival, D.Replicas});
   B.label(PerReplica, "arrival_per_replica");
   const bool Colocated = !Ctx.entity(W, "disaggregation.fabric");
-  NodeId InSlotFixed = D.RequestPrefill;
+  // A sized decode pool's slot holds the decode alone.
+  NodeId InSlotFixed =
+      D.PrefillReplicas ? Ctx.none("s", "0 s",
+                                   "the prefill pool prefills; a decode slot "
+                                   "holds the decode alone")
+                        : D.RequestPrefill;
   NodeId F = B.constant(0, "a disaggregated decode replica runs no prefills");
   if (Colocated) {
     NodeId Others = B.op(

@@ -130,8 +130,14 @@ bool lowerRequests(LoweringContext &Ctx) {
     NodeId Tokens = B.op(Op::Mul, {D.Batch, D.Output});
     Throughput = B.op(Op::Div, {Tokens, D.Service});
   } else {
-    D.Service = B.apply(FormulaId::EndToEndLatency,
-                        {FirstToken, MeanTPOT, D.Output}, "");
+    // A sized decode pool's slot holds the decode alone, from the KV cache's
+    // arrival; otherwise the request's slot holds its prefill too.
+    D.Service =
+        B.apply(FormulaId::EndToEndLatency,
+                {D.PrefillReplicas ? B.G.get(MetricId::RequestKVTransferTime)
+                                   : FirstToken,
+                 MeanTPOT, D.Output},
+                "");
     B.publish(MetricId::RequestServiceTime, D.Service);
     // The replica's capacity, its slots full: the decode steps' rate, and
     // what the requests' prefills leave of it (the part of a prefill that
@@ -144,7 +150,7 @@ bool lowerRequests(LoweringContext &Ctx) {
       PrefillExtra =
           Ctx.none("s", "0 s",
                    "a disaggregated decode replica runs no prefills: the "
-                   "prefill pool does (its size is not modelled yet)");
+                   "prefill pool does");
     } else if (D.Chunk) {
       NodeId Chunked =
           B.apply(FormulaId::ChunkedPrefillTime,
@@ -161,10 +167,29 @@ bool lowerRequests(LoweringContext &Ctx) {
                          {D.Output, PrefillExtra, D.CapacityTPOT, D.Batch}, "");
   }
   B.publish(MetricId::Throughput, Throughput);
-  B.publish(MetricId::ThroughputPerDevice,
-            B.apply(FormulaId::ThroughputPerDevice,
-                    {Throughput, D.ReplicaDevices}, ""));
-  B.publish(MetricId::SystemThroughput, B.op(Op::Mul, {Replicas, Throughput}));
+  NodeId System = B.op(Op::Mul, {Replicas, Throughput});
+  NodeId PerDevice;
+  if (D.PrefillReplicas) {
+    // Sized pools: the system serves what the slower pool does (the
+    // prefill pool completes P / T_prefill requests a second, n tokens
+    // each), and a device's share counts both pools' devices.
+    NodeId PrefillPool = B.op(
+        Op::Div, {B.op(Op::Mul, {*D.PrefillReplicas,
+                                 B.op(Op::Div, {D.Output, D.RequestPrefill})}),
+                  B.constant(1, "one request a prefill")});
+    B.label(PrefillPool, "prefill_pool_capacity");
+    System = B.op(Op::Min, {System, PrefillPool});
+    NodeId AllDevices =
+        B.op(Op::Mul,
+             {B.op(Op::Add, {Replicas, *D.PrefillReplicas}), D.ReplicaDevices});
+    PerDevice =
+        B.apply(FormulaId::ThroughputPerDevice, {System, AllDevices}, "");
+  } else {
+    PerDevice = B.apply(FormulaId::ThroughputPerDevice,
+                        {Throughput, D.ReplicaDevices}, "");
+  }
+  B.publish(MetricId::ThroughputPerDevice, PerDevice);
+  B.publish(MetricId::SystemThroughput, System);
   // One output token is the prefill's: no decode step runs, and the
   // prefill is what binds.
   if (Ctx.foldedNumber(W, "output") <= 1)

@@ -22,6 +22,11 @@ namespace mlsc {
 bool checkLayout(LoweringContext &Ctx, NodeId TP, NodeId PP, NodeId Replica,
                  const char *OtherName, double OtherValue);
 
+/// Sized prefill/decode pools: the prefill pool's replicas must leave at
+/// least one decode replica (InvalidLayout; a domain check for sweeps).
+bool checkPools(LoweringContext &Ctx, NodeId ReplicaDevices,
+                NodeId DecodeReplicas);
+
 /// The workloads a step lowers.
 enum class StepFamily : uint8_t {
   DecoderInference,

@@ -336,6 +336,16 @@ void printQueue(const ScenarioResult &R, llvm::raw_ostream &OS) {
                : fmt::format("utilisation {}% of {}",
                              formatNumber(100 * R[M::Utilisation]), Slots),
       "[wall 7: tail latency]");
+  if (R.has(M::PrefillReplicas))
+    row(OS, "prefill pool",
+        fmt::format("{} replica{}, utilisation {}%; the {} above decode",
+                    formatNumber(R[M::PrefillReplicas]),
+                    R[M::PrefillReplicas] == 1 ? "" : "s",
+                    formatNumber(100 * R[M::PrefillUtilisation]),
+                    formatNumber(R[M::Replicas]) +
+                        (R[M::Replicas] == 1 ? " replica" : " replicas")),
+        "prefill/decode disaggregation: TTFT waits in the prefill pool's "
+        "M/G/c queue [wall 7]");
   // One slot a replica runs one sequence at any load.
   if (R.has(M::RunningBatch) && R[M::Servers] > R[M::Replicas])
     row(OS, "running batch",
