@@ -136,6 +136,9 @@ struct DecoderState {
   /// The prompt tokens a request's prefill computes (a prefix cache's hits
   /// skipped) and that prefill run alone, before any chunking.
   NodeId Computed, RequestPrefill;
+  /// A request's share of a prefill pass batched up to the token budget:
+  /// the replica time its prefill takes under load (unchunked).
+  NodeId PrefillShare;
   /// The weight bytes a decode step reads (a tensor-parallel rank's share
   /// of every pipeline stage), and the sequences it runs: one micro-batch,
   /// batch / min(pp, batch).

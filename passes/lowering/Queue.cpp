@@ -44,7 +44,9 @@ bool lowerQueue(LoweringContext &Ctx) {
   // once, and a disaggregated prefill pool is not sized yet.
   std::optional<NodeId> PrefillRate = D.OtherPrefills, PrefillWork, PrefillCV;
   if (PrefillRate) {
-    PrefillWork = B.G.get(MetricId::RequestPrefillTime);
+    // Unchunked, batched up to the token budget: a request's share.
+    PrefillWork =
+        D.Chunk ? B.G.get(MetricId::RequestPrefillTime) : D.PrefillShare;
     PrefillCV = PromptCV ? *PromptCV
                          : B.constant(0, "prompts of one length: the workload "
                                          "gives no prompt_cv");

@@ -47,6 +47,19 @@ bool lowerRunningBatch(LoweringContext &Ctx) {
     D.RequestPrefill =
         lowerPhase(Ctx, PhaseId::RequestPrefill, D.Machine, Work);
   }
+  // Under load the runtime batches the waiting prompts into passes of up
+  // to its token budget, which read the weights once: a request's share
+  // of the replica's time (its own first token still takes a pass).
+  D.PrefillShare = D.RequestPrefill;
+  if (!D.Static && !D.Chunk) {
+    D.PrefillShare =
+        B.apply(FormulaId::BatchedPrefillShare,
+                {B.G.get(PhaseId::RequestPrefill, PhaseMetricId::ComputeTime),
+                 B.G.get(PhaseId::RequestPrefill, PhaseMetricId::MemoryTime),
+                 D.RequestPrefill, Ctx.orDefault(W, DefaultId::MaxBatchTokens),
+                 D.Computed},
+                "request.prefill_share");
+  }
 
   // Every replica (tp x pp x ep devices) serves `batch` requests at once:
   // the queue has replicas x batch servers. Sized prefill/decode pools
@@ -97,7 +110,7 @@ bool lowerRunningBatch(LoweringContext &Ctx) {
     // they ride on. The running batch is solved with the chunks riding on
     // one-sequence steps: at least the time they add at any batch, so the
     // batch found is an upper bound.
-    NodeId Extra = D.RequestPrefill;
+    NodeId Extra = D.PrefillShare;
     if (D.Chunk) {
       InSlotFixed = B.apply(
           FormulaId::ChunkedPrefillTime,

@@ -84,7 +84,7 @@ bool lowerRequests(LoweringContext &Ctx) {
   std::optional<NodeId> Arrival = Ctx.field(W, "arrival");
   if (D.OtherPrefills) {
     NodeId Rate = *D.OtherPrefills;
-    NodeId Extra = RequestPrefill;
+    NodeId Extra = D.Chunk ? RequestPrefill : D.PrefillShare;
     if (D.Chunk) {
       // The chunks' time beyond the decode iterations they ride on.
       NodeId Ridden =
@@ -161,7 +161,7 @@ bool lowerRequests(LoweringContext &Ctx) {
                                             D.CapacityStep})});
       B.label(PrefillExtra, "capacity.prefill_extra_time");
     } else {
-      PrefillExtra = D.RequestPrefill;
+      PrefillExtra = D.PrefillShare;
     }
     Throughput = B.apply(FormulaId::ContinuousCapacity,
                          {D.Output, PrefillExtra, D.CapacityTPOT, D.Batch}, "");

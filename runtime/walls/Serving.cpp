@@ -134,6 +134,13 @@ TokenRate continuousCapacity(Tokens Output, Time PrefillExtra, Time DecodeStep,
   return Output / PerRequest;
 }
 
+Time batchedPrefillShare(Time Compute, Time Memory, Time Step, Tokens Budget,
+                         Tokens Prompt) {
+  double K = std::max(1.0, std::floor((Budget / Prompt).value()));
+  Time Bound = std::max(Compute, Memory);
+  return std::max(Compute, Memory / K) + (Step - Bound);
+}
+
 TokenRate servedTokenRate(RequestRate Arrival, Tokens Output) {
   return Arrival * Output / in<Requests>(1.0);
 }

@@ -247,3 +247,30 @@ TEST(ServingWall, PrefillInterferenceStretchesTheMeanGap) {
 }
 
 } // namespace
+
+namespace {
+
+TEST(ServingWall, BatchedPrefillShareByHand) {
+  // A 500-token prompt, memory-bound alone: 2 ms of weights, 0.5 ms of
+  // FLOPs, 0.3 ms added (communication, fixed cost): 2.3 ms alone. A
+  // budget of 2,048 tokens batches k = 4 prompts, which read the weights
+  // once: max(0.5, 2 / 4) + 0.3 = 0.8 ms a prompt.
+  using namespace mlsc::q;
+  auto ms = [](double V) { return in<Time>(V * 1e-3); };
+  EXPECT_NEAR(mlsc::walls::batchedPrefillShare(
+                  ms(0.5), ms(2), ms(2.3), in<Tokens>(2048), in<Tokens>(500))
+                  .value(),
+              0.8e-3, 1e-15);
+  // A prompt longer than the budget runs alone: its own 2.3 ms.
+  EXPECT_NEAR(mlsc::walls::batchedPrefillShare(ms(0.5), ms(2), ms(2.3),
+                                               in<Tokens>(256), in<Tokens>(500))
+                  .value(),
+              2.3e-3, 1e-15);
+  // Compute-bound prompts gain nothing: max(3, 1 / 8) + 0 = 3 ms.
+  EXPECT_NEAR(mlsc::walls::batchedPrefillShare(
+                  ms(3), ms(1), ms(3), in<Tokens>(8192), in<Tokens>(1000))
+                  .value(),
+              3e-3, 1e-15);
+}
+
+} // namespace
