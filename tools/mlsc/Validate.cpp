@@ -171,6 +171,11 @@ void printJSON(const std::vector<Row> &Rows, llvm::raw_ostream &OS) {
           number(J, "published", R.Published);
           number(J, "predicted", R.Predicted);
           number(J, "error", R.Error);
+          // null above; say which non-finite value it was.
+          if (!std::isfinite(R.Predicted))
+            J.attribute("non_finite", std::isnan(R.Predicted) ? "nan"
+                                      : R.Predicted > 0       ? "+inf"
+                                                              : "-inf");
           number(J, "tolerance", R.Tolerance);
           J.attribute("role", R.Calibration ? "calibration" : "validation");
           if (R.Calibration)
