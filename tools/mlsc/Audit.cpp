@@ -22,6 +22,26 @@
 
 namespace mlsc::driver {
 
+bool collectFiles(const DriverOptions &O, const std::string &Default,
+                  std::vector<std::string> &Files) {
+  std::vector<std::string> Roots = O.AuditPaths;
+  if (Roots.empty())
+    Roots.push_back(Default);
+  std::vector<std::string> Found;
+  for (const std::string &R : Roots) {
+    if (!llvm::sys::fs::exists(R)) {
+      reportError(DiagKind::FileNotFound, R, "no such file or folder");
+      return false;
+    }
+    expandPath(R, Found);
+  }
+  // A file named twice (or inside a folder also named) is read once.
+  for (const std::string &F : Found)
+    if (!llvm::is_contained(Files, F))
+      Files.push_back(F);
+  return true;
+}
+
 void expandPath(const std::string &Path, std::vector<std::string> &Out) {
   if (!llvm::sys::fs::is_directory(Path)) {
     Out.push_back(Path);
@@ -138,22 +158,8 @@ void printJSON(const std::vector<AuditRecord> &Records, llvm::raw_ostream &OS) {
 
 int auditCommand(const DriverOptions &O) {
   std::vector<std::string> Files;
-  std::vector<std::string> Roots = O.AuditPaths;
-  if (Roots.empty())
-    Roots.push_back(O.Compile.DataDir + "/registries");
-  for (const std::string &R : Roots) {
-    if (!llvm::sys::fs::exists(R)) {
-      reportError(DiagKind::FileNotFound, R, "no such file or folder");
-      return InputErrors;
-    }
-    expandPath(R, Files);
-  }
-  // A file named twice (or inside a folder also named) is audited once.
-  std::vector<std::string> Unique;
-  for (const std::string &F : Files)
-    if (!llvm::is_contained(Unique, F))
-      Unique.push_back(F);
-  Files = std::move(Unique);
+  if (!collectFiles(O, O.Compile.DataDir + "/registries", Files))
+    return InputErrors;
   // The options table checked that --as-of is a date.
   std::string AsOf = O.AsOf.empty() ? today() : O.AsOf;
   // The same day --max-age-years earlier; 29 February becomes the 28th in

@@ -119,6 +119,12 @@ int validateCommand(const DriverOptions &O);
 /// refused if it is no regular file).
 void expandPath(const std::string &Path, std::vector<std::string> &Out);
 
+/// The .mls files of the command's paths (--audit-style PATH...; \p Default
+/// when none is given), each once, in order; false (reported) when a path
+/// does not exist.
+bool collectFiles(const DriverOptions &O, const std::string &Default,
+                  std::vector<std::string> &Files);
+
 /// Days in \p Month (1-12) of \p Year, in the Gregorian calendar.
 unsigned daysInMonth(unsigned Year, unsigned Month);
 

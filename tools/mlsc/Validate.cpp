@@ -200,21 +200,9 @@ void printJSON(const std::vector<Row> &Rows, llvm::raw_ostream &OS) {
 } // namespace
 
 int validateCommand(const DriverOptions &O) {
-  std::vector<std::string> Roots = O.AuditPaths;
-  if (Roots.empty())
-    Roots.push_back(O.Compile.DataDir + "/validation");
-  std::vector<std::string> Files;
-  for (const std::string &R : Roots) {
-    if (!llvm::sys::fs::exists(R)) {
-      reportError(DiagKind::FileNotFound, R, "no such file or folder");
-      return InputErrors;
-    }
-    expandPath(R, Files);
-  }
   std::vector<std::string> Unique;
-  for (const std::string &F : Files)
-    if (!llvm::is_contained(Unique, F))
-      Unique.push_back(F);
+  if (!collectFiles(O, O.Compile.DataDir + "/validation", Unique))
+    return InputErrors;
   std::vector<Row> Rows;
   bool Errors = false;
   std::string Prefix = O.Compile.DataDir + "/";
