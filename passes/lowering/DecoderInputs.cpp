@@ -127,7 +127,12 @@ bool lowerDecoderInputs(LoweringContext &Ctx) {
   Roofline &M = D.Machine;
   M.Peak = D.Peak;
   M.BW = D.BW;
-  M.EtaGemm = Ctx.kernelEfficiency(W, DefaultId::KernelGemm);
+  // GEMMs in 8 bits or fewer reach less of their (doubled) peak than in
+  // 16: their own default, unless the workload gives `kernels.gemm`.
+  M.EtaGemm = Ctx.kernelEfficiency(
+      W, Ctx.foldedNumber(Precision, "bytes") < 2 && !W.field("kernels.gemm")
+             ? DefaultId::KernelGemm8Bit
+             : DefaultId::KernelGemm);
   if (const ir::Field *F = W.field("kernels.fused_attention"))
     D.Fused = !F->Folded || F->Folded->Number != 0;
   M.EtaAttention =
