@@ -115,10 +115,13 @@ bool lowerRunningBatch(LoweringContext &Ctx) {
       InSlotFixed = B.apply(
           FormulaId::ChunkedPrefillTime,
           {D.RequestPrefill, D.DecodeAtOne.Step, D.Computed, *D.Chunk}, "");
-      NodeId Ridden =
-          B.op(Op::Mul,
-               {B.apply(FormulaId::PrefillChunks, {D.Computed, *D.Chunk}, ""),
-                D.DecodeAtOne.Step});
+      NodeId Ridden = B.op(
+          Op::Div,
+          {B.op(Op::Mul,
+                {B.apply(FormulaId::PrefillChunks, {D.Computed, *D.Chunk}, ""),
+                 D.DecodeAtOne.Step}),
+           B.apply(FormulaId::PackedChunkPrompts,
+                   {Rate, D.RequestPrefill, *D.Chunk, D.Computed}, "")});
       Extra = B.op(Op::Sub, {InSlotFixed, Ridden});
     }
     F = B.apply(FormulaId::PrefillInterference, {Rate, Extra},

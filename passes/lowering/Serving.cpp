@@ -86,9 +86,15 @@ bool lowerRequests(LoweringContext &Ctx) {
     NodeId Rate = *D.OtherPrefills;
     NodeId Extra = D.Chunk ? RequestPrefill : D.PrefillShare;
     if (D.Chunk) {
-      // The chunks' time beyond the decode iterations they ride on.
+      // The chunks' time beyond the decode iterations they ride on, which
+      // the prompts packed into one iteration share.
+      NodeId Packed = B.apply(FormulaId::PackedChunkPrompts,
+                              {Rate, D.RequestPrefill, *D.Chunk, Computed}, "");
+      B.publish(MetricId::PackedChunkPrompts, Packed);
       NodeId Ridden =
-          B.op(Op::Mul, {B.G.get(MetricId::PrefillChunks), D.DecodeStep});
+          B.op(Op::Div,
+               {B.op(Op::Mul, {B.G.get(MetricId::PrefillChunks), D.DecodeStep}),
+                Packed});
       Extra = B.op(Op::Sub, {RequestPrefill, Ridden});
       B.label(Extra, "chunks_extra_time");
     }

@@ -145,6 +145,16 @@ TokenRate servedTokenRate(RequestRate Arrival, Tokens Output) {
   return Arrival * Output / in<Requests>(1.0);
 }
 
+Number packedChunkPrompts(RequestRate Rate, Time Prefill, Tokens Chunk,
+                          Tokens Prompt) {
+  double Cap = std::floor((Chunk / Prompt).value());
+  double Rho = (Rate * Prefill / in<Requests>(1.0)).value();
+  if (std::isnan(Cap) || std::isnan(Rho))
+    return in<Number>(std::nan(""));
+  double Waiting = Rho < 1 ? 1 / (1 - Rho) : Cap;
+  return in<Number>(std::max(1.0, std::min(Cap, Waiting)));
+}
+
 Number prefillInterference(RequestRate Rate, Time ExtraPerRequest) {
   return Rate * ExtraPerRequest / in<Requests>(1.0);
 }

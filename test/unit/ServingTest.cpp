@@ -274,3 +274,26 @@ TEST(ServingWall, BatchedPrefillShareByHand) {
 }
 
 } // namespace
+
+namespace {
+
+TEST(ServingWall, PackedChunkPromptsByHand) {
+  // 1,024-token prompts in a 4,096-token budget: at most 4 share an
+  // iteration. Prefills busy the replica rho = r x T: 10/s x 50 ms = 0.5
+  // leaves 1 / (1 - 0.5) = 2 waiting; 18/s x 50 ms = 0.9 leaves 10, capped
+  // at 4, as is a saturated queue; a prompt longer than the budget packs
+  // with none.
+  using namespace mlsc::q;
+  auto k = [](double Rate, double Chunk) {
+    return mlsc::walls::packedChunkPrompts(in<RequestRate>(Rate),
+                                           in<Time>(0.05), in<Tokens>(Chunk),
+                                           in<Tokens>(1024))
+        .value();
+  };
+  EXPECT_DOUBLE_EQ(k(10, 4096), 2);
+  EXPECT_DOUBLE_EQ(k(18, 4096), 4);
+  EXPECT_DOUBLE_EQ(k(40, 4096), 4);
+  EXPECT_DOUBLE_EQ(k(10, 512), 1);
+}
+
+} // namespace
