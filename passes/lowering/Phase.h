@@ -40,6 +40,13 @@ NodeId lowerPhase(LoweringContext &Ctx, PhaseId P, const Roofline &M,
 PhaseTimes lowerHiddenPhase(LoweringContext &Ctx, PhaseId P, const Roofline &M,
                             const PhaseWork &W, const std::string &Label);
 
+/// A decode step of \p Batch sequences (as min(pp, B) micro-batches; in
+/// passes/lowering/DecoderSteps.cpp). Unless \p Hidden names it, this is
+/// the decode phase: published, with its micro-batches, weights read and
+/// step kept in the decoder's state.
+PhaseTimes lowerDecodeAt(LoweringContext &Ctx, NodeId Batch,
+                         const std::string &Hidden);
+
 /// Weight bytes a pass over \p Tokens tokens reads per device: all of them
 /// for a dense model, the experts it touches for an MoE model (published as
 /// the phase's weight_bytes), none when the weights stream in (wall 6).

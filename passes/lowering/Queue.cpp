@@ -5,8 +5,10 @@
 // read by every TTFT and latency percentile, and, given a P99 latency
 // target, the fewest replicas that meet it. At its replica a request's
 // prefill then waits behind the prefills queued before it (an M/G/1 queue
-// of prefill work), so TTFT grows with the load. Without an arrival rate there
-// is no queue, and the percentiles stay unavailable.
+// of prefill work), so TTFT grows with the load; sized prefill/decode pools
+// queue the prefills in an M/G/c of their own. Lengths that vary take their
+// quantiles into the percentiles. Without an arrival rate there is no
+// queue, and the percentiles stay unavailable.
 //
 //===----------------------------------------------------------------------===//
 
@@ -41,7 +43,8 @@ bool lowerQueue(LoweringContext &Ctx) {
   // nothing to queue behind, and then the slots' queue is the whole wait),
   // each with its own prompt's prefill of work (chunks ride on decode
   // iterations but do the same work). Static batching prefills a batch at
-  // once, and a disaggregated prefill pool is not sized yet.
+  // once; a disaggregated replica's prefills run in the prefill pool, a
+  // queue of its own when the pools are sized (below).
   std::optional<NodeId> PrefillRate = D.OtherPrefills, PrefillWork, PrefillCV;
   if (PrefillRate) {
     // Unchunked, batched up to the token budget: a request's share.

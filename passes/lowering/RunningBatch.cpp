@@ -20,9 +20,6 @@ namespace mlsc {
 
 using graph::Op;
 
-PhaseTimes lowerDecodeAt(LoweringContext &Ctx, NodeId Batch,
-                         const std::string &Hidden);
-
 bool lowerRunningBatch(LoweringContext &Ctx) {
   DecoderState &D = Ctx.Decoder;
   GraphBuilder &B = Ctx.B;
