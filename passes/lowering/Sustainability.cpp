@@ -38,11 +38,20 @@ bool lowerEnergy(LoweringContext &Ctx) {
       Share = B.constant(1, "no arrival rate: the devices run steps all the "
                             "time");
     B.publish(MetricId::BusyShare, Share);
-    NodeId Device =
-        B.apply(FormulaId::DevicePowerAtLoad,
-                {Sys.TDP, Ctx.orDefault(*Sys.Accel, DefaultId::IdlePower),
-                 Ctx.orDefault(*Sys.Accel, DefaultId::BusyPower), Share},
-                "device_power");
+    // The busy draw follows the batch a step runs: the load's under an
+    // arrival rate, else the slots (or samples) full.
+    std::optional<NodeId> Batch = G.find(MetricId::RunningBatch);
+    if (!Batch)
+      Batch = G.find(MetricId::Batch);
+    NodeId Busy = B.apply(FormulaId::BusyPowerFraction,
+                          {Ctx.orDefault(*Sys.Accel, DefaultId::BusyPowerSmall),
+                           Ctx.orDefault(*Sys.Accel, DefaultId::BusyPower),
+                           Batch ? *Batch : B.constant(1, "one sequence")},
+                          "busy_power_fraction");
+    NodeId Device = B.apply(
+        FormulaId::DevicePowerAtLoad,
+        {Sys.TDP, Ctx.orDefault(*Sys.Accel, DefaultId::IdlePower), Busy, Share},
+        "device_power");
     Power = B.apply(FormulaId::SystemPower,
                     {Sys.Devices, Device, Sys.Nodes, Sys.Overhead}, "");
   }

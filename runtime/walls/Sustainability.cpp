@@ -9,6 +9,7 @@
 
 #include "runtime/walls/Formulas.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace mlsc::walls {
@@ -23,6 +24,15 @@ Power systemPower(Number Devices, Power DevicePower, Number Nodes,
 Power devicePowerAtLoad(Power TDP, Number IdleFraction, Number BusyFraction,
                         Number BusyShare) {
   return TDP * (IdleFraction + (BusyFraction - IdleFraction) * BusyShare);
+}
+
+Number busyPowerFraction(Number Small, Number Large, Number Batch) {
+  double B = Batch.value();
+  if (std::isnan(B))
+    return in<Number>(B);
+  double T =
+      std::clamp(std::log(std::max(B, 1e-300) / 16) / std::log(16.0), 0.0, 1.0);
+  return Small + (Large - Small) * T;
 }
 
 Number busyShare(RequestRate Rate, Time InSlot) {
