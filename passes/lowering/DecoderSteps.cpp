@@ -89,12 +89,12 @@ bool lowerDecoderSteps(LoweringContext &Ctx) {
   NodeId Eta = D.DecodeEta;
   B.apply(FormulaId::MemoryTime, {DecodeWeights, D.BW, D.Machine.EtaMem},
           "decode.weight_read_time");
-  B.publish(
-      MetricId::DecodeCrossoverBatch,
-      B.apply(FormulaId::DecodeCrossoverBatch,
-              {D.ComputeParams, D.Layers, D.DecodeAttnDim, D.Context, D.TP,
-               DecodeWeights, D.KV, D.Peak, Eta, D.BW, D.Machine.EtaMem},
-              ""));
+  B.publish(MetricId::DecodeCrossoverBatch,
+            B.apply(FormulaId::DecodeCrossoverBatch,
+                    {D.ComputeParams, D.Layers, D.DecodeAttnDim, D.Context,
+                     D.TP, DecodeWeights, D.KV, D.KVShards, D.Peak, Eta, D.BW,
+                     D.Machine.EtaMem},
+                    ""));
   B.publish(MetricId::RidgePoint,
             B.apply(FormulaId::RidgePoint, {D.Peak, D.BW}, ""));
 

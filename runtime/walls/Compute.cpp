@@ -81,11 +81,12 @@ TokenRate decodeThroughput(Number Batch, Time Step) {
 
 Number decodeCrossoverBatch(Number Params, Number Layers, Number AttnDim,
                             Tokens Context, Number TP, Bytes Weights,
-                            BytesPerToken KV, FlopRate Peak, Number Efficiency,
-                            Bandwidth BW, Number MemoryEfficiency) {
+                            BytesPerToken KV, Number KVShards, FlopRate Peak,
+                            Number Efficiency, Bandwidth BW,
+                            Number MemoryEfficiency) {
   Flops PerSequence =
       decodeStepFlops(Params, Layers, AttnDim, in<Number>(1), Context, TP);
-  Bytes KVPerSequence = Context * KV / TP;
+  Bytes KVPerSequence = Context * KV / KVShards;
   Bytes Denominator =
       PerSequence * (BW * MemoryEfficiency) / (Peak * Efficiency) -
       KVPerSequence;

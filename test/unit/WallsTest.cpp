@@ -153,13 +153,13 @@ TEST(ComputeWall, DecodeCrossoverBatchByHand) {
   Number One = in<Number>(1);
   Number B =
       decodeCrossoverBatch(in<Number>(1e9), One, in<Number>(4), in<Tokens>(10),
-                           One, in<Bytes>(2e9), in<BytesPerToken>(100),
+                           One, in<Bytes>(2e9), in<BytesPerToken>(100), One,
                            in<FlopRate>(1e15), One, in<Bandwidth>(1e12), One);
   EXPECT_NEAR(B.value(), 2e9 / (2000000.08 - 1000), 1e-9);
   // KV reads that outgrow the FLOPs: compute never binds.
   Number Never =
       decodeCrossoverBatch(in<Number>(1), One, One, in<Tokens>(10), One,
-                           in<Bytes>(1), in<BytesPerToken>(1e6),
+                           in<Bytes>(1), in<BytesPerToken>(1e6), One,
                            in<FlopRate>(1e15), One, in<Bandwidth>(1e12), One);
   EXPECT_TRUE(std::isinf(Never.value()));
 }
