@@ -16,6 +16,8 @@
 #include "passes/lowering/Phase.h"
 #include "passes/lowering/Steps.h"
 
+#include <fmt/format.h>
+
 namespace mlsc {
 
 using graph::Op;
@@ -63,6 +65,19 @@ bool lowerRunningBatch(LoweringContext &Ctx) {
   // (DistServe) take the prefill pool's replicas out of the decode ones.
   D.Replicas =
       B.op(Op::Floor, {B.op(Op::Div, {Ctx.Sys->Devices, D.ReplicaDevices})});
+  if (!Ctx.entity(W, "disaggregation.fabric") &&
+      W.field("disaggregation.prefill_replicas")) {
+    Ctx.C.Diags.report(
+        DiagKind::MissingInput,
+        W.field("disaggregation.prefill_replicas")->Range,
+        fmt::format("`{}.disaggregation.prefill_replicas` sizes a prefill "
+                    "pool, but `{}` gives no `disaggregation.fabric` for the "
+                    "KV cache to cross to the decode pool; give one, or "
+                    "drop the pool's size",
+                    W.Name, W.Name));
+    Ctx.Failed = true;
+    return false;
+  }
   if (Ctx.entity(W, "disaggregation.fabric")) {
     if (std::optional<NodeId> P =
             Ctx.field(W, "disaggregation.prefill_replicas")) {
