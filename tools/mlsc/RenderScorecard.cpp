@@ -389,8 +389,18 @@ void printQueue(const ScenarioResult &R, llvm::raw_ostream &OS) {
 /// The Performance level of a decoder.
 void printDecoderPerformance(const ScenarioResult &R, llvm::raw_ostream &OS) {
   OS << "Performance  " << R.Performance << "\n";
+  // Continuous batching prefills each request alone: the batch's prompts
+  // at once is a bound, and a request's own prefill is what it waits for.
+  std::string OwnPrefill;
+  if (R.has(M::RequestPrefillTime) && R[M::Batch] > 1)
+    OwnPrefill =
+        fmt::format("; the batch's {} prompts at once, a request's own {}",
+                    formatNumber(R[M::Batch]),
+                    show(R, R.has(M::RequestChunkedPrefillTime)
+                                ? M::RequestChunkedPrefillTime
+                                : M::RequestPrefillTime));
   row(OS, "prefill time", show(R, M::PrefillTime),
-      boundText(R, PhaseId::Prefill));
+      boundText(R, PhaseId::Prefill) + OwnPrefill);
   row(OS, "decode step time", show(R, M::DecodeStepTime),
       boundText(R, PhaseId::Decode));
   printServingOptions(R, OS);
