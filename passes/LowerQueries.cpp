@@ -307,8 +307,13 @@ private:
                     QE.field("role")->Folded->Text == "calibration";
     if (const ir::Field *S = QE.field("sets"); S && S->Folded)
       A.Sets = S->Folded->Text;
-    if (const ir::Field *K = QE.field("known_miss"); K && K->Folded)
+    if (const ir::Field *K = QE.field("known_miss"); K && K->Folded) {
       A.KnownMiss = K->Folded->Text;
+      if (llvm::StringRef(A.KnownMiss).trim().empty())
+        error(DiagKind::MalformedQuery, K->Range,
+              "`known_miss` says why the model misses the measurement; an "
+              "empty reason hides the miss");
+    }
     if (A.Calibration && A.Sets.empty())
       error(DiagKind::MissingInput, QE.NameRange,
             fmt::format("calibration anchor `{}` must say which factor it "
