@@ -95,4 +95,25 @@ Number decodeCrossoverBatch(Number Params, Number Layers, Number AttnDim,
   return Weights / Denominator;
 }
 
+Flops megatronIterationFlops(Number Batch, Tokens Sequence, Number Layers,
+                             Number Hidden, Number Vocab, Number Passes) {
+  double B = Batch.value(), S = (Sequence / OneToken).value(),
+         L = Layers.value(), H = Hidden.value(), V = Vocab.value();
+  return in<Flops>(24 * Passes.value() * B * S * L * H * H *
+                   (1 + S / (6 * H) + V / (16 * L * H)));
+}
+
+Number pipelineBubbleFraction(Number Stages, Number MicroBatches,
+                              Number VirtualStages) {
+  return (Stages - in<Number>(1)) / (VirtualStages * MicroBatches);
+}
+
+Time trainingTime(Tokens Trained, Number Params, Number Devices,
+                  FlopRate PerDevice, Number Passes) {
+  // 2 FLOPs a parameter a token for every pass over the weights.
+  Flops Work = in<Flops>(2 * Passes.value() * (Trained / OneToken).value() *
+                         Params.value());
+  return Work / (Devices * PerDevice);
+}
+
 } // namespace mlsc::walls

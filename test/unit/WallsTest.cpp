@@ -165,3 +165,47 @@ TEST(ComputeWall, DecodeCrossoverBatchByHand) {
 }
 
 } // namespace
+
+namespace {
+
+TEST(ComputeWall, MegatronTrainingFormulasByHand) {
+  using namespace mlsc::q;
+  auto N = [](double V) { return in<Number>(V); };
+  // GPT-3 175B as Narayanan et al. train it (SC 2021): B = 1,536 sequences
+  // of s = 2,048 tokens, l = 96 layers of h = 12,288, V = 51,200, with full
+  // recompute (4 passes): 96 B s l h^2 = 4.3775e18, times 1 + 2,048 /
+  // 73,728 + 51,200 / (16 x 96 x 12,288) = 1.030490, is 4.5110e18 FLOP.
+  EXPECT_NEAR(megatronIterationFlops(N(1536), in<Tokens>(2048), N(96), N(12288),
+                                     N(51200), N(4))
+                      .value() /
+                  4.510971e18,
+              1, 1e-6);
+  // Without recompute, 3 passes: three quarters of it.
+  EXPECT_NEAR(megatronIterationFlops(N(1536), in<Tokens>(2048), N(96), N(12288),
+                                     N(51200), N(3))
+                      .value() /
+                  (0.75 * 4.510971e18),
+              1, 1e-6);
+  // The bubble of 8 stages and 32 micro-batches: 7 / 32 = 21.875%; with 4
+  // virtual stages a device, 7 / 128 = 5.47%.
+  EXPECT_DOUBLE_EQ(pipelineBubbleFraction(N(8), N(32), N(1)).value(), 0.21875);
+  EXPECT_DOUBLE_EQ(pipelineBubbleFraction(N(8), N(32), N(4)).value(),
+                   0.0546875);
+  // The paper's estimates (eq. 4): GPT-3 on 300e9 tokens, 1,024 GPUs at
+  // 140 TFLOP/s: 8 x 300e9 x 175e9 / (1,024 x 140e12) s = 33.91 days
+  // ("34 days"); 1T parameters on 450e9 tokens, 3,072 GPUs at 163 TFLOP/s:
+  // 83.21 days (the paper prints 84).
+  const double Day = 86400;
+  EXPECT_NEAR(trainingTime(in<Tokens>(300e9), N(175e9), N(1024),
+                           in<FlopRate>(140e12), N(4))
+                      .value() /
+                  Day,
+              33.908, 1e-3);
+  EXPECT_NEAR(trainingTime(in<Tokens>(450e9), N(1e12), N(3072),
+                           in<FlopRate>(163e12), N(4))
+                      .value() /
+                  Day,
+              83.211, 1e-3);
+}
+
+} // namespace
