@@ -42,6 +42,29 @@ bool collectFiles(const DriverOptions &O, const std::string &Default,
   return true;
 }
 
+bool compileEach(const DriverOptions &O, const std::vector<std::string> &Files,
+                 llvm::function_ref<void(Compilation &C, bool Compiled,
+                                         const std::string &Shown)>
+                     Each) {
+  bool AllOK = true;
+  std::string Prefix = O.Compile.DataDir + "/";
+  for (const std::string &F : Files) {
+    std::unique_ptr<llvm::MemoryBuffer> Buf = readInput(O, F);
+    if (!Buf) {
+      AllOK = false;
+      continue;
+    }
+    Compilation C;
+    C.Options = O.Compile;
+    bool Compiled = compile(C, std::move(Buf));
+    AllOK &= Compiled;
+    C.Diags.flush(llvm::errs());
+    Each(C, Compiled,
+         llvm::StringRef(F).startswith(Prefix) ? F.substr(Prefix.size()) : F);
+  }
+  return AllOK;
+}
+
 void expandPath(const std::string &Path, std::vector<std::string> &Out) {
   if (!llvm::sys::fs::is_directory(Path)) {
     Out.push_back(Path);
@@ -170,24 +193,12 @@ int auditCommand(const DriverOptions &O) {
                                     daysInMonth(Year, Month));
   std::string Cutoff = fmt::format("{:04}-{:02}-{:02}", Year, Month, Day);
   std::vector<AuditRecord> Records;
-  bool Errors = false;
-  std::string Prefix = O.Compile.DataDir + "/";
-  for (const std::string &F : Files) {
-    std::unique_ptr<llvm::MemoryBuffer> Buf = readInput(O, F);
-    if (!Buf) {
-      Errors = true;
-      continue;
-    }
-    Compilation C;
-    C.Options = O.Compile;
-    if (!compile(C, std::move(Buf)))
-      Errors = true;
-    C.Diags.flush(llvm::errs());
-    std::string Shown =
-        llvm::StringRef(F).startswith(Prefix) ? F.substr(Prefix.size()) : F;
-    collectAudit(C.Program, C.SM, C.Program.MainBufferId, Shown, Cutoff,
-                 Records);
-  }
+  // A file that does not compile is still audited as far as it was read.
+  bool Errors = !compileEach(
+      O, Files, [&](Compilation &C, bool, const std::string &Shown) {
+        collectAudit(C.Program, C.SM, C.Program.MainBufferId, Shown, Cutoff,
+                     Records);
+      });
   if (O.Format == OutputFormat::Json)
     printJSON(Records, llvm::outs());
   else if (O.Format == OutputFormat::Csv)

@@ -19,6 +19,7 @@
 
 #include "passes/Pipeline.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
 
 #include <memory>
@@ -124,6 +125,15 @@ void expandPath(const std::string &Path, std::vector<std::string> &Out);
 /// does not exist.
 bool collectFiles(const DriverOptions &O, const std::string &Default,
                   std::vector<std::string> &Files);
+
+/// Reads and compiles each of \p Files on its own, prints its diagnostics,
+/// and hands the compilation to \p Each with whether it compiled and the
+/// file's name as shown (relative to the data directory when inside it).
+/// False when a file could not be read or did not compile.
+bool compileEach(const DriverOptions &O, const std::vector<std::string> &Files,
+                 llvm::function_ref<void(Compilation &C, bool Compiled,
+                                         const std::string &Shown)>
+                     Each);
 
 /// Days in \p Month (1-12) of \p Year, in the Gregorian calendar.
 unsigned daysInMonth(unsigned Year, unsigned Month);

@@ -204,58 +204,44 @@ int validateCommand(const DriverOptions &O) {
   if (!collectFiles(O, O.Compile.DataDir + "/validation", Unique))
     return InputErrors;
   std::vector<Row> Rows;
-  bool Errors = false;
-  std::string Prefix = O.Compile.DataDir + "/";
-  for (const std::string &F : Unique) {
-    std::unique_ptr<llvm::MemoryBuffer> Buf = readInput(O, F);
-    if (!Buf) {
-      Errors = true;
-      continue;
-    }
-    Compilation C;
-    C.Options = O.Compile;
-    bool OK = compile(C, std::move(Buf));
-    C.Diags.flush(llvm::errs());
-    if (!OK) {
-      Errors = true;
-      continue;
-    }
-    std::string Shown =
-        llvm::StringRef(F).startswith(Prefix) ? F.substr(Prefix.size()) : F;
-    for (const query::Query &Q : C.Queries) {
-      if (Q.K != query::Query::Kind::Anchor)
-        continue;
-      const graph::Graph &G = C.Graphs[Q.Graph];
-      Evaluator E(G);
-      E.run();
-      const query::Term &T = Q.Report.front();
-      Row R;
-      R.Anchor = Q.Name;
-      R.File = Shown;
-      R.Scenario = G.Scenario;
-      R.Quantity = T.Text;
-      R.Unit = T.Dim.str();
-      R.Published = Q.A.Published;
-      R.Predicted = E.value(T.Node);
-      R.Error = R.Predicted / R.Published - 1;
-      R.Tolerance = Q.Tolerance;
-      R.PublishedShown = formatQuantity(R.Published, T.Dim);
-      R.PredictedShown = formatQuantity(R.Predicted, T.Dim);
-      R.Calibration = Q.A.Calibration;
-      R.Sets = Q.A.Sets;
-      R.KnownMiss = Q.A.KnownMiss;
-      R.Source = Q.A.Source;
-      R.SourceTitle = Q.A.SourceTitle;
-      R.SourceUrl = Q.A.SourceUrl;
-      if (G.has(MetricId::Feasible))
-        R.Feasible = E.value(G.get(MetricId::Feasible)) != 0;
-      bool Within = std::fabs(R.Error) <= R.Tolerance;
-      R.S = R.KnownMiss.empty()
-                ? (Within ? Status::Within : Status::Outside)
-                : (Within ? Status::NoLongerMisses : Status::KnownMiss);
-      Rows.push_back(std::move(R));
-    }
-  }
+  bool Errors = !compileEach(
+      O, Unique, [&](Compilation &C, bool Compiled, const std::string &Shown) {
+        if (!Compiled)
+          return;
+        for (const query::Query &Q : C.Queries) {
+          if (Q.K != query::Query::Kind::Anchor)
+            continue;
+          const graph::Graph &G = C.Graphs[Q.Graph];
+          Evaluator E(G);
+          E.run();
+          const query::Term &T = Q.Report.front();
+          Row R;
+          R.Anchor = Q.Name;
+          R.File = Shown;
+          R.Scenario = G.Scenario;
+          R.Quantity = T.Text;
+          R.Unit = T.Dim.str();
+          R.Published = Q.A.Published;
+          R.Predicted = E.value(T.Node);
+          R.Error = R.Predicted / R.Published - 1;
+          R.Tolerance = Q.Tolerance;
+          R.PublishedShown = formatQuantity(R.Published, T.Dim);
+          R.PredictedShown = formatQuantity(R.Predicted, T.Dim);
+          R.Calibration = Q.A.Calibration;
+          R.Sets = Q.A.Sets;
+          R.KnownMiss = Q.A.KnownMiss;
+          R.Source = Q.A.Source;
+          R.SourceTitle = Q.A.SourceTitle;
+          R.SourceUrl = Q.A.SourceUrl;
+          if (G.has(MetricId::Feasible))
+            R.Feasible = E.value(G.get(MetricId::Feasible)) != 0;
+          bool Within = std::fabs(R.Error) <= R.Tolerance;
+          R.S = R.KnownMiss.empty()
+                    ? (Within ? Status::Within : Status::Outside)
+                    : (Within ? Status::NoLongerMisses : Status::KnownMiss);
+          Rows.push_back(std::move(R));
+        }
+      });
   if (O.Format == OutputFormat::Json)
     printJSON(Rows, llvm::outs());
   else
