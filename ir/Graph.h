@@ -177,6 +177,9 @@ struct Graph {
   /// family's usual one: a request's prefill when the output is one token
   /// (there is no decode step).
   std::optional<PhaseId> MainPhase;
+  /// Why the family's steps stopped without an error: a workload the
+  /// lowering does not model yet (the scorecard says so); empty otherwise.
+  std::string NotLowered;
   /// A decoder LLM trained: the family whose steps are lowered only in
   /// part (the walls that need no step model).
   bool DecoderTraining = false;

@@ -73,9 +73,15 @@ void condition(LoweringContext &Ctx, const ir::Expr &E, llvm::SMRange R,
     std::optional<MetricId> M = findMetric(Name);
     bool Inapplicable = Scenario == Ctx.G.Scenario && M &&
                         !llvm::is_contained(Ctx.G.Unavailable, *M);
+    bool NotLowered =
+        Scenario == Ctx.G.Scenario && M && !Ctx.G.NotLowered.empty();
     Ctx.C.Diags.report(
         DiagKind::MetricUnavailable, E.Range,
-        Inapplicable
+        NotLowered
+            ? fmt::format("`{}` is not computed: {}; this condition stays "
+                          "unknown",
+                          Missing, Ctx.G.NotLowered)
+        : Inapplicable
             ? fmt::format("`{}` does not apply to this scenario's workload "
                           "(`mlsc eval` lists the metrics it has); this "
                           "condition stays unknown",

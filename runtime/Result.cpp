@@ -80,8 +80,11 @@ ScenarioResult scenarioResult(const Evaluator &E, llvm::SourceMgr &SM) {
   if (G.DecoderTraining) {
     R.Kind = ResultKind::DecoderTraining;
     R.Training = true;
-    R.Missing.push_back({"decoder training steps (time, memory, MFU)",
-                         "no implemented wall lowers them (see `mlsc walls`)"});
+    if (!R.has(MetricId::StepTime))
+      R.Missing.push_back({"decoder training steps (time, memory, MFU)",
+                           G.NotLowered.empty()
+                               ? "an input they need is missing"
+                               : G.NotLowered});
   } else if (R.has(MetricId::SampleThroughput)) {
     R.Kind = ResultKind::PerSample;
     R.Training = R.has(MetricId::StepTime);
@@ -123,8 +126,9 @@ ScenarioResult scenarioResult(const Evaluator &E, llvm::SourceMgr &SM) {
     R.Conditions.push_back(std::move(CR));
   }
   R.Performance = AnyFail ? "FAIL" : AnyUnknown ? "WARN" : "PASS";
-  // Decoder training is evaluated in part: never a plain PASS.
-  if (R.Kind == ResultKind::DecoderTraining && !AnyFail)
+  // Decoder training whose steps are not lowered: never a plain PASS.
+  if (R.Kind == ResultKind::DecoderTraining && !R.has(MetricId::StepTime) &&
+      !AnyFail)
     R.Performance = "WARN";
   return R;
 }

@@ -170,6 +170,26 @@ struct PerSampleState {
   NodeId Weights, Moved; ///< bytes stored and moved per step
 };
 
+/// What the steps of a decoder's training share (passes/lowering/
+/// DecoderTraining.cpp).
+struct TrainingState {
+  NodeId Layers, Hidden, Heads, AttnDim, KVDim, FFN, FFNMatrices, Vocab;
+  NodeId Seq, LayerParams, StageParams;
+  NodeId TP, PP, DP, CP, VP, Devices, MicroBatch, GlobalBatch, Microbatches;
+  /// Tokens one device's micro-batch holds (seq / cp) and the sequence the
+  /// attention spans (seq).
+  NodeId LocalSeq;
+  NodeId Peak, BW, Capacity, EtaGemm, EtaAttention, EtaMem, EtaComm;
+  NodeId ActBytes, WeightBytes, GradBytes, OptBytes, Zero;
+  /// Structural choices, folded: sequence parallelism, recomputation (0
+  /// none, 1 selective, 2 full), fused attention, tied embeddings.
+  NodeId SP, Recompute, Fused, Tied;
+  /// The fabrics: the node's (scale-up) and the scale-out one, NodeRanks
+  /// devices to a node; absent on a bare accelerator.
+  bool HasFabric = false;
+  NodeId IntraBW, IntraLatency, InterBW, InterLatency, NodeRanks;
+};
+
 /// Where a field of an entity stands in a graph (LoweringContext::leafFor).
 enum class LeafStatus { Leaf, Derived, Unread };
 
@@ -193,6 +213,7 @@ public:
 
   DecoderState Decoder;
   PerSampleState PerSample;
+  TrainingState Training;
 
   // ---- Leaves.
   /// The node of a field: its literal as a leaf, or its expression lowered.

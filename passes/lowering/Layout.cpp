@@ -71,7 +71,8 @@ std::string divisors(double N) {
 } // namespace
 
 bool checkLayout(LoweringContext &Ctx, NodeId TP, NodeId PP, NodeId Replica,
-                 const char *OtherName, double OtherValue) {
+                 const char *OtherName, double OtherValue,
+                 const std::string &OtherText) {
   const ir::Entity &W = *Ctx.Workload;
   const ir::Entity &Model = *Ctx.Model;
   GraphBuilder &B = Ctx.B;
@@ -151,10 +152,12 @@ bool checkLayout(LoweringContext &Ctx, NodeId TP, NodeId PP, NodeId Replica,
   double Needed = Tp * Pp * Oth;
   if (Devices && Needed > *Devices)
     error(at(W, "parallel.tp"),
-          fmt::format("the layout of `{}` needs tp {} x pp {} x {} {} = {} "
+          fmt::format("the layout of `{}` needs tp {} x pp {} x {} = {} "
                       "devices, but `{}` has {}",
-                      W.Name, Tp, Pp, OtherName, Oth, Needed,
-                      Ctx.SystemEntity->Name, *Devices),
+                      W.Name, Tp, Pp,
+                      OtherText.empty() ? fmt::format("{} {}", OtherName, Oth)
+                                        : OtherText,
+                      Needed, Ctx.SystemEntity->Name, *Devices),
           "lower a degree, or give the scenario a system with more devices");
   NodeId Left = B.op(Op::Sub, {Ctx.Sys->Devices, Replica});
   B.label(Left, "layout.devices_beyond_replica");
@@ -198,17 +201,6 @@ bool checkPools(LoweringContext &Ctx, NodeId ReplicaDevices,
                               "decode replicas - 1",
                               at(W, "disaggregation.prefill_replicas")});
   return true;
-}
-
-bool lowerTrainingLayout(LoweringContext &Ctx) {
-  const ir::Entity &W = *Ctx.Workload;
-  NodeId TP = Ctx.orDefault(W, DefaultId::TP);
-  NodeId PP = Ctx.orDefault(W, DefaultId::PP);
-  std::optional<NodeId> DP = Ctx.field(W, "parallel.dp");
-  NodeId Data = DP ? *DP : Ctx.B.constant(1, "no data parallelism given");
-  NodeId Replica = Ctx.B.op(Op::Mul, {Ctx.B.op(Op::Mul, {TP, PP}), Data});
-  return checkLayout(Ctx, TP, PP, Replica, "dp",
-                     Ctx.foldedNumber(W, "parallel.dp"));
 }
 
 } // namespace mlsc

@@ -15,12 +15,13 @@ namespace mlsc {
 /// Checks a parallel layout against the model and the system
 /// (passes/lowering/Layout.cpp): tp against the attention and KV heads, pp
 /// against the layers, the replica's \p Replica = tp x pp x OTHER devices
-/// (OTHER \p OtherName, ep in serving and dp in training, \p OtherValue
+/// (OTHER \p OtherName, ep in serving and cp x dp in training, \p OtherValue
 /// its folded value) against the system's. Reports each violation as
 /// InvalidLayout and fails the lowering; adds the same conditions as domain
 /// checks for sweeps and solves.
 bool checkLayout(LoweringContext &Ctx, NodeId TP, NodeId PP, NodeId Replica,
-                 const char *OtherName, double OtherValue);
+                 const char *OtherName, double OtherValue,
+                 const std::string &OtherText = "");
 
 /// Sized prefill/decode pools: the prefill pool's replicas must leave at
 /// least one decode replica (InvalidLayout; a domain check for sweeps).

@@ -68,6 +68,18 @@ bool lowerEnergy(LoweringContext &Ctx) {
     B.publish(MetricId::EnergyPerToken,
               B.apply(FormulaId::EnergyPerToken, {Power, Served}, ""));
   }
+  // A training run's energy: its power over its time, at the site's PUE
+  // when the cluster has a site.
+  if (std::optional<NodeId> Run = G.find(MetricId::TimeToTrain)) {
+    NodeId Energy = B.op(Op::Mul, {Power, *Run});
+    if (const ir::Entity *Site = Ctx.SystemEntity->Kind == "cluster"
+                                     ? Ctx.entity(*Ctx.SystemEntity, "site")
+                                     : nullptr)
+      Energy = B.op(Op::Mul, {Energy, Ctx.required(*Site, "pue",
+                                                   "the run's facility "
+                                                   "energy")});
+    B.publish(MetricId::TrainingEnergy, Energy);
+  }
   if (std::optional<NodeId> X = G.find(MetricId::SystemSampleThroughput))
     B.publish(MetricId::EnergyPerSample, B.op(Op::Div, {Power, *X}));
   return true;

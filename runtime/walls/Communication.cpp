@@ -109,4 +109,48 @@ Number moeBusiestRankParams(Number Params, Number ActiveParams, Number Experts,
   return AlwaysActive + Imbalance * (ActiveParams - AlwaysActive);
 }
 
+Time dataParallelSyncTime(Number Params, Bytes GradientBytes, Bytes WeightBytes,
+                          Number Stage, Number Ranks, Number NodeRanks,
+                          Bandwidth IntraBW, Time IntraLatency,
+                          Bandwidth InterBW, Time InterLatency,
+                          Number Efficiency) {
+  if (Ranks.value() <= 1)
+    return in<Time>(0);
+  auto allReduce = [&](Bytes M) {
+    return hierarchicalAllReduceTime(M, Ranks, NodeRanks, IntraBW, IntraLatency,
+                                     InterBW, InterLatency, Efficiency);
+  };
+  Time Gradients = allReduce(Params * GradientBytes);
+  if (Stage.value() < 1)
+    return Gradients;
+  Time Weights = allReduce(Params * WeightBytes);
+  Time Sync = Gradients / 2.0 + Weights / 2.0;
+  if (Stage.value() >= 3)
+    Sync += Weights;
+  return Sync;
+}
+
+Time pipelineStageSendTime(Bytes Message, Number VirtualStages,
+                           Number StageStride, Number NodeRanks,
+                           Bandwidth IntraBW, Time IntraLatency,
+                           Bandwidth InterBW, Time InterLatency,
+                           Number Efficiency) {
+  bool Across = StageStride.value() >= NodeRanks.value();
+  Bandwidth BW = Across ? InterBW : IntraBW;
+  Time Alpha = Across ? InterLatency : IntraLatency;
+  return 2.0 * VirtualStages * (Alpha + Message / (BW * Efficiency));
+}
+
+Time contextParallelRingTime(Bytes KVChunk, Number CP, Number Span,
+                             Number NodeRanks, Bandwidth IntraBW,
+                             Time IntraLatency, Bandwidth InterBW,
+                             Time InterLatency, Number Efficiency) {
+  if (CP.value() <= 1)
+    return in<Time>(0);
+  bool Across = Span.value() > NodeRanks.value();
+  Bandwidth BW = Across ? InterBW : IntraBW;
+  Time Alpha = Across ? InterLatency : IntraLatency;
+  return 3.0 * (CP - 1.0) * (Alpha + KVChunk / (BW * Efficiency));
+}
+
 } // namespace mlsc::walls

@@ -116,4 +116,62 @@ Time trainingTime(Tokens Trained, Number Params, Number Devices,
   return Work / (Devices * PerDevice);
 }
 
+Number decoderLayerParams(Number Hidden, Number AttnDim, Number KVDim,
+                          Number FFN, Number FFNMatrices) {
+  return 2.0 * Hidden * AttnDim + 2.0 * Hidden * KVDim +
+         FFNMatrices * Hidden * FFN;
+}
+
+FlopsPerToken trainingModelFlopsPerToken(Number Layers, Number LayerParams,
+                                         Tokens Sequence, Number AttnDim,
+                                         Number Hidden, Number Vocab) {
+  Number S = Sequence / OneToken;
+  Number Forward = 2.0 * Layers * LayerParams + 4.0 * Layers * S * AttnDim +
+                   2.0 * Hidden * Vocab;
+  return 3.0 * Forward * in<Flops>(1) / OneToken;
+}
+
+FlopsPerToken recomputeFlopsPerToken(Number Layers, Number LayerParams,
+                                     Tokens Sequence, Number AttnDim,
+                                     Number Recompute) {
+  Number S = Sequence / OneToken;
+  Number Attention = 4.0 * Layers * S * AttnDim;
+  Number Extra = Recompute.value() >= 2 ? 2.0 * Layers * LayerParams + Attention
+                 : Recompute.value() >= 1 ? Attention
+                                          : in<Number>(0);
+  return Extra * in<Flops>(1) / OneToken;
+}
+
+Flops trainingStageGemmFlops(Tokens MicroBatchTokens, Number Layers,
+                             Number Stages, Number LayerParams, Number Hidden,
+                             Number Vocab, Number Recompute, Number TP) {
+  double PerLayer = Recompute.value() >= 2 ? 8 : 6;
+  Number PerToken =
+      PerLayer * Layers / Stages * LayerParams + 6.0 * Hidden * Vocab;
+  return MicroBatchTokens / OneToken * PerToken / TP * in<Flops>(1);
+}
+
+Flops trainingStageAttentionFlops(Tokens MicroBatchTokens, Number Layers,
+                                  Number Stages, Tokens Sequence,
+                                  Number AttnDim, Number Recompute, Number TP) {
+  double PerLayer = Recompute.value() >= 1 ? 16 : 12;
+  Number PerToken =
+      PerLayer * Layers / Stages * (Sequence / OneToken) * AttnDim / 2.0;
+  return MicroBatchTokens / OneToken * PerToken / TP * in<Flops>(1);
+}
+
+Time pipelineStepTime(Number MicroBatches, Number Stages, Number VirtualStages,
+                      Time MicroBatchTime) {
+  return (MicroBatches + (Stages - 1.0) / VirtualStages) * MicroBatchTime;
+}
+
+Number flopUtilisation(Flops StepFlops, Time Step, Number Devices,
+                       FlopRate Peak) {
+  return StepFlops / (Step * Devices * Peak);
+}
+
+Time timeToTrain(Tokens Trained, TokenRate Throughput) {
+  return Trained / Throughput;
+}
+
 } // namespace mlsc::walls

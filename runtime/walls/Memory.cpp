@@ -10,6 +10,7 @@
 
 #include "runtime/walls/Formulas.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace mlsc::walls {
@@ -94,6 +95,68 @@ Bytes prefillBytes(Bytes Weights, BytesPerToken KV, Number Batch, Tokens Prompt,
 
 Time memoryTime(Bytes Moved, Bandwidth BW, Number Efficiency) {
   return Moved / (BW * Efficiency);
+}
+
+Number trainingStageParams(Number Layers, Number LayerParams, Number Stages,
+                           Number Hidden, Number Vocab, Number Tied,
+                           Number TP) {
+  double Tables = Stages.value() <= 1 && Tied.value() == 0 ? 2 : 1;
+  return (Layers / Stages * LayerParams + Tables * Vocab * Hidden) / TP;
+}
+
+Bytes zeroShardedBytes(Number Params, Bytes BytesPerParam, Number DP,
+                       Number Stage, Number ShardedFrom) {
+  Number Shards = Stage.value() >= ShardedFrom.value() ? DP : in<Number>(1);
+  return Params * BytesPerParam / Shards;
+}
+
+Bytes trainingLayerActivationBytes(Tokens Sequence, Number MicroBatch,
+                                   Number Hidden, Number Heads, Number AttnDim,
+                                   Number KVDim, Number FFN, Number FFNInner,
+                                   Bytes ActivationBytes, Number TP,
+                                   Number SequenceParallel, Number Recompute,
+                                   Number Fused) {
+  Number S = Sequence / OneToken;
+  Number TSp = SequenceParallel.value() != 0 ? TP : in<Number>(1);
+  Bytes Tokens = S * MicroBatch * Hidden * in<Bytes>(1);
+  double Act = ActivationBytes.value();
+  if (Recompute.value() >= 2)
+    return Act * Tokens / TSp;
+  double R = 4 * Act + 2;
+  Number Split = Act * (2.0 * AttnDim + 2.0 * KVDim + FFNInner * FFN) / Hidden;
+  Bytes Layer = Tokens * (R / TSp + Split / TP);
+  if (Fused.value() == 0 && Recompute.value() < 1)
+    Layer += 5.0 * Heads * S * S * MicroBatch / TP * in<Bytes>(1);
+  return Layer;
+}
+
+Number microBatchesInFlight(Number Stages, Number MicroBatches,
+                            Number VirtualStages) {
+  double P = Stages.value(), V = VirtualStages.value();
+  double Penalty = V > 1 ? 1 + (P - 1) / (P * V) : 1;
+  return in<Number>(std::min(MicroBatches.value(), P) * Penalty);
+}
+
+Bytes outputLayerActivationBytes(Tokens Sequence, Number MicroBatch,
+                                 Number Hidden, Number Vocab, Number TP) {
+  Number S = Sequence / OneToken;
+  return 4.0 * S * MicroBatch * Hidden * (1.0 + Vocab / Hidden) / TP *
+         in<Bytes>(1);
+}
+
+BytesPerToken elementwiseBytesPerToken(Number Hidden, Number FFN,
+                                       Number ActivationInputs,
+                                       Bytes ActivationBytes, Number TP,
+                                       Number SequenceParallel, Number Passes) {
+  Number TSp = SequenceParallel.value() != 0 ? TP : in<Number>(1);
+  Bytes PerPass = ActivationBytes *
+                  (10.0 * Hidden / TSp + (ActivationInputs + 1.0) * FFN / TP);
+  return Passes * PerPass / OneToken;
+}
+
+Bytes optimizerStepBytes(Number Params, Bytes WeightBytes, Bytes GradientBytes,
+                         Bytes OptimizerBytesPerParam) {
+  return Params * (GradientBytes + 2.0 * OptimizerBytesPerParam + WeightBytes);
 }
 
 } // namespace mlsc::walls

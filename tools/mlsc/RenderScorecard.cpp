@@ -444,6 +444,90 @@ void printDecoderPerformance(const ScenarioResult &R, llvm::raw_ostream &OS) {
   levelRows(R, Level::Performance, OS);
 }
 
+/// The levels of a decoder's training: memory by part, the step by part,
+/// utilisation and the run.
+void printTrainingLevels(const ScenarioResult &R, llvm::raw_ostream &OS) {
+  OS << "\nFeasibility  " << (R.Feasible ? "PASS" : "FAIL") << "\n";
+  double Mem = R[M::MemoryPerDevice], Cap = R[M::DeviceMemory];
+  row(OS, "memory per device",
+      R.Feasible
+          ? fmt::format("{} of {} ({}%)", show(R, M::MemoryPerDevice),
+                        show(R, M::DeviceMemory), formatNumber(100 * Mem / Cap))
+          : fmt::format(
+                "{} exceeds {} by {}", show(R, M::MemoryPerDevice),
+                show(R, M::DeviceMemory),
+                formatQuantity(Mem - Cap, Dimension::base(BaseDim::Data))),
+      "[wall 2: memory capacity]");
+  row(OS, "  made of",
+      fmt::format("{} weights + {} gradients + {} optimizer state + {} "
+                  "activations",
+                  show(R, M::WeightsPerDevice), show(R, M::GradientsPerDevice),
+                  show(R, M::OptimizerPerDevice),
+                  show(R, M::ActivationsPerDevice)));
+  std::string Layout = fmt::format(
+      "tp {} x pp {} x cp {} x dp {} = {} of {} device{}",
+      formatNumber(R[M::TP]), formatNumber(R[M::PP]), formatNumber(R[M::CP]),
+      formatNumber(R[M::DP]), formatNumber(R[M::TrainingDevices]),
+      formatNumber(R[M::Devices]), R[M::Devices] == 1 ? "" : "s");
+  if (R[M::VP] > 1)
+    Layout += ", vp " + formatNumber(R[M::VP]);
+  row(OS, "parallelism", Layout, "[wall 14: communication]");
+  row(OS, "batch",
+      fmt::format(
+          "{} sequences a step, {} micro-batch{} of {} per pipeline",
+          formatNumber(R[M::GlobalBatch]), formatNumber(R[M::Microbatches]),
+          R[M::Microbatches] == 1 ? "" : "es", formatNumber(R[M::Batch])));
+  levelRows(R, Level::Feasibility, OS);
+  OS << "\n";
+  if (!R.Feasible) {
+    OS << "Performance  not evaluated: the scenario does not fit "
+          "(feasibility failed)\n";
+    OS << "\nMacro        not evaluated: the scenario does not fit\n";
+    return;
+  }
+  OS << "Performance  " << R.Performance << "\n";
+  PhaseId P = PhaseId::Train;
+  row(OS, "step time", show(R, M::StepTime),
+      fmt::format("{} micro-batch{} of {} each, then the gradient sync and "
+                  "the optimizer",
+                  formatNumber(R[M::Microbatches]),
+                  R[M::Microbatches] == 1 ? "" : "es",
+                  show(R, M::MicrobatchTime)));
+  row(OS, "  compute", show(R, P, PM::ComputeTime),
+      "GEMMs and causal attention on the slowest stage [walls 1, 3]");
+  row(OS, "  memory", show(R, P, PM::MemoryTime),
+      "the non-GEMM operations' traffic and the optimizer step (" +
+          show(R, M::OptimizerTime) + ") [wall 2]");
+  row(OS, "  communication", show(R, P, PM::CommTime),
+      fmt::format("exposed: tp {}, cp {}, pp {}, dp {} [wall 14]",
+                  show(R, M::TpCommTime), show(R, M::CpCommTime),
+                  show(R, M::PpCommTime), show(R, M::DpCommTime)));
+  row(OS, "  pipeline bubble", show(R, P, PM::BubbleTime),
+      fmt::format("(pp - 1) / (vp x micro-batches) = {}% of the ideal step",
+                  formatNumber(100 * R[M::BubbleFraction])));
+  row(OS, "MFU", formatNumber(100 * R[M::Mfu]) + "%",
+      fmt::format("model FLOPs at {} per device; HFU {}% with "
+                  "recomputation",
+                  show(R, M::ModelFlopsPerDevice),
+                  formatNumber(100 * R[M::Hfu])));
+  row(OS, "throughput", show(R, M::TrainingThroughput), "tokens per second");
+  if (R.has(M::TimeToTrain))
+    row(OS, "time to train", show(R, M::TimeToTrain),
+        fmt::format("{} device-hours; failures and restarts not counted",
+                    formatNumber(R[M::DeviceHours] / 3600)));
+  const BindingWall &D = *R.Binding;
+  row(OS, "binding wall",
+      fmt::format("{} (a training step), {}x ahead of {}", D.label(),
+                  formatNumber(D.Margin), D.RunnerUp));
+  levelRows(R, Level::Performance, OS);
+  OS << "\nMacro        (" << macroNote(R, "power at nameplate") << ")\n";
+  printPowerAtLoad(R, OS);
+  if (R.has(M::TrainingEnergy))
+    row(OS, "training energy", show(R, M::TrainingEnergy),
+        "power x time to train (x the site's PUE)");
+  levelRows(R, Level::Macro, OS);
+}
+
 void printConditions(const ScenarioResult &R, llvm::raw_ostream &OS) {
   if (R.Conditions.empty())
     return;
@@ -465,6 +549,10 @@ void printScorecard(const ScenarioResult &R, llvm::raw_ostream &OS) {
   OS << "scenario " << R.Scenario << "\n";
   switch (R.Kind) {
   case ResultKind::DecoderTraining:
+    if (R.has(M::StepTime) || (R.has(M::Feasible) && !R.Feasible)) {
+      printTrainingLevels(R, OS);
+      break;
+    }
     for (const NotComputed &N : R.Missing)
       OS << "  " << N.What << " are not evaluated: " << N.Why << "\n";
     for (auto [L, Name] : {std::pair{Level::Feasibility, "Feasibility"},

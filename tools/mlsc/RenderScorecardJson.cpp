@@ -42,6 +42,7 @@ void scorecardJSON(const ScenarioResult &R, llvm::json::OStream &J) {
         J.attributeObject("memory_parts", [&] {
           for (MetricId Part :
                {M::WeightsPerDevice, M::ResidentWeightsPerDevice,
+                M::GradientsPerDevice, M::OptimizerPerDevice,
                 M::KVCachePerDevice, M::ActivationsPerDevice, M::RuntimeReserve,
                 M::TrainingStatePerDevice})
             if (R.has(Part))
@@ -81,7 +82,7 @@ void scorecardJSON(const ScenarioResult &R, llvm::json::OStream &J) {
               J.attribute("crossover_batch", nullptr);
           }
         });
-      } else if (R.Kind == ResultKind::DecoderTraining) {
+      } else if (R.Kind == ResultKind::DecoderTraining && !R.Missing.empty()) {
         // Evaluated in part: what the lowered walls compute, and what not.
         J.attribute("status", R.Performance);
         J.attribute("reason", R.Missing.front().What + " are not evaluated: " +

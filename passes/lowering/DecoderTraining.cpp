@@ -1,0 +1,628 @@
+//===- DecoderTraining.cpp - A decoder LLM's training step ----------------===//
+//
+// Three steps lower a decoder trained with tensor, pipeline, context and
+// data parallelism (Megatron-LM's layout):
+//
+// - the inputs: the model's shape, the layout (dp defaults to the devices
+//   over tp x pp x cp) and its checks, the global batch and its
+//   micro-batches, the precisions, the roofline and the fabrics;
+// - the memory a device needs (wall 2): its pipeline stage's weights,
+//   gradients and optimizer state, sharded over the data-parallel group by
+//   the ZeRO stage, and the activations of the micro-batches in flight
+//   (Korthikanti et al.);
+// - the step (walls 1-3, 14): one micro-batch's forward and backward on
+//   the slowest stage (GEMMs, causal attention, the non-GEMM operations'
+//   memory traffic, the tensor-parallel collectives, ring attention, the
+//   sends between stages), m of them through the pipeline with its bubble
+//   (Narayanan et al.), then the gradient sync and the optimizer. MFU, HFU,
+//   tokens per second and the time to train follow.
+//
+// Mixture-of-experts training is not lowered yet: its steps are reported
+// as not evaluated.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/lowering/Steps.h"
+
+#include "llvm/ADT/StringExtras.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+namespace mlsc {
+
+using graph::LeafOrigin;
+using graph::Op;
+using PM = PhaseMetricId;
+
+namespace {
+
+/// A leaf of a structural value (a byte width the layout implies), with
+/// why it has it.
+NodeId implied(LoweringContext &Ctx, double V, const char *Unit,
+               const char *Spelling, const char *Why) {
+  LeafOrigin O;
+  O.Spelling = Spelling;
+  O.Notes.push_back(Why);
+  return Ctx.B.leaf(V, LoweringContext::unit(Unit), std::move(O));
+}
+
+bool whole(double X) { return std::isfinite(X) && X == std::floor(X); }
+
+llvm::SMRange at(const ir::Entity &W, llvm::StringRef Path) {
+  if (const ir::Field *F = W.field(Path))
+    return F->Value ? F->Value->Range : F->Range;
+  return W.NameRange;
+}
+
+bool flag(const ir::Entity &E, llvm::StringRef Path, bool Default) {
+  const ir::Field *F = E.field(Path);
+  if (!F || !F->Folded)
+    return Default;
+  return F->Folded->Number != 0;
+}
+
+/// The layout: dp (given, or the devices over tp x pp x cp), its checks
+/// against the model and the system, the global batch and the
+/// micro-batches it takes.
+bool trainingLayout(LoweringContext &Ctx) {
+  TrainingState &T = Ctx.Training;
+  GraphBuilder &B = Ctx.B;
+  const ir::Entity &W = *Ctx.Workload;
+  const ir::Entity &Model = *Ctx.Model;
+  DiagnosticEngine &Diags = Ctx.C.Diags;
+  T.TP = Ctx.orDefault(W, DefaultId::TP);
+  T.PP = Ctx.orDefault(W, DefaultId::PP);
+  T.CP = Ctx.orDefault(W, DefaultId::CP);
+  T.VP = Ctx.orDefault(W, DefaultId::VP);
+  double Tp = Ctx.foldedNumber(W, "parallel.tp");
+  double Pp = Ctx.foldedNumber(W, "parallel.pp");
+  double Cp = Ctx.foldedNumber(W, "parallel.cp");
+  double Vp = Ctx.foldedNumber(W, "parallel.vp");
+  NodeId ModelGroup = B.op(Op::Mul, {B.op(Op::Mul, {T.TP, T.PP}), T.CP});
+  double Dp;
+  if (std::optional<NodeId> Given = Ctx.field(W, "parallel.dp")) {
+    T.DP = *Given;
+    Dp = Ctx.foldedNumber(W, "parallel.dp");
+  } else {
+    T.DP = B.op(Op::Div, {Ctx.Sys->Devices, ModelGroup});
+    B.label(T.DP, W.Name + ".parallel.dp");
+    double Devices = 1;
+    if (const ir::Entity *Node = Ctx.Sys->Node) {
+      const ir::Field *Count = Node->field("count");
+      Devices = Count && Count->Folded ? Count->Folded->Number : 1;
+      if (Ctx.SystemEntity->Kind == "cluster")
+        Devices *= Ctx.foldedNumber(*Ctx.SystemEntity, "nodes");
+    }
+    Dp = Devices / (Tp * Pp * Cp);
+    if (!whole(Dp) && Dp >= 1) {
+      Diagnostic &D = Diags.report(
+          DiagKind::InvalidLayout, at(W, "parallel.tp"),
+          fmt::format("the {} devices of `{}` do not divide into "
+                      "data-parallel replicas of tp {} x pp {} x cp {} = {}",
+                      Devices, Ctx.SystemEntity->Name, Tp, Pp, Cp,
+                      Tp * Pp * Cp));
+      D.Message += "; give `parallel.dp`, or degrees whose product divides "
+                   "the devices";
+      Ctx.Failed = true;
+      return false;
+    }
+    Dp = std::max(Dp, 1.0);
+  }
+  NodeId Replica = B.op(Op::Mul, {ModelGroup, T.DP});
+  if (!checkLayout(Ctx, T.TP, T.PP, Replica, "cp x dp", Cp * Dp,
+                   fmt::format("cp {} x dp {}", Cp, Dp)))
+    return false;
+  T.Devices = Replica;
+  B.label(T.Devices, "training_devices");
+
+  // Pipeline stages of vp chunks hold whole layers.
+  double Layers = Ctx.foldedNumber(Model, "layers");
+  if (!whole(Layers / (Pp * Vp))) {
+    Diagnostic &D = Diags.report(
+        DiagKind::InvalidLayout,
+        at(W, W.field("parallel.vp") ? "parallel.vp" : "parallel.pp"),
+        fmt::format("`{}` has {} layers, which pp {} x vp {} = {} model "
+                    "chunks do not divide",
+                    Model.Name, Layers, Pp, Vp, Pp * Vp));
+    D.Message += "; each pipeline chunk holds the same whole number of "
+                 "layers (Megatron-LM requires it)";
+    Ctx.Failed = true;
+    return false;
+  }
+
+  // The global batch, in sequences or tokens, and its micro-batches.
+  T.Seq = Ctx.required(W, "seq", "the training sequence length");
+  T.MicroBatch = Ctx.orDefault(W, DefaultId::MicroBatch);
+  std::optional<NodeId> Sequences = Ctx.field(W, "global_batch");
+  std::optional<NodeId> Tokens = Ctx.field(W, "global_batch_tokens");
+  double Seq = Ctx.foldedNumber(W, "seq");
+  double Global = Sequences ? Ctx.foldedNumber(W, "global_batch")
+                            : Ctx.foldedNumber(W, "global_batch_tokens") / Seq;
+  if (Sequences && Tokens &&
+      std::abs(Global * Seq - Ctx.foldedNumber(W, "global_batch_tokens")) >
+          1e-9 * Global * Seq) {
+    Diagnostic &D = Diags.report(
+        DiagKind::InvalidLayout, at(W, "global_batch_tokens"),
+        fmt::format("`{}.global_batch_tokens` = {} is not global_batch {} x "
+                    "seq {} = {} tokens",
+                    W.Name, Ctx.foldedNumber(W, "global_batch_tokens"), Global,
+                    Seq, Global * Seq));
+    D.Message += "; give one of the two";
+    Ctx.Failed = true;
+    return false;
+  }
+  T.GlobalBatch = Sequences ? *Sequences : B.op(Op::Div, {*Tokens, T.Seq});
+  B.label(T.GlobalBatch, "global_batch");
+  double Micro = Ctx.foldedNumber(W, "micro_batch");
+  double PerReplica = Global / (Dp * Micro);
+  if (!whole(PerReplica) || PerReplica < 1) {
+    Diagnostic &D = Diags.report(
+        DiagKind::InvalidLayout,
+        at(W, Sequences ? "global_batch" : "global_batch_tokens"),
+        fmt::format("a global batch of {} sequences does not split into "
+                    "micro-batches of {} over dp {} ({} per replica)",
+                    Global, Micro, Dp, Global / Dp));
+    D.Message += "; the global batch must be a multiple of dp x micro_batch";
+    Ctx.Failed = true;
+    return false;
+  }
+  T.Microbatches =
+      B.op(Op::Div, {T.GlobalBatch, B.op(Op::Mul, {T.DP, T.MicroBatch})});
+  B.label(T.Microbatches, "microbatches");
+  B.G.DomainChecks.push_back({T.Microbatches, ValueDomain::Whole,
+                              "global_batch / (dp x micro_batch)",
+                              at(W, "micro_batch")});
+  T.LocalSeq = B.op(Op::Div, {T.Seq, T.CP});
+  B.publish(MetricId::TP, T.TP);
+  B.publish(MetricId::PP, T.PP);
+  B.publish(MetricId::DP, T.DP);
+  B.publish(MetricId::CP, T.CP);
+  B.publish(MetricId::VP, T.VP);
+  B.publish(MetricId::TrainingDevices, T.Devices);
+  B.publish(MetricId::Devices, Ctx.Sys->Devices);
+  B.publish(MetricId::GlobalBatch, T.GlobalBatch);
+  B.publish(MetricId::Microbatches, T.Microbatches);
+  B.publish(MetricId::Batch, T.MicroBatch);
+  return !Ctx.Failed;
+}
+
+/// The fabrics the collectives cross: the node's and the scale-out one.
+void trainingFabrics(LoweringContext &Ctx, double Spans) {
+  TrainingState &T = Ctx.Training;
+  const ir::Entity *Node = Ctx.Sys->Node;
+  const ir::Entity *Fabric = Node ? Ctx.entity(*Node, "intra") : nullptr;
+  if (!Fabric) {
+    if (Node && Spans > 1)
+      Ctx.missing(*Node, "intra",
+                  "a fabric for the training step's collectives and sends "
+                  "(wall 14)");
+    return;
+  }
+  T.HasFabric = true;
+  T.IntraBW = Ctx.required(*Fabric, "bandwidth", "the node's fabric");
+  T.IntraLatency = Ctx.required(*Fabric, "latency", "the node's fabric");
+  T.NodeRanks = *Ctx.Sys->NodeDevices;
+  if (const ir::Entity *Inter = Ctx.entity(*Node, "inter")) {
+    T.InterBW = Ctx.required(*Inter, "bandwidth", "the scale-out fabric");
+    T.InterLatency = Ctx.required(*Inter, "latency", "the scale-out fabric");
+  } else {
+    T.InterBW = T.IntraBW;
+    T.InterLatency = T.IntraLatency;
+    if (Spans > Ctx.foldedNumber(*Node, "count"))
+      Ctx.missing(*Node, "inter",
+                  "a scale-out fabric: the layout's devices span nodes "
+                  "(wall 14)");
+  }
+}
+
+} // namespace
+
+bool lowerTrainingInputs(LoweringContext &Ctx) {
+  TrainingState &T = Ctx.Training;
+  GraphBuilder &B = Ctx.B;
+  const ir::Entity &W = *Ctx.Workload;
+  const ir::Entity &Model = *Ctx.Model;
+  const ir::Entity &Precision = *Ctx.Precision;
+  System &Sys = *Ctx.Sys;
+  const ir::Entity &Accel = *Sys.Accel;
+  if (Model.field("experts")) {
+    B.G.NotLowered = "mixture-of-experts training (expert parallelism, "
+                     "routed FLOPs) is not modelled yet";
+    return false;
+  }
+
+  // Without the model's shape or the batch there is no step to lower; the
+  // run's compute (wall 11) still is. Say what the step needs.
+  std::vector<std::string> Absent;
+  for (const char *F : {"layers", "hidden", "heads", "ffn", "vocab"})
+    if (!Model.field(F))
+      Absent.push_back(fmt::format("`{}.{}`", Model.Name, F));
+  if (!W.field("seq"))
+    Absent.push_back(fmt::format("`{}.seq`", W.Name));
+  if (!W.field("global_batch") && !W.field("global_batch_tokens"))
+    Absent.push_back(fmt::format("`{}.global_batch` (or "
+                                 "`global_batch_tokens`)",
+                                 W.Name));
+  if (!Absent.empty()) {
+    B.G.NotLowered = "the step needs " + llvm::join(Absent, ", ");
+    return false;
+  }
+
+  // The model's shape.
+  const char *Why = "the training step's FLOPs and activations (walls 1-2)";
+  T.Layers = Ctx.required(Model, "layers", Why);
+  T.Hidden = Ctx.required(Model, "hidden", Why);
+  T.Heads = Ctx.required(Model, "heads", Why);
+  T.FFN = Ctx.required(Model, "ffn", Why);
+  T.Vocab = Ctx.required(Model, "vocab",
+                         "the output layer's FLOPs and the embedding");
+  std::optional<NodeId> HeadDim = Ctx.field(Model, "head_dim");
+  if (!HeadDim) {
+    HeadDim = B.op(Op::Div, {T.Hidden, T.Heads});
+    B.label(*HeadDim, Model.Name + ".head_dim");
+  }
+  std::optional<NodeId> KVHeads = Ctx.field(Model, "kv_heads");
+  T.AttnDim = B.op(Op::Mul, {T.Heads, *HeadDim});
+  B.label(T.AttnDim, Model.Name + ".attention_dim");
+  T.KVDim = B.op(Op::Mul, {KVHeads ? *KVHeads : T.Heads, *HeadDim});
+  B.label(T.KVDim, Model.Name + ".kv_dim");
+  bool Gated = Ctx.enumValue(Model, "ffn_kind") == "gated";
+  T.FFNMatrices =
+      B.constant(Gated ? 3 : 2, Gated ? "a gated feed-forward: three matrices"
+                                      : "a plain feed-forward: two matrices");
+  bool Tied = flag(Model, "tied_embeddings", false);
+  T.Tied = B.constant(Tied ? 1 : 0, Tied ? "the output layer is the embedding"
+                                         : "the output layer has its own "
+                                           "weights");
+  if (Ctx.Failed)
+    return false;
+  T.LayerParams =
+      B.apply(FormulaId::DecoderLayerParams,
+              {T.Hidden, T.AttnDim, T.KVDim, T.FFN, T.FFNMatrices}, "");
+
+  // Precisions: 8-bit training keeps 16-bit weights and activations and
+  // casts inside the GEMMs (Transformer Engine).
+  NodeId Bytes = Ctx.required(Precision, "bytes", "bytes per parameter");
+  if (Ctx.foldedNumber(Precision, "bytes") < 2) {
+    const char *Note = "8-bit training keeps 16-bit weights and activations "
+                       "and casts to 8 bits inside the GEMMs (NVIDIA "
+                       "Transformer Engine)";
+    T.WeightBytes = implied(Ctx, 2, "B", "2 B", Note);
+    T.ActBytes = implied(Ctx, 2, "B", "2 B", Note);
+  } else {
+    T.WeightBytes = Bytes;
+    T.ActBytes = Bytes;
+  }
+  T.GradBytes = Ctx.orDefault(W, DefaultId::GradientBytes);
+  T.OptBytes = Ctx.orDefault(W, DefaultId::OptimizerBytes);
+  T.Zero = Ctx.orDefault(W, DefaultId::Zero);
+  double Zero = Ctx.foldedNumber(W, "zero");
+  if (W.field("zero") && (!whole(Zero) || Zero < 0 || Zero > 3)) {
+    Ctx.C.Diags.report(DiagKind::InvalidLayout, at(W, "zero"),
+                       fmt::format("`{}.zero` = {} is not a ZeRO stage; "
+                                   "stages are 0, 1, 2 and 3",
+                                   W.Name, Zero));
+    Ctx.Failed = true;
+    return false;
+  }
+  bool SP = flag(W, "sequence_parallel", false);
+  T.SP = B.constant(SP ? 1 : 0,
+                    SP ? "sequence parallelism" : "no sequence parallelism");
+  std::optional<Recompute> Re = Ctx.enumField<Recompute>(W, "recompute");
+  int ReLevel = !Re || *Re == Recompute::None ? 0
+                : *Re == Recompute::Selective ? 1
+                                              : 2;
+  T.Recompute = B.constant(ReLevel, ReLevel == 0   ? "no recomputation"
+                                    : ReLevel == 1 ? "selective recomputation"
+                                                   : "full recomputation");
+  bool Fused = flag(W, "kernels.fused_attention", true);
+  T.Fused = B.constant(Fused ? 1 : 0,
+                       Fused ? "fused attention" : "unfused attention");
+
+  // The roofline and wall 3.
+  T.Peak =
+      Ctx.required(Accel, "peak." + Precision.Name,
+                   fmt::format("its dense {} peak; the workload trains in {}",
+                               Precision.Name, Precision.Name));
+  T.BW = Ctx.required(Accel, "hbm.bandwidth", "memory bandwidth");
+  T.Capacity = Ctx.required(Accel, "hbm.capacity", "memory capacity");
+  Sys.TDP = Ctx.required(Accel, "tdp", "power draw (wall 18)");
+  T.EtaGemm = Ctx.kernelEfficiency(
+      W, Ctx.foldedNumber(Precision, "bytes") < 2 && !W.field("kernels.gemm")
+             ? DefaultId::KernelGemm8Bit
+             : DefaultId::KernelGemm);
+  T.EtaAttention =
+      Ctx.kernelEfficiency(W, Fused ? DefaultId::KernelAttention
+                                    : DefaultId::KernelAttentionUnfused);
+  // 8-bit training computes attention in 16 bits, at that peak.
+  if (Ctx.foldedNumber(Precision, "bytes") < 2 && Accel.field("peak.bf16")) {
+    NodeId AttnPeak = Ctx.required(
+        Accel, "peak.bf16", "its dense bf16 peak, which attention runs at");
+    T.EtaAttention =
+        B.op(Op::Mul, {T.EtaAttention, B.op(Op::Div, {AttnPeak, T.Peak})});
+    B.label(T.EtaAttention, "attention_efficiency_at_" + Precision.Name);
+  }
+  T.EtaMem = Ctx.orDefault(W, DefaultId::MemoryEfficiency);
+  T.EtaComm = Ctx.orDefault(W, DefaultId::CommEfficiency);
+  if (Ctx.Failed || !trainingLayout(Ctx))
+    return false;
+  trainingFabrics(Ctx, Ctx.foldedNumber(W, "parallel.tp") *
+                           Ctx.foldedNumber(W, "parallel.pp") *
+                           Ctx.foldedNumber(W, "parallel.cp") *
+                           std::max(1.0, Ctx.foldedNumber(W, "parallel.dp")));
+  B.G.MainPhase = PhaseId::Train;
+  return !Ctx.Failed;
+}
+
+bool lowerTrainingMemory(LoweringContext &Ctx) {
+  TrainingState &T = Ctx.Training;
+  GraphBuilder &B = Ctx.B;
+  T.StageParams = B.apply(
+      FormulaId::TrainingStageParams,
+      {T.Layers, T.LayerParams, T.PP, T.Hidden, T.Vocab, T.Tied, T.TP}, "");
+  B.publish(MetricId::StageParams, T.StageParams);
+  // ZeRO shards over the gradient-reducing group: dp x cp.
+  NodeId Group = B.op(Op::Mul, {T.DP, T.CP});
+  B.label(Group, "data_parallel_group");
+  auto sharded = [&](NodeId PerParam, double From, const char *Why) {
+    return B.apply(
+        FormulaId::ZeroShardedBytes,
+        {T.StageParams, PerParam, Group, T.Zero, B.constant(From, Why)}, "");
+  };
+  NodeId Weights =
+      sharded(T.WeightBytes, 3, "ZeRO shards weights from stage 3");
+  NodeId Grads = sharded(T.GradBytes, 2, "ZeRO shards gradients from stage 2");
+  NodeId Opt =
+      sharded(T.OptBytes, 1, "ZeRO shards the optimizer state from stage 1");
+  B.publish(MetricId::WeightsPerDevice, Weights);
+  B.publish(MetricId::GradientsPerDevice, Grads);
+  B.publish(MetricId::OptimizerPerDevice, Opt);
+
+  // Activations: the first stage holds its layers' for the micro-batches
+  // in flight; the last, one micro-batch's and the output layer's.
+  NodeId Layer = B.apply(FormulaId::TrainingLayerActivationBytes,
+                         {T.LocalSeq, T.MicroBatch, T.Hidden, T.Heads,
+                          T.AttnDim, T.KVDim, T.FFN, T.FFNMatrices, T.ActBytes,
+                          T.TP, T.SP, T.Recompute, T.Fused},
+                         "activations_per_layer");
+  NodeId InFlight = B.apply(FormulaId::MicroBatchesInFlight,
+                            {T.PP, T.Microbatches, T.VP}, "");
+  NodeId StageLayers = B.op(Op::Div, {T.Layers, T.PP});
+  B.label(StageLayers, "layers_per_stage");
+  NodeId OneMicro = B.op(Op::Mul, {StageLayers, Layer});
+  NodeId First = B.op(Op::Mul, {OneMicro, InFlight});
+  NodeId Output =
+      B.apply(FormulaId::OutputLayerActivationBytes,
+              {T.LocalSeq, T.MicroBatch, T.Hidden, T.Vocab, T.TP}, "");
+  NodeId Last = B.op(Op::Add, {OneMicro, Output});
+  NodeId Activations = B.op(Op::Max, {First, Last});
+  B.publish(MetricId::ActivationsPerDevice, Activations);
+  NodeId Memory =
+      B.op(Op::Add, {B.op(Op::Add, {B.op(Op::Add, {Weights, Grads}), Opt}),
+                     Activations});
+  B.publish(MetricId::MemoryPerDevice, Memory);
+  B.publish(MetricId::DeviceMemory, T.Capacity);
+  NodeId Fits = B.op(Op::Le, {Memory, T.Capacity});
+  B.publish(MetricId::MemoryFits, Fits);
+  B.publish(MetricId::Feasible, Fits);
+  return true;
+}
+
+bool lowerTrainingStep(LoweringContext &Ctx) {
+  TrainingState &T = Ctx.Training;
+  GraphBuilder &B = Ctx.B;
+  const ir::Entity &W = *Ctx.Workload;
+  NodeId Zero = Ctx.none("s", "0 s", "no communication is modelled here");
+
+  // One micro-batch's forward and backward on the last (slowest) stage.
+  NodeId Tokens = B.op(Op::Mul, {T.MicroBatch, T.LocalSeq});
+  B.label(Tokens, "microbatch_tokens_per_device");
+  NodeId Gemm = B.apply(FormulaId::TrainingStageGemmFlops,
+                        {Tokens, T.Layers, T.PP, T.LayerParams, T.Hidden,
+                         T.Vocab, T.Recompute, T.TP},
+                        "");
+  NodeId Attn = B.apply(
+      FormulaId::TrainingStageAttentionFlops,
+      {Tokens, T.Layers, T.PP, T.Seq, T.AttnDim, T.Recompute, T.TP}, "");
+  NodeId GemmTime =
+      B.apply(FormulaId::ComputeTime, {Gemm, T.Peak, T.EtaGemm}, "");
+  NodeId AttnTime =
+      B.apply(FormulaId::ComputeTime, {Attn, T.Peak, T.EtaAttention}, "");
+  NodeId Compute = B.op(Op::Add, {GemmTime, AttnTime});
+  B.label(Compute, "microbatch_compute_time");
+  NodeId StageLayers = B.op(Op::Div, {T.Layers, T.PP});
+  NodeId ActInputs = B.op(
+      Op::Sub, {T.FFNMatrices, B.constant(1, "the activation function's "
+                                             "inputs: one plain, two gated")});
+  NodeId Passes =
+      B.op(Op::Add,
+           {B.constant(3, "forward and backward (twice the "
+                          "forward's traffic)"),
+            B.op(Op::Div, {T.Recompute, B.constant(2, "full recomputation runs "
+                                                      "the forward again")})});
+  NodeId PassesWhole = B.op(Op::Floor, {Passes});
+  NodeId Elementwise = B.apply(
+      FormulaId::ElementwiseBytesPerToken,
+      {T.Hidden, T.FFN, ActInputs, T.ActBytes, T.TP, T.SP, PassesWhole}, "");
+  NodeId ElementwiseBytes =
+      B.op(Op::Mul, {B.op(Op::Mul, {Elementwise, Tokens}), StageLayers});
+  NodeId MemTime =
+      B.apply(FormulaId::MemoryTime, {ElementwiseBytes, T.BW, T.EtaMem}, "");
+  B.label(MemTime, "microbatch_elementwise_time");
+
+  // Wall 14 inside a micro-batch: tensor-parallel collectives (two
+  // all-reduces a layer forward, two backward, two more with full
+  // recomputation), ring attention, the sends between stages.
+  NodeId TpComm = Zero, CpComm = Zero, PpComm = Zero;
+  if (T.HasFabric) {
+    NodeId Message =
+        B.apply(FormulaId::TensorParallelMessage,
+                {T.MicroBatch, T.LocalSeq, T.Hidden, T.ActBytes}, "");
+    NodeId PerLayer =
+        B.apply(FormulaId::TensorParallelLayerTime,
+                {Message, T.TP, T.NodeRanks, T.IntraBW, T.IntraLatency,
+                 T.InterBW, T.InterLatency, T.EtaComm},
+                "");
+    NodeId LayerPasses =
+        B.op(Op::Add,
+             {B.constant(2, "forward and backward"),
+              B.op(Op::Floor,
+                   {B.op(Op::Div, {T.Recompute, B.constant(2, "full "
+                                                              "recompu"
+                                                              "tation "
+                                                              "runs "
+                                                              "the "
+                                                              "forward"
+                                                              " again")})})});
+    NodeId Tp =
+        B.op(Op::Mul, {B.op(Op::Mul, {PerLayer, LayerPasses}), StageLayers});
+    NodeId Hidden = B.op(Op::Sub, {B.constant(1, "all of it"),
+                                   Ctx.orDefault(W, DefaultId::OverlapTP)});
+    TpComm = B.op(Op::Mul, {Tp, Hidden});
+    B.label(TpComm, "microbatch_tp_comm_time");
+
+    NodeId KVWidth = B.op(Op::Mul, {B.constant(2, "keys and values"), T.KVDim});
+    NodeId Chunk =
+        B.apply(FormulaId::TensorParallelMessage,
+                {T.MicroBatch, T.LocalSeq, KVWidth, T.ActBytes}, "cp_kv_chunk");
+    NodeId CpSpan = B.op(Op::Mul, {T.TP, T.CP});
+    NodeId Ring =
+        B.apply(FormulaId::ContextParallelRingTime,
+                {Chunk, T.CP, CpSpan, T.NodeRanks, T.IntraBW, T.IntraLatency,
+                 T.InterBW, T.InterLatency, T.EtaComm},
+                "");
+    // Ring attention overlaps its exchange with the attention it feeds.
+    NodeId RingAll = B.op(Op::Mul, {Ring, StageLayers});
+    CpComm = B.op(Op::Max, {B.op(Op::Sub, {RingAll, AttnTime}), Zero});
+    B.label(CpComm, "microbatch_cp_comm_time");
+
+    NodeId Activation = B.op(Op::Div, {Message, T.TP});
+    NodeId Stride = B.op(Op::Mul, {B.op(Op::Mul, {T.TP, T.CP}), T.DP});
+    NodeId Sends =
+        B.apply(FormulaId::PipelineStageSendTime,
+                {Activation, T.VP, Stride, T.NodeRanks, T.IntraBW,
+                 T.IntraLatency, T.InterBW, T.InterLatency, T.EtaComm},
+                "");
+    NodeId HasPipeline =
+        B.op(Op::Min, {B.op(Op::Sub, {T.PP, B.constant(1, "one stage")}),
+                       B.constant(1, "a pipeline sends")});
+    NodeId PpHidden = B.op(Op::Sub, {B.constant(1, "all of it"),
+                                     Ctx.orDefault(W, DefaultId::OverlapPP)});
+    PpComm = B.op(Op::Mul, {B.op(Op::Mul, {Sends, HasPipeline}), PpHidden});
+    B.label(PpComm, "microbatch_pp_comm_time");
+  }
+  NodeId Micro =
+      B.op(Op::Add, {B.op(Op::Add, {B.op(Op::Add, {Compute, MemTime}), TpComm}),
+                     B.op(Op::Add, {CpComm, PpComm})});
+  B.publish(MetricId::MicrobatchTime, Micro);
+
+  // The pipeline: m micro-batches and the fill and drain.
+  NodeId Pipeline = B.apply(FormulaId::PipelineStepTime,
+                            {T.Microbatches, T.PP, T.VP, Micro}, "");
+  NodeId Busy = B.op(Op::Mul, {T.Microbatches, Micro});
+  NodeId Bubble = B.op(Op::Sub, {Pipeline, Busy});
+  B.publish(MetricId::BubbleFraction,
+            B.apply(FormulaId::PipelineBubbleFraction,
+                    {T.PP, T.Microbatches, T.VP}, ""));
+
+  // The gradient sync over dp x cp, hidden behind the backward pass up to
+  // overlap.dp of it and at most the backward's length.
+  NodeId DpComm = Zero;
+  NodeId Group = B.op(Op::Mul, {T.DP, T.CP});
+  if (T.HasFabric) {
+    NodeId PeersInNode = B.op(
+        Op::Max, {B.op(Op::Div, {T.NodeRanks, B.op(Op::Mul, {T.TP, T.CP})}),
+                  B.constant(1, "at least the rank itself")});
+    NodeId Sync =
+        B.apply(FormulaId::DataParallelSyncTime,
+                {T.StageParams, T.GradBytes, T.WeightBytes, T.Zero, Group,
+                 B.op(Op::Floor, {PeersInNode}), T.IntraBW, T.IntraLatency,
+                 T.InterBW, T.InterLatency, T.EtaComm},
+                "");
+    NodeId Backward =
+        B.op(Op::Mul, {B.op(Op::Mul, {T.Microbatches, Compute}),
+                       B.constant(2.0 / 3.0, "the backward pass: two thirds of "
+                                             "the compute")});
+    NodeId Hidden = B.op(
+        Op::Min, {B.op(Op::Mul, {Sync, Ctx.orDefault(W, DefaultId::OverlapDP)}),
+                  Backward});
+    DpComm = B.op(Op::Sub, {Sync, Hidden});
+  }
+
+  // The optimizer step over the state a device updates.
+  NodeId Updated = B.op(
+      Op::Div,
+      {T.StageParams,
+       B.op(
+           Op::Max,
+           {B.op(Op::Mul,
+                 {Group, B.op(Op::Min,
+                              {T.Zero, B.constant(1, "sharded from ZeRO 1")})}),
+            B.constant(1, "unsharded")})});
+  B.label(Updated, "optimizer_params_per_device");
+  NodeId OptBytes =
+      B.apply(FormulaId::OptimizerStepBytes,
+              {Updated, T.WeightBytes, T.GradBytes, T.OptBytes}, "");
+  NodeId OptTime =
+      B.apply(FormulaId::MemoryTime, {OptBytes, T.BW, T.EtaMem}, "");
+
+  NodeId Step = B.op(Op::Add, {B.op(Op::Add, {Pipeline, DpComm}), OptTime});
+  B.publish(MetricId::StepTime, Step);
+
+  // The phase's parts: they add up to the step; the largest binds.
+  auto steps = [&](NodeId PerMicro) {
+    return B.op(Op::Mul, {T.Microbatches, PerMicro});
+  };
+  NodeId TpAll = steps(TpComm), CpAll = steps(CpComm), PpAll = steps(PpComm);
+  B.publish(MetricId::TpCommTime, TpAll);
+  B.publish(MetricId::CpCommTime, CpAll);
+  B.publish(MetricId::PpCommTime, PpAll);
+  B.publish(MetricId::DpCommTime, DpComm);
+  B.publish(MetricId::OptimizerTime, OptTime);
+  B.publish(PhaseId::Train, PM::ComputeTime, steps(Compute));
+  B.publish(PhaseId::Train, PM::MemoryTime,
+            B.op(Op::Add, {steps(MemTime), OptTime}));
+  B.publish(
+      PhaseId::Train, PM::CommTime,
+      B.op(Op::Add,
+           {B.op(Op::Add, {B.op(Op::Add, {TpAll, CpAll}), PpAll}), DpComm}));
+  B.publish(PhaseId::Train, PM::BubbleTime, Bubble);
+
+  // Utilisation, throughput and the run.
+  NodeId PerToken = B.apply(
+      FormulaId::TrainingModelFlopsPerToken,
+      {T.Layers, T.LayerParams, T.Seq, T.AttnDim, T.Hidden, T.Vocab}, "");
+  NodeId Recomputed =
+      B.apply(FormulaId::RecomputeFlopsPerToken,
+              {T.Layers, T.LayerParams, T.Seq, T.AttnDim, T.Recompute}, "");
+  NodeId StepTokens = B.op(Op::Mul, {T.GlobalBatch, T.Seq});
+  B.label(StepTokens, "tokens_per_step");
+  NodeId ModelFlops = B.op(Op::Mul, {PerToken, StepTokens});
+  B.label(ModelFlops, "model_flops_per_step");
+  NodeId HardwareFlops =
+      B.op(Op::Mul, {B.op(Op::Add, {PerToken, Recomputed}), StepTokens});
+  B.publish(PhaseId::Train, PM::Flops, B.op(Op::Div, {ModelFlops, T.Devices}));
+  B.publish(MetricId::Mfu, B.apply(FormulaId::FlopUtilisation,
+                                   {ModelFlops, Step, T.Devices, T.Peak}, ""));
+  B.publish(MetricId::Hfu,
+            B.apply(FormulaId::FlopUtilisation,
+                    {HardwareFlops, Step, T.Devices, T.Peak}, ""));
+  B.publish(MetricId::ModelFlopsPerDevice,
+            B.op(Op::Div, {ModelFlops, B.op(Op::Mul, {Step, T.Devices})}));
+  NodeId Throughput = B.op(Op::Div, {StepTokens, Step});
+  B.publish(MetricId::TrainingThroughput, Throughput);
+  std::optional<NodeId> Run;
+  if (std::optional<NodeId> Budget = Ctx.field(W, "tokens"))
+    Run = B.apply(FormulaId::TimeToTrain, {*Budget, Throughput}, "");
+  else if (std::optional<NodeId> Steps = Ctx.field(W, "steps"))
+    Run = B.op(Op::Mul, {*Steps, Step});
+  if (Run) {
+    B.publish(MetricId::TimeToTrain, *Run);
+    B.publish(MetricId::DeviceHours, B.op(Op::Mul, {*Run, T.Devices}));
+  }
+  return true;
+}
+
+} // namespace mlsc
