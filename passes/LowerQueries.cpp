@@ -95,15 +95,20 @@ public:
     QueryGraph = Q.Graph;
     L = Lowerings[Q.Graph].get();
     G = &C.Graphs[Q.Graph];
-    if (G->DecoderTraining || G->Nodes.empty()) {
+    bool Unstepped = G->DecoderTraining && !G->has(MetricId::StepTime);
+    // A scenario whose lowering reported an error has said why already.
+    if (Unstepped && G->NotLowered.empty() && C.Diags.hasErrors())
+      return std::nullopt;
+    if (Unstepped || G->Nodes.empty()) {
       C.Diags.report(
           DiagKind::MalformedQuery, SF->Range,
-          fmt::format(
-              "scenario `{}` cannot be queried: {}", SF->Folded->Ref->Name,
-              G->DecoderTraining ? "a solve or sweep needs the steps and "
-                                   "feasibility of its workload, and decoder "
-                                   "training steps are not evaluated"
-                                 : "it is not evaluated (see `mlsc eval`)"));
+          fmt::format("scenario `{}` cannot be queried: {}",
+                      SF->Folded->Ref->Name,
+                      Unstepped ? "a solve, sweep or anchor needs the "
+                                  "steps and feasibility of its workload, "
+                                  "and its training step is not evaluated: " +
+                                      G->NotLowered
+                                : "it is not evaluated (see `mlsc eval`)"));
       return std::nullopt;
     }
     if (Q.K == Query::Kind::Anchor) {

@@ -175,6 +175,9 @@ struct PerSampleState {
 struct TrainingState {
   NodeId Layers, Hidden, Heads, AttnDim, KVDim, FFN, FFNMatrices, Vocab;
   NodeId Seq, LayerParams, StageParams;
+  /// The layers of the first, a middle and the last pipeline stage (all
+  /// layers / pp unless the workload sizes the first and last).
+  NodeId FirstLayers, MiddleLayers, LastLayers;
   NodeId TP, PP, DP, CP, VP, Devices, MicroBatch, GlobalBatch, Microbatches;
   /// Tokens one device's micro-batch holds (seq / cp) and the sequence the
   /// attention spans (seq).
@@ -183,7 +186,7 @@ struct TrainingState {
   NodeId ActBytes, WeightBytes, GradBytes, OptBytes, Zero;
   /// Structural choices, folded: sequence parallelism, recomputation (0
   /// none, 1 selective, 2 full), fused attention, tied embeddings.
-  NodeId SP, Recompute, Fused, Tied;
+  NodeId SP, Recompute, Fused, Tied, Dropout;
   /// The fabrics: the node's (scale-up) and the scale-out one, NodeRanks
   /// devices to a node; absent on a bare accelerator.
   bool HasFabric = false;

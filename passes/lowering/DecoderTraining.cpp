@@ -110,6 +110,11 @@ bool trainingLayout(LoweringContext &Ctx) {
     }
     Dp = std::max(Dp, 1.0);
   }
+  // A sweep or search that varies the degrees rules out the points where
+  // they do not fit: dp a whole number of replicas, chunks of whole layers.
+  B.G.DomainChecks.push_back({T.DP, ValueDomain::Whole,
+                              "parallel.dp (devices / (tp x pp x cp))",
+                              at(W, "parallel.tp")});
   NodeId Replica = B.op(Op::Mul, {ModelGroup, T.DP});
   if (!checkLayout(Ctx, T.TP, T.PP, Replica, "cp x dp", Cp * Dp,
                    fmt::format("cp {} x dp {}", Cp, Dp)))
@@ -117,21 +122,78 @@ bool trainingLayout(LoweringContext &Ctx) {
   T.Devices = Replica;
   B.label(T.Devices, "training_devices");
 
-  // Pipeline stages of vp chunks hold whole layers.
+  // The layers of the pipeline's stages: l / pp each, in chunks of whole
+  // layers; or, as Megatron-LM's --decoder-first/last-pipeline-num-layers
+  // allow (Llama 3 405B: 126 layers on 16 stages, one fewer on the first
+  // and the last), given first and last stages and the rest shared evenly.
   double Layers = Ctx.foldedNumber(Model, "layers");
-  if (!whole(Layers / (Pp * Vp))) {
-    Diagnostic &D = Diags.report(
-        DiagKind::InvalidLayout,
-        at(W, W.field("parallel.vp") ? "parallel.vp" : "parallel.pp"),
-        fmt::format("`{}` has {} layers, which pp {} x vp {} = {} model "
-                    "chunks do not divide",
-                    Model.Name, Layers, Pp, Vp, Pp * Vp));
-    D.Message += "; each pipeline chunk holds the same whole number of "
-                 "layers (Megatron-LM requires it)";
+  std::optional<NodeId> First = Ctx.field(W, "parallel.first_stage_layers");
+  std::optional<NodeId> Last = Ctx.field(W, "parallel.last_stage_layers");
+  auto layoutError = [&](const char *Path, std::string Message,
+                         const char *Hint) {
+    Diagnostic &D = Diags.report(DiagKind::InvalidLayout, at(W, Path), Message);
+    D.Message += Hint;
     Ctx.Failed = true;
     return false;
+  };
+  NodeId Even = B.op(Op::Div, {T.Layers, T.PP});
+  B.label(Even, "layers_per_stage");
+  if (!First && !Last) {
+    if (!whole(Layers / (Pp * Vp)))
+      return layoutError(
+          W.field("parallel.vp") ? "parallel.vp" : "parallel.pp",
+          fmt::format("`{}` has {} layers, which pp {} x vp {} = {} model "
+                      "chunks do not divide",
+                      Model.Name, Layers, Pp, Vp, Pp * Vp),
+          "; each pipeline chunk holds the same whole number of layers, or "
+          "give `parallel.first_stage_layers` and "
+          "`parallel.last_stage_layers` for an uneven split");
+    T.FirstLayers = T.MiddleLayers = T.LastLayers = Even;
+    if (std::optional<NodeId> L = Ctx.field(Model, "layers")) {
+      NodeId Chunk = B.op(Op::Div, {*L, B.op(Op::Mul, {T.PP, T.VP})});
+      B.label(Chunk, "layout.layers_per_chunk");
+      B.G.DomainChecks.push_back({Chunk, ValueDomain::Whole,
+                                  Model.Name + ".layers / (pp x vp)",
+                                  at(W, "parallel.pp")});
+    }
+  } else {
+    double F = First ? Ctx.foldedNumber(W, "parallel.first_stage_layers")
+                     : Layers / Pp;
+    double L =
+        Last ? Ctx.foldedNumber(W, "parallel.last_stage_layers") : Layers / Pp;
+    double Rest = Layers - F - L;
+    if (Pp < 2)
+      return layoutError(First ? "parallel.first_stage_layers"
+                               : "parallel.last_stage_layers",
+                         fmt::format("`{}` has one pipeline stage: it has no "
+                                     "first and last stage to size",
+                                     W.Name),
+                         "; drop the stage sizes, or give `parallel.pp`");
+    double Middle = Pp > 2 ? Rest / (Pp - 2) : 0;
+    if (Rest < 0 || (Pp == 2 && Rest != 0) ||
+        (Pp > 2 && (!whole(Middle) || !whole(Middle / Vp))))
+      return layoutError(
+          First ? "parallel.first_stage_layers" : "parallel.last_stage_layers",
+          fmt::format("`{}` has {} layers: a first stage of {} and a last of "
+                      "{} leave {} for the {} other stages of {} chunk{}, "
+                      "not a whole number each",
+                      Model.Name, Layers, F, L, Rest, Pp - 2, Vp,
+                      Vp == 1 ? "" : "s"),
+          "; the stages between the first and the last share the rest "
+          "evenly, in chunks of whole layers");
+    T.FirstLayers = First ? *First : Even;
+    T.LastLayers = Last ? *Last : Even;
+    if (Pp > 2) {
+      T.MiddleLayers = B.op(
+          Op::Div,
+          {B.op(Op::Sub,
+                {B.op(Op::Sub, {T.Layers, T.FirstLayers}), T.LastLayers}),
+           B.op(Op::Sub, {T.PP, B.constant(2, "the first and last stages")})});
+      B.label(T.MiddleLayers, "layers_per_middle_stage");
+    } else {
+      T.MiddleLayers = T.FirstLayers;
+    }
   }
-
   // The global batch, in sequences or tokens, and its micro-batches.
   T.Seq = Ctx.required(W, "seq", "the training sequence length");
   T.MicroBatch = Ctx.orDefault(W, DefaultId::MicroBatch);
@@ -295,6 +357,10 @@ bool lowerTrainingInputs(LoweringContext &Ctx) {
     T.WeightBytes = Bytes;
     T.ActBytes = Bytes;
   }
+  // Weights stored in another format (fp8 weights gathered by a sharded
+  // optimizer, as Megatron-LM's --fp8-param-gather).
+  if (const ir::Entity *WP = Ctx.entity(W, "weight_precision"))
+    T.WeightBytes = Ctx.required(*WP, "bytes", "bytes per stored weight");
   T.GradBytes = Ctx.orDefault(W, DefaultId::GradientBytes);
   T.OptBytes = Ctx.orDefault(W, DefaultId::OptimizerBytes);
   T.Zero = Ctx.orDefault(W, DefaultId::Zero);
@@ -317,6 +383,10 @@ bool lowerTrainingInputs(LoweringContext &Ctx) {
   T.Recompute = B.constant(ReLevel, ReLevel == 0   ? "no recomputation"
                                     : ReLevel == 1 ? "selective recomputation"
                                                    : "full recomputation");
+  bool Dropout = W.field("dropout") && Ctx.foldedNumber(W, "dropout") > 0;
+  T.Dropout = B.constant(Dropout ? 1 : 0, Dropout ? "dropout: its masks are "
+                                                    "kept"
+                                                  : "no dropout");
   bool Fused = flag(W, "kernels.fused_attention", true);
   T.Fused = B.constant(Fused ? 1 : 0,
                        Fused ? "fused attention" : "unfused attention");
@@ -359,9 +429,40 @@ bool lowerTrainingInputs(LoweringContext &Ctx) {
 bool lowerTrainingMemory(LoweringContext &Ctx) {
   TrainingState &T = Ctx.Training;
   GraphBuilder &B = Ctx.B;
-  T.StageParams = B.apply(
+  // The parameters of the device that holds most: the first stage's
+  // layers and embedding, a middle stage's layers, or the last stage's
+  // layers and output layer; one stage alone holds both tables unless
+  // they are tied.
+  bool Tied = Ctx.foldedNumber(*Ctx.Model, "tied_embeddings") != 0 &&
+              Ctx.Model->field("tied_embeddings");
+  auto stageParams = [&](NodeId Layers, double Tables, const char *Why) {
+    return B.apply(FormulaId::TrainingStageParams,
+                   {Layers, T.LayerParams, T.Hidden, T.Vocab,
+                    B.constant(Tables, Why), T.TP},
+                   "");
+  };
+  // (The stages are built for any pp, so that a sweep may vary it: with
+  // one stage the "last" holds every layer and both tables.)
+  NodeId OneStage = B.op(
+      Op::Sub, {B.constant(1, "one stage"),
+                B.op(Op::Min, {B.op(Op::Sub, {T.PP, B.constant(1, "one "
+                                                                  "stage")}),
+                               B.constant(1, "more than one stage")})});
+  NodeId LastTables =
+      B.op(Op::Add,
+           {B.constant(1, "the last stage's output layer"),
+            B.op(Op::Mul, {OneStage,
+                           B.constant(Tied ? 0 : 1, Tied ? "tied: one table"
+                                                         : "untied: the "
+                                                           "embedding too")})});
+  NodeId FirstParams =
+      stageParams(T.FirstLayers, 1, "the first stage's embedding");
+  NodeId LastParams = B.apply(
       FormulaId::TrainingStageParams,
-      {T.Layers, T.LayerParams, T.PP, T.Hidden, T.Vocab, T.Tied, T.TP}, "");
+      {T.LastLayers, T.LayerParams, T.Hidden, T.Vocab, LastTables, T.TP}, "");
+  T.StageParams = B.op(
+      Op::Max, {B.op(Op::Max, {FirstParams, LastParams}),
+                stageParams(T.MiddleLayers, 0, "a middle stage: layers only")});
   B.publish(MetricId::StageParams, T.StageParams);
   // ZeRO shards over the gradient-reducing group: dp x cp.
   NodeId Group = B.op(Op::Mul, {T.DP, T.CP});
@@ -380,23 +481,21 @@ bool lowerTrainingMemory(LoweringContext &Ctx) {
   B.publish(MetricId::GradientsPerDevice, Grads);
   B.publish(MetricId::OptimizerPerDevice, Opt);
 
-  // Activations: the first stage holds its layers' for the micro-batches
+  // Activations: the first stages hold their layers' for the micro-batches
   // in flight; the last, one micro-batch's and the output layer's.
   NodeId Layer = B.apply(FormulaId::TrainingLayerActivationBytes,
                          {T.LocalSeq, T.MicroBatch, T.Hidden, T.Heads,
                           T.AttnDim, T.KVDim, T.FFN, T.FFNMatrices, T.ActBytes,
-                          T.TP, T.SP, T.Recompute, T.Fused},
+                          T.TP, T.SP, T.Recompute, T.Fused, T.Dropout},
                          "activations_per_layer");
   NodeId InFlight = B.apply(FormulaId::MicroBatchesInFlight,
                             {T.PP, T.Microbatches, T.VP}, "");
-  NodeId StageLayers = B.op(Op::Div, {T.Layers, T.PP});
-  B.label(StageLayers, "layers_per_stage");
-  NodeId OneMicro = B.op(Op::Mul, {StageLayers, Layer});
-  NodeId First = B.op(Op::Mul, {OneMicro, InFlight});
+  NodeId Held = B.op(Op::Max, {T.FirstLayers, T.MiddleLayers});
+  NodeId First = B.op(Op::Mul, {B.op(Op::Mul, {Held, Layer}), InFlight});
   NodeId Output =
       B.apply(FormulaId::OutputLayerActivationBytes,
               {T.LocalSeq, T.MicroBatch, T.Hidden, T.Vocab, T.TP}, "");
-  NodeId Last = B.op(Op::Add, {OneMicro, Output});
+  NodeId Last = B.op(Op::Add, {B.op(Op::Mul, {T.LastLayers, Layer}), Output});
   NodeId Activations = B.op(Op::Max, {First, Last});
   B.publish(MetricId::ActivationsPerDevice, Activations);
   NodeId Memory =
@@ -410,94 +509,147 @@ bool lowerTrainingMemory(LoweringContext &Ctx) {
   return true;
 }
 
+namespace {
+
+/// One micro-batch's forward and backward on a pipeline stage of \p Layers
+/// layers (and the output layer with its loss when \p Output), by part.
+struct StageTimes {
+  NodeId Compute, Memory, Tp, Cp;
+};
+
+StageTimes stageTimes(LoweringContext &Ctx, NodeId Layers, bool Output,
+                      NodeId Tokens) {
+  TrainingState &T = Ctx.Training;
+  GraphBuilder &B = Ctx.B;
+  const ir::Entity &W = *Ctx.Workload;
+  StageTimes R;
+  NodeId Gemm = B.apply(
+      FormulaId::TrainingStageGemmFlops,
+      {Tokens, Layers, T.LayerParams, T.Hidden, T.Vocab,
+       B.constant(Output ? 1 : 0, Output ? "the last stage's output layer"
+                                         : "no output layer on this stage"),
+       T.Recompute, T.TP},
+      "");
+  NodeId Attn =
+      B.apply(FormulaId::TrainingStageAttentionFlops,
+              {Tokens, Layers, T.Seq, T.AttnDim, T.Recompute, T.TP}, "");
+  NodeId GemmTime =
+      B.apply(FormulaId::ComputeTime, {Gemm, T.Peak, T.EtaGemm}, "");
+  NodeId AttnTime =
+      B.apply(FormulaId::ComputeTime, {Attn, T.Peak, T.EtaAttention}, "");
+  R.Compute = B.op(Op::Add, {GemmTime, AttnTime});
+
+  NodeId ActInputs = B.op(
+      Op::Sub, {T.FFNMatrices, B.constant(1, "the activation function's "
+                                             "inputs: one plain, two gated")});
+  NodeId Passes = B.op(
+      Op::Floor,
+      {B.op(Op::Add,
+            {B.constant(3, "forward and backward (twice the forward's "
+                           "traffic)"),
+             B.op(Op::Div, {T.Recompute, B.constant(2, "full recomputation "
+                                                       "runs the forward "
+                                                       "again")})})});
+  NodeId Elementwise =
+      B.apply(FormulaId::ElementwiseBytesPerToken,
+              {T.Hidden, T.FFN, ActInputs, T.ActBytes, T.TP, T.SP, Passes}, "");
+  NodeId Bytes = B.op(Op::Mul, {B.op(Op::Mul, {Elementwise, Tokens}), Layers});
+  if (Output)
+    Bytes = B.op(Op::Add, {Bytes, B.apply(FormulaId::CrossEntropyBytes,
+                                          {Tokens, T.Vocab, T.TP}, "")});
+  R.Memory = B.apply(FormulaId::MemoryTime, {Bytes, T.BW, T.EtaMem}, "");
+
+  R.Tp = R.Cp = Ctx.none("s", "0 s", "no fabric: nothing is communicated");
+  if (!T.HasFabric)
+    return R;
+  // Tensor-parallel collectives: two all-reduces a layer forward, two
+  // backward, two more with full recomputation.
+  NodeId Message =
+      B.apply(FormulaId::TensorParallelMessage,
+              {T.MicroBatch, T.LocalSeq, T.Hidden, T.ActBytes}, "");
+  NodeId PerLayer =
+      B.apply(FormulaId::TensorParallelLayerTime,
+              {Message, T.TP, T.NodeRanks, T.IntraBW, T.IntraLatency, T.InterBW,
+               T.InterLatency, T.EtaComm},
+              "");
+  NodeId LayerPasses = B.op(
+      Op::Add,
+      {B.constant(2, "forward and backward"),
+       B.op(Op::Floor,
+            {B.op(Op::Div, {T.Recompute, B.constant(2, "full recomputation "
+                                                       "runs the forward "
+                                                       "again")})})});
+  NodeId Shown = B.op(Op::Sub, {B.constant(1, "all of it"),
+                                Ctx.orDefault(W, DefaultId::OverlapTP)});
+  R.Tp = B.op(
+      Op::Mul,
+      {B.op(Op::Mul, {B.op(Op::Mul, {PerLayer, LayerPasses}), Layers}), Shown});
+  // Ring attention overlaps its exchange with the attention it feeds.
+  NodeId KVWidth = B.op(Op::Mul, {B.constant(2, "keys and values"), T.KVDim});
+  NodeId Chunk =
+      B.apply(FormulaId::TensorParallelMessage,
+              {T.MicroBatch, T.LocalSeq, KVWidth, T.ActBytes}, "cp_kv_chunk");
+  NodeId Ring =
+      B.apply(FormulaId::ContextParallelRingTime,
+              {Chunk, T.CP, B.op(Op::Mul, {T.TP, T.CP}), T.NodeRanks, T.IntraBW,
+               T.IntraLatency, T.InterBW, T.InterLatency, T.EtaComm},
+              "");
+  R.Cp =
+      B.op(Op::Max, {B.op(Op::Sub, {B.op(Op::Mul, {Ring, Layers}), AttnTime}),
+                     Ctx.none("s", "0 s", "the exchange hidden")});
+  return R;
+}
+
+} // namespace
+
 bool lowerTrainingStep(LoweringContext &Ctx) {
   TrainingState &T = Ctx.Training;
   GraphBuilder &B = Ctx.B;
   const ir::Entity &W = *Ctx.Workload;
   NodeId Zero = Ctx.none("s", "0 s", "no communication is modelled here");
 
-  // One micro-batch's forward and backward on the last (slowest) stage.
+  // One micro-batch's forward and backward on each kind of stage; the
+  // pipeline runs at the slowest, each part taken where it is largest.
   NodeId Tokens = B.op(Op::Mul, {T.MicroBatch, T.LocalSeq});
   B.label(Tokens, "microbatch_tokens_per_device");
-  NodeId Gemm = B.apply(FormulaId::TrainingStageGemmFlops,
-                        {Tokens, T.Layers, T.PP, T.LayerParams, T.Hidden,
-                         T.Vocab, T.Recompute, T.TP},
-                        "");
-  NodeId Attn = B.apply(
-      FormulaId::TrainingStageAttentionFlops,
-      {Tokens, T.Layers, T.PP, T.Seq, T.AttnDim, T.Recompute, T.TP}, "");
-  NodeId GemmTime =
-      B.apply(FormulaId::ComputeTime, {Gemm, T.Peak, T.EtaGemm}, "");
-  NodeId AttnTime =
-      B.apply(FormulaId::ComputeTime, {Attn, T.Peak, T.EtaAttention}, "");
-  NodeId Compute = B.op(Op::Add, {GemmTime, AttnTime});
+  std::vector<StageTimes> Stages{
+      stageTimes(Ctx, T.LastLayers, true, Tokens),
+      stageTimes(Ctx, T.FirstLayers, false, Tokens),
+      stageTimes(Ctx, T.MiddleLayers, false, Tokens)};
+  // The slowest stage: the largest total, the last stage winning ties; its
+  // parts are the micro-batch's (a 0/1 weight per stage).
+  std::vector<NodeId> Totals;
+  for (const StageTimes &St : Stages)
+    Totals.push_back(B.op(Op::Add, {B.op(Op::Add, {St.Compute, St.Memory}),
+                                    B.op(Op::Add, {St.Tp, St.Cp})}));
+  NodeId LastSlowest = B.op(Op::And, {B.op(Op::Ge, {Totals[0], Totals[1]}),
+                                      B.op(Op::Ge, {Totals[0], Totals[2]})});
+  NodeId FirstSlowest = B.op(Op::And, {B.op(Op::Not, {LastSlowest}),
+                                       B.op(Op::Ge, {Totals[1], Totals[2]})});
+  NodeId MiddleSlowest =
+      B.op(Op::Not, {B.op(Op::Or, {LastSlowest, FirstSlowest})});
+  NodeId Weight[] = {LastSlowest, FirstSlowest, MiddleSlowest};
+  auto slowest = [&](NodeId StageTimes::*Part) {
+    NodeId Sum = B.op(Op::Mul, {Weight[0], Stages[0].*Part});
+    for (size_t I = 1; I < Stages.size(); ++I)
+      Sum = B.op(Op::Add, {Sum, B.op(Op::Mul, {Weight[I], Stages[I].*Part})});
+    return Sum;
+  };
+  NodeId Compute = slowest(&StageTimes::Compute);
   B.label(Compute, "microbatch_compute_time");
-  NodeId StageLayers = B.op(Op::Div, {T.Layers, T.PP});
-  NodeId ActInputs = B.op(
-      Op::Sub, {T.FFNMatrices, B.constant(1, "the activation function's "
-                                             "inputs: one plain, two gated")});
-  NodeId Passes =
-      B.op(Op::Add,
-           {B.constant(3, "forward and backward (twice the "
-                          "forward's traffic)"),
-            B.op(Op::Div, {T.Recompute, B.constant(2, "full recomputation runs "
-                                                      "the forward again")})});
-  NodeId PassesWhole = B.op(Op::Floor, {Passes});
-  NodeId Elementwise = B.apply(
-      FormulaId::ElementwiseBytesPerToken,
-      {T.Hidden, T.FFN, ActInputs, T.ActBytes, T.TP, T.SP, PassesWhole}, "");
-  NodeId ElementwiseBytes =
-      B.op(Op::Mul, {B.op(Op::Mul, {Elementwise, Tokens}), StageLayers});
-  NodeId MemTime =
-      B.apply(FormulaId::MemoryTime, {ElementwiseBytes, T.BW, T.EtaMem}, "");
-  B.label(MemTime, "microbatch_elementwise_time");
+  NodeId MemTime = slowest(&StageTimes::Memory);
+  B.label(MemTime, "microbatch_memory_time");
+  NodeId TpComm = slowest(&StageTimes::Tp);
+  B.label(TpComm, "microbatch_tp_comm_time");
+  NodeId CpComm = slowest(&StageTimes::Cp);
+  B.label(CpComm, "microbatch_cp_comm_time");
 
-  // Wall 14 inside a micro-batch: tensor-parallel collectives (two
-  // all-reduces a layer forward, two backward, two more with full
-  // recomputation), ring attention, the sends between stages.
-  NodeId TpComm = Zero, CpComm = Zero, PpComm = Zero;
+  // The stage's sends to its neighbours, once per model chunk.
+  NodeId PpComm = Zero;
   if (T.HasFabric) {
     NodeId Message =
         B.apply(FormulaId::TensorParallelMessage,
                 {T.MicroBatch, T.LocalSeq, T.Hidden, T.ActBytes}, "");
-    NodeId PerLayer =
-        B.apply(FormulaId::TensorParallelLayerTime,
-                {Message, T.TP, T.NodeRanks, T.IntraBW, T.IntraLatency,
-                 T.InterBW, T.InterLatency, T.EtaComm},
-                "");
-    NodeId LayerPasses =
-        B.op(Op::Add,
-             {B.constant(2, "forward and backward"),
-              B.op(Op::Floor,
-                   {B.op(Op::Div, {T.Recompute, B.constant(2, "full "
-                                                              "recompu"
-                                                              "tation "
-                                                              "runs "
-                                                              "the "
-                                                              "forward"
-                                                              " again")})})});
-    NodeId Tp =
-        B.op(Op::Mul, {B.op(Op::Mul, {PerLayer, LayerPasses}), StageLayers});
-    NodeId Hidden = B.op(Op::Sub, {B.constant(1, "all of it"),
-                                   Ctx.orDefault(W, DefaultId::OverlapTP)});
-    TpComm = B.op(Op::Mul, {Tp, Hidden});
-    B.label(TpComm, "microbatch_tp_comm_time");
-
-    NodeId KVWidth = B.op(Op::Mul, {B.constant(2, "keys and values"), T.KVDim});
-    NodeId Chunk =
-        B.apply(FormulaId::TensorParallelMessage,
-                {T.MicroBatch, T.LocalSeq, KVWidth, T.ActBytes}, "cp_kv_chunk");
-    NodeId CpSpan = B.op(Op::Mul, {T.TP, T.CP});
-    NodeId Ring =
-        B.apply(FormulaId::ContextParallelRingTime,
-                {Chunk, T.CP, CpSpan, T.NodeRanks, T.IntraBW, T.IntraLatency,
-                 T.InterBW, T.InterLatency, T.EtaComm},
-                "");
-    // Ring attention overlaps its exchange with the attention it feeds.
-    NodeId RingAll = B.op(Op::Mul, {Ring, StageLayers});
-    CpComm = B.op(Op::Max, {B.op(Op::Sub, {RingAll, AttnTime}), Zero});
-    B.label(CpComm, "microbatch_cp_comm_time");
-
     NodeId Activation = B.op(Op::Div, {Message, T.TP});
     NodeId Stride = B.op(Op::Mul, {B.op(Op::Mul, {T.TP, T.CP}), T.DP});
     NodeId Sends =
@@ -505,12 +657,12 @@ bool lowerTrainingStep(LoweringContext &Ctx) {
                 {Activation, T.VP, Stride, T.NodeRanks, T.IntraBW,
                  T.IntraLatency, T.InterBW, T.InterLatency, T.EtaComm},
                 "");
+    NodeId Shown = B.op(Op::Sub, {B.constant(1, "all of it"),
+                                  Ctx.orDefault(W, DefaultId::OverlapPP)});
     NodeId HasPipeline =
         B.op(Op::Min, {B.op(Op::Sub, {T.PP, B.constant(1, "one stage")}),
                        B.constant(1, "a pipeline sends")});
-    NodeId PpHidden = B.op(Op::Sub, {B.constant(1, "all of it"),
-                                     Ctx.orDefault(W, DefaultId::OverlapPP)});
-    PpComm = B.op(Op::Mul, {B.op(Op::Mul, {Sends, HasPipeline}), PpHidden});
+    PpComm = B.op(Op::Mul, {B.op(Op::Mul, {Sends, HasPipeline}), Shown});
     B.label(PpComm, "microbatch_pp_comm_time");
   }
   NodeId Micro =
@@ -541,13 +693,26 @@ bool lowerTrainingStep(LoweringContext &Ctx) {
                  B.op(Op::Floor, {PeersInNode}), T.IntraBW, T.IntraLatency,
                  T.InterBW, T.InterLatency, T.EtaComm},
                 "");
-    NodeId Backward =
-        B.op(Op::Mul, {B.op(Op::Mul, {T.Microbatches, Compute}),
-                       B.constant(2.0 / 3.0, "the backward pass: two thirds of "
-                                             "the compute")});
+    // The gradients are final only in the last micro-batch's backward
+    // pass, which is all a reduce can hide behind; a sharded optimizer's
+    // weight all-gather also hides behind the next step's first forward.
+    NodeId Window = B.op(
+        Op::Mul,
+        {Compute,
+         B.op(
+             Op::Add,
+             {B.constant(2.0 / 3.0, "the last micro-batch's backward pass: "
+                                    "two thirds of its compute"),
+              B.op(Op::Mul,
+                   {B.constant(1.0 / 3.0, "the first micro-batch's forward "
+                                          "pass: a third of its compute"),
+                    B.op(Op::Min, {T.Zero, B.constant(1, "a sharded "
+                                                         "optimizer gathers "
+                                                         "the weights")})})})});
+    B.label(Window, "dp_overlap_window");
     NodeId Hidden = B.op(
         Op::Min, {B.op(Op::Mul, {Sync, Ctx.orDefault(W, DefaultId::OverlapDP)}),
-                  Backward});
+                  Window});
     DpComm = B.op(Op::Sub, {Sync, Hidden});
   }
 

@@ -142,21 +142,21 @@ FlopsPerToken recomputeFlopsPerToken(Number Layers, Number LayerParams,
   return Extra * in<Flops>(1) / OneToken;
 }
 
-Flops trainingStageGemmFlops(Tokens MicroBatchTokens, Number Layers,
-                             Number Stages, Number LayerParams, Number Hidden,
-                             Number Vocab, Number Recompute, Number TP) {
+Flops trainingStageGemmFlops(Tokens MicroBatchTokens, Number StageLayers,
+                             Number LayerParams, Number Hidden, Number Vocab,
+                             Number OutputLayer, Number Recompute, Number TP) {
   double PerLayer = Recompute.value() >= 2 ? 8 : 6;
   Number PerToken =
-      PerLayer * Layers / Stages * LayerParams + 6.0 * Hidden * Vocab;
+      PerLayer * StageLayers * LayerParams + 6.0 * OutputLayer * Hidden * Vocab;
   return MicroBatchTokens / OneToken * PerToken / TP * in<Flops>(1);
 }
 
-Flops trainingStageAttentionFlops(Tokens MicroBatchTokens, Number Layers,
-                                  Number Stages, Tokens Sequence,
-                                  Number AttnDim, Number Recompute, Number TP) {
+Flops trainingStageAttentionFlops(Tokens MicroBatchTokens, Number StageLayers,
+                                  Tokens Sequence, Number AttnDim,
+                                  Number Recompute, Number TP) {
   double PerLayer = Recompute.value() >= 1 ? 16 : 12;
   Number PerToken =
-      PerLayer * Layers / Stages * (Sequence / OneToken) * AttnDim / 2.0;
+      PerLayer * StageLayers * (Sequence / OneToken) * AttnDim / 2.0;
   return MicroBatchTokens / OneToken * PerToken / TP * in<Flops>(1);
 }
 

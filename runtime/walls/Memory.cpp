@@ -97,11 +97,10 @@ Time memoryTime(Bytes Moved, Bandwidth BW, Number Efficiency) {
   return Moved / (BW * Efficiency);
 }
 
-Number trainingStageParams(Number Layers, Number LayerParams, Number Stages,
-                           Number Hidden, Number Vocab, Number Tied,
+Number trainingStageParams(Number StageLayers, Number LayerParams,
+                           Number Hidden, Number Vocab, Number Tables,
                            Number TP) {
-  double Tables = Stages.value() <= 1 && Tied.value() == 0 ? 2 : 1;
-  return (Layers / Stages * LayerParams + Tables * Vocab * Hidden) / TP;
+  return (StageLayers * LayerParams + Tables * Vocab * Hidden) / TP;
 }
 
 Bytes zeroShardedBytes(Number Params, Bytes BytesPerParam, Number DP,
@@ -115,14 +114,14 @@ Bytes trainingLayerActivationBytes(Tokens Sequence, Number MicroBatch,
                                    Number KVDim, Number FFN, Number FFNInner,
                                    Bytes ActivationBytes, Number TP,
                                    Number SequenceParallel, Number Recompute,
-                                   Number Fused) {
+                                   Number Fused, Number Dropout) {
   Number S = Sequence / OneToken;
   Number TSp = SequenceParallel.value() != 0 ? TP : in<Number>(1);
   Bytes Tokens = S * MicroBatch * Hidden * in<Bytes>(1);
   double Act = ActivationBytes.value();
   if (Recompute.value() >= 2)
     return Act * Tokens / TSp;
-  double R = 4 * Act + 2;
+  double R = 4 * Act + (Dropout.value() != 0 ? 2 : 0);
   Number Split = Act * (2.0 * AttnDim + 2.0 * KVDim + FFNInner * FFN) / Hidden;
   Bytes Layer = Tokens * (R / TSp + Split / TP);
   if (Fused.value() == 0 && Recompute.value() < 1)
@@ -157,6 +156,10 @@ BytesPerToken elementwiseBytesPerToken(Number Hidden, Number FFN,
 Bytes optimizerStepBytes(Number Params, Bytes WeightBytes, Bytes GradientBytes,
                          Bytes OptimizerBytesPerParam) {
   return Params * (GradientBytes + 2.0 * OptimizerBytesPerParam + WeightBytes);
+}
+
+Bytes crossEntropyBytes(Tokens MicroBatchTokens, Number Vocab, Number TP) {
+  return 6.0 * 4.0 * (MicroBatchTokens / OneToken) * Vocab / TP * in<Bytes>(1);
 }
 
 } // namespace mlsc::walls

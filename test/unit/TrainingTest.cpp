@@ -67,15 +67,21 @@ TEST(Training, StageFlopsOfAMicroBatch) {
   // recomputation: 4.5497e13); attention 2,048 x 12 x 12 x 2,048 x 12,288 /
   // 2 / 8 = 4.6386e11 (16 x ... recomputed: 6.1848e11).
   auto Gemm = [](double Re) {
-    return trainingStageGemmFlops(in<Tokens>(2048), N(96), N(8),
-                                  N(1811939328.0), N(12288), N(51200), N(Re),
-                                  N(8))
+    return trainingStageGemmFlops(in<Tokens>(2048), N(12), N(1811939328.0),
+                                  N(12288), N(51200), N(1), N(Re), N(8))
         .value();
   };
   EXPECT_DOUBLE_EQ(Gemm(0), 34364033335296.0);
   EXPECT_DOUBLE_EQ(Gemm(2), 45496588566528.0);
+  // A middle stage has no output layer: 2,048 x 6 x 12 x 1,811,939,328 / 8
+  // = 3.3397e13.
+  EXPECT_DOUBLE_EQ(trainingStageGemmFlops(in<Tokens>(2048), N(12),
+                                          N(1811939328.0), N(12288), N(51200),
+                                          N(0), N(0), N(8))
+                       .value(),
+                   2048.0 * 6 * 12 * 1811939328.0 / 8);
   auto Attn = [](double Re) {
-    return trainingStageAttentionFlops(in<Tokens>(2048), N(96), N(8),
+    return trainingStageAttentionFlops(in<Tokens>(2048), N(12),
                                        in<Tokens>(2048), N(12288), N(Re), N(8))
         .value();
   };
@@ -113,7 +119,7 @@ TEST(Training, KorthikantiActivationsPerLayer) {
   auto A = [](double SP, double Re, double Fused) {
     return trainingLayerActivationBytes(
                in<Tokens>(2048), N(1), N(12288), N(96), N(12288), N(12288),
-               N(49152), N(2), in<Bytes>(2), N(8), N(SP), N(Re), N(Fused))
+               N(49152), N(2), in<Bytes>(2), N(8), N(SP), N(Re), N(Fused), N(1))
         .value();
   };
   EXPECT_DOUBLE_EQ(A(0, 0, 0), 578813952.0);
@@ -125,6 +131,14 @@ TEST(Training, KorthikantiActivationsPerLayer) {
   // Megatron-LM's estimator (18 sbh + 4 sbf, over t) gives the same for f =
   // 4h: (18 + 16) x 2,048 x 12,288 / 8.
   EXPECT_DOUBLE_EQ(A(1, 1, 1), (18.0 + 16.0) * 2048 * 12288 / 8);
+  // Without dropout there are no masks: 2 bytes a hidden element fewer,
+  // (34 - 2) sbh / t.
+  EXPECT_DOUBLE_EQ(
+      trainingLayerActivationBytes(in<Tokens>(2048), N(1), N(12288), N(96),
+                                   N(12288), N(12288), N(49152), N(2),
+                                   in<Bytes>(2), N(8), N(1), N(1), N(1), N(0))
+          .value(),
+      32.0 * 2048 * 12288 / 8);
 }
 
 TEST(Training, InFlightMicroBatchesAndOutputLayer) {
@@ -144,17 +158,17 @@ TEST(Training, InFlightMicroBatchesAndOutputLayer) {
 }
 
 TEST(Training, StateShardsAndStageParams) {
-  // GPT-3 175B at tp 8 x pp 8, tied embeddings: (12 x 1,811,939,328 +
-  // 51,200 x 12,288) / 8 = (21,743,271,936 + 629,145,600) / 8 =
-  // 2,796,552,192 parameters a device.
-  Number P = trainingStageParams(N(96), N(1811939328.0), N(8), N(12288),
-                                 N(51200), N(1), N(8));
+  // GPT-3 175B at tp 8 x pp 8, the first stage (12 layers and the
+  // embedding): (12 x 1,811,939,328 + 51,200 x 12,288) / 8 =
+  // (21,743,271,936 + 629,145,600) / 8 = 2,796,552,192 parameters a device.
+  Number P = trainingStageParams(N(12), N(1811939328.0), N(12288), N(51200),
+                                 N(1), N(8));
   EXPECT_DOUBLE_EQ(P.value(), 2796552192.0);
   // One stage, untied: the embedding and the output layer both.
-  EXPECT_DOUBLE_EQ(trainingStageParams(N(32), N(218103808.0), N(1), N(4096),
-                                       N(128256), N(0), N(1))
-                       .value(),
-                   8029995008.0);
+  EXPECT_DOUBLE_EQ(
+      trainingStageParams(N(32), N(218103808.0), N(4096), N(128256), N(2), N(1))
+          .value(),
+      8029995008.0);
   // ZeRO: 12 B of optimizer state a parameter over dp 64 from stage 1; the
   // 4 B gradients stay whole until stage 2.
   EXPECT_DOUBLE_EQ(
@@ -167,6 +181,13 @@ TEST(Training, StateShardsAndStageParams) {
       optimizerStepBytes(N(1e9), in<Bytes>(2), in<Bytes>(4), in<Bytes>(12))
           .value(),
       30e9);
+}
+
+TEST(Training, CrossEntropyTrafficByHand) {
+  // Llama 3's 128,256 vocabulary, a micro-batch of 8,192 tokens, tp 8: six
+  // fp32 passes over 8,192 x 16,032 logits = 24 x 131,334,144 B = 3.152 GB.
+  EXPECT_DOUBLE_EQ(crossEntropyBytes(in<Tokens>(8192), N(128256), N(8)).value(),
+                   24.0 * 8192 * 128256 / 8);
 }
 
 TEST(Training, ElementwiseTrafficByHand) {

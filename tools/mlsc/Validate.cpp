@@ -235,7 +235,9 @@ int validateCommand(const DriverOptions &O) {
           R.SourceUrl = Q.A.SourceUrl;
           if (G.has(MetricId::Feasible))
             R.Feasible = E.value(G.get(MetricId::Feasible)) != 0;
-          bool Within = std::fabs(R.Error) <= R.Tolerance;
+          // A published measurement ran: a scenario the model calls
+          // infeasible misses it, whatever its number.
+          bool Within = R.Feasible && std::fabs(R.Error) <= R.Tolerance;
           R.S = R.KnownMiss.empty()
                     ? (Within ? Status::Within : Status::Outside)
                     : (Within ? Status::NoLongerMisses : Status::KnownMiss);
