@@ -187,6 +187,7 @@ struct TrainingState {
   /// Structural choices, folded: sequence parallelism, recomputation (0
   /// none, 1 selective, 2 full), fused attention, tied embeddings.
   NodeId SP, Recompute, Fused, Tied, Dropout;
+  bool FusedAttention = true;
   /// The fabrics: the node's (scale-up) and the scale-out one, NodeRanks
   /// devices to a node; absent on a bare accelerator.
   bool HasFabric = false;

@@ -388,6 +388,7 @@ bool lowerTrainingInputs(LoweringContext &Ctx) {
                                                     "kept"
                                                   : "no dropout");
   bool Fused = flag(W, "kernels.fused_attention", true);
+  T.FusedAttention = Fused;
   T.Fused = B.constant(Fused ? 1 : 0,
                        Fused ? "fused attention" : "unfused attention");
 
@@ -403,9 +404,10 @@ bool lowerTrainingInputs(LoweringContext &Ctx) {
       W, Ctx.foldedNumber(Precision, "bytes") < 2 && !W.field("kernels.gemm")
              ? DefaultId::KernelGemm8Bit
              : DefaultId::KernelGemm);
+  // Unfused attention runs its QK^T and scores x V as batched GEMMs and
+  // pays for its score tensors in memory traffic (unfused_score_bytes).
   T.EtaAttention =
-      Ctx.kernelEfficiency(W, Fused ? DefaultId::KernelAttention
-                                    : DefaultId::KernelAttentionUnfused);
+      Fused ? Ctx.kernelEfficiency(W, DefaultId::KernelAttention) : T.EtaGemm;
   // 8-bit training computes attention in 16 bits, at that peak.
   if (Ctx.foldedNumber(Precision, "bytes") < 2 && Accel.field("peak.bf16")) {
     NodeId AttnPeak = Ctx.required(
@@ -414,6 +416,13 @@ bool lowerTrainingInputs(LoweringContext &Ctx) {
         B.op(Op::Mul, {T.EtaAttention, B.op(Op::Div, {AttnPeak, T.Peak})});
     B.label(T.EtaAttention, "attention_efficiency_at_" + Precision.Name);
   }
+  // Wall 3 in training: the share of the kernel classes' efficiencies a
+  // training step reaches (calibrated, docs/validation.md).
+  NodeId Training = Ctx.orDefault(W, DefaultId::KernelTraining);
+  T.EtaGemm = B.op(Op::Mul, {T.EtaGemm, Training});
+  B.label(T.EtaGemm, "training_gemm_efficiency");
+  T.EtaAttention = B.op(Op::Mul, {T.EtaAttention, Training});
+  B.label(T.EtaAttention, "training_attention_efficiency");
   T.EtaMem = Ctx.orDefault(W, DefaultId::MemoryEfficiency);
   T.EtaComm = Ctx.orDefault(W, DefaultId::CommEfficiency);
   if (Ctx.Failed || !trainingLayout(Ctx))
@@ -530,9 +539,9 @@ StageTimes stageTimes(LoweringContext &Ctx, NodeId Layers, bool Output,
                                          : "no output layer on this stage"),
        T.Recompute, T.TP},
       "");
-  NodeId Attn =
-      B.apply(FormulaId::TrainingStageAttentionFlops,
-              {Tokens, Layers, T.Seq, T.AttnDim, T.Recompute, T.TP}, "");
+  NodeId Attn = B.apply(
+      FormulaId::TrainingStageAttentionFlops,
+      {Tokens, Layers, T.Seq, T.AttnDim, T.Recompute, T.Fused, T.TP}, "");
   NodeId GemmTime =
       B.apply(FormulaId::ComputeTime, {Gemm, T.Peak, T.EtaGemm}, "");
   NodeId AttnTime =
@@ -557,6 +566,11 @@ StageTimes stageTimes(LoweringContext &Ctx, NodeId Layers, bool Output,
   if (Output)
     Bytes = B.op(Op::Add, {Bytes, B.apply(FormulaId::CrossEntropyBytes,
                                           {Tokens, T.Vocab, T.TP}, "")});
+  if (!T.FusedAttention)
+    Bytes = B.op(Op::Add, {Bytes, B.apply(FormulaId::UnfusedScoreBytes,
+                                          {T.MicroBatch, T.LocalSeq, T.Heads,
+                                           Layers, T.ActBytes, T.Dropout, T.TP},
+                                          "")});
   R.Memory = B.apply(FormulaId::MemoryTime, {Bytes, T.BW, T.EtaMem}, "");
 
   R.Tp = R.Cp = Ctx.none("s", "0 s", "no fabric: nothing is communicated");

@@ -153,10 +153,11 @@ Flops trainingStageGemmFlops(Tokens MicroBatchTokens, Number StageLayers,
 
 Flops trainingStageAttentionFlops(Tokens MicroBatchTokens, Number StageLayers,
                                   Tokens Sequence, Number AttnDim,
-                                  Number Recompute, Number TP) {
+                                  Number Recompute, Number Fused, Number TP) {
   double PerLayer = Recompute.value() >= 1 ? 16 : 12;
+  double Causal = Fused.value() != 0 ? 2 : 1;
   Number PerToken =
-      PerLayer * StageLayers * (Sequence / OneToken) * AttnDim / 2.0;
+      PerLayer * StageLayers * (Sequence / OneToken) * AttnDim / Causal;
   return MicroBatchTokens / OneToken * PerToken / TP * in<Flops>(1);
 }
 

@@ -162,4 +162,14 @@ Bytes crossEntropyBytes(Tokens MicroBatchTokens, Number Vocab, Number TP) {
   return 6.0 * 4.0 * (MicroBatchTokens / OneToken) * Vocab / TP * in<Bytes>(1);
 }
 
+Bytes unfusedScoreBytes(Number MicroBatch, Tokens Sequence, Number Heads,
+                        Number StageLayers, Bytes ActivationBytes,
+                        Number Dropout, Number TP) {
+  Number S = Sequence / OneToken;
+  double Act = ActivationBytes.value();
+  double PerScore = 3 * (4 * Act + (Dropout.value() != 0 ? 1 + 2 * Act : 0));
+  return PerScore * Heads / TP * S * S * MicroBatch * StageLayers *
+         in<Bytes>(1);
+}
+
 } // namespace mlsc::walls

@@ -82,11 +82,18 @@ TEST(Training, StageFlopsOfAMicroBatch) {
                    2048.0 * 6 * 12 * 1811939328.0 / 8);
   auto Attn = [](double Re) {
     return trainingStageAttentionFlops(in<Tokens>(2048), N(12),
-                                       in<Tokens>(2048), N(12288), N(Re), N(8))
+                                       in<Tokens>(2048), N(12288), N(Re), N(1),
+                                       N(8))
         .value();
   };
   EXPECT_DOUBLE_EQ(Attn(0), 463856467968.0);
   EXPECT_DOUBLE_EQ(Attn(1), 618475290624.0);
+  // Unfused attention computes every score: twice the causal kernel's.
+  EXPECT_DOUBLE_EQ(trainingStageAttentionFlops(in<Tokens>(2048), N(12),
+                                               in<Tokens>(2048), N(12288), N(0),
+                                               N(0), N(8))
+                       .value(),
+                   2 * 463856467968.0);
 }
 
 TEST(Training, PipelineStepAndUtilisation) {
@@ -181,6 +188,20 @@ TEST(Training, StateShardsAndStageParams) {
       optimizerStepBytes(N(1e9), in<Bytes>(2), in<Bytes>(4), in<Bytes>(12))
           .value(),
       30e9);
+}
+
+TEST(Training, UnfusedScoreTrafficByHand) {
+  // GPT-3 175B's 96 heads over tp 8, one 2,048-token sequence, 12 layers a
+  // stage, 16-bit, with dropout: 3 x (8 + 5) = 39 B a score, x 12 heads x
+  // 2,048^2 x 12 layers = 23.55 GB; without dropout 24 B a score.
+  EXPECT_DOUBLE_EQ(unfusedScoreBytes(N(1), in<Tokens>(2048), N(96), N(12),
+                                     in<Bytes>(2), N(1), N(8))
+                       .value(),
+                   39.0 * 12 * 2048 * 2048 * 12);
+  EXPECT_DOUBLE_EQ(unfusedScoreBytes(N(1), in<Tokens>(2048), N(96), N(12),
+                                     in<Bytes>(2), N(0), N(8))
+                       .value(),
+                   24.0 * 12 * 2048 * 2048 * 12);
 }
 
 TEST(Training, CrossEntropyTrafficByHand) {

@@ -494,7 +494,7 @@ void printTrainingLevels(const ScenarioResult &R, llvm::raw_ostream &OS) {
                   R[M::Microbatches] == 1 ? "" : "es",
                   show(R, M::MicrobatchTime)));
   row(OS, "  compute", show(R, P, PM::ComputeTime),
-      "GEMMs and causal attention on the slowest stage [walls 1, 3]");
+      "GEMMs and attention on the slowest stage [walls 1, 3]");
   row(OS, "  memory", show(R, P, PM::MemoryTime),
       "the non-GEMM operations' traffic and the optimizer step (" +
           show(R, M::OptimizerTime) + ") [wall 2]");
