@@ -356,6 +356,40 @@ void setVariable(Evaluator &E, const Variable &V, double X) {
     E.setLeaf(V.Leaves[K], Option[K]);
 }
 
+} // namespace
+
+void evaluateAt(Evaluator &E, const Query &Q, const std::vector<double> &Vars) {
+  for (size_t K = 0; K < Q.Vars.size() && K < Vars.size(); ++K)
+    setVariable(E, Q.Vars[K], Vars[K]);
+  E.run();
+}
+
+std::vector<RowPart> compareRows(const Evaluator &Base, const Query &Q,
+                                 const GridRow &Best, const GridRow &RunnerUp) {
+  const graph::Graph &G = Base.graph();
+  PhaseId P = mainPhase(G);
+  std::vector<RowPart> Parts;
+  Evaluator A = Base, B = Base;
+  evaluateAt(A, Q, Best.Vars);
+  evaluateAt(B, Q, RunnerUp.Vars);
+  for (const PhaseMetricInfo &M : allPhaseMetrics()) {
+    if (!M.Binds)
+      continue;
+    std::optional<graph::NodeId> N = G.find(P, M.Id);
+    if (!N)
+      continue;
+    Parts.push_back({std::string(phaseInfo(P).Prefix) + "." + M.Suffix,
+                     G.node(*N).Dim, A.value(*N), B.value(*N)});
+  }
+  std::stable_sort(
+      Parts.begin(), Parts.end(), [](const RowPart &X, const RowPart &Y) {
+        return std::fabs(X.RunnerUp - X.Best) > std::fabs(Y.RunnerUp - Y.Best);
+      });
+  return Parts;
+}
+
+namespace {
+
 /// Evaluates grid points [Begin, End) of Q's Cartesian product (the first
 /// variable outermost) into Rows[0, End - Begin), reading \p Terms.
 void evaluateRange(Evaluator E, const EvalPlan &Plan, const Query &Q,

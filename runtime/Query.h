@@ -131,6 +131,22 @@ GridResult runSweep(const Evaluator &Base, const query::Query &Q,
                     const RowSink &Sink = nullptr,
                     size_t BlockRows = DefaultBlockRows);
 
+/// Sets the evaluator's leaves to a grid point's variables (\p Vars, one
+/// value per variable of \p Q) and evaluates.
+void evaluateAt(Evaluator &E, const query::Query &Q,
+                const std::vector<double> &Vars);
+
+/// Why the first of two sorted sweep rows beats the second: the parts of
+/// the main phase's step (its binding candidates: compute, memory,
+/// communication, ...) at each, those that differ most first.
+struct RowPart {
+  std::string Name; ///< "train.comm_time"
+  Dimension Dim;
+  double Best = 0, RunnerUp = 0;
+};
+std::vector<RowPart> compareRows(const Evaluator &Base, const query::Query &Q,
+                                 const GridRow &Best, const GridRow &RunnerUp);
+
 /// The Pareto front of a grid solve: the points meeting the conditions
 /// that no other point beats in both objectives, sorted by the first. The
 /// front is kept as the blocks come, so memory is the front and a block.

@@ -190,6 +190,13 @@ bool trainingLayout(LoweringContext &Ctx) {
                 {B.op(Op::Sub, {T.Layers, T.FirstLayers}), T.LastLayers}),
            B.op(Op::Sub, {T.PP, B.constant(2, "the first and last stages")})});
       B.label(T.MiddleLayers, "layers_per_middle_stage");
+      // A sweep that varies pp or vp keeps the middle stages' chunks whole.
+      NodeId Chunk = B.op(Op::Div, {T.MiddleLayers, T.VP});
+      B.label(Chunk, "layout.layers_per_middle_chunk");
+      B.G.DomainChecks.push_back({Chunk, ValueDomain::Whole,
+                                  "(layers - first - last) / ((pp - 2) x vp)",
+                                  at(W, First ? "parallel.first_stage_layers"
+                                              : "parallel.last_stage_layers")});
     } else {
       T.MiddleLayers = T.FirstLayers;
     }

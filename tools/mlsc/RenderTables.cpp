@@ -487,6 +487,46 @@ void paretoJSON(const Query &Q, const GridResult &R, llvm::StringRef Scenario,
   });
 }
 
+std::string bestVsRunnerUp(const Query &Q, const GridResult &R,
+                           const std::vector<RowPart> &Parts) {
+  if (Q.SortBy.empty() || R.Rows.size() < 2)
+    return "";
+  const Term &Key = Q.SortBy.front();
+  auto keyValue = [&](const GridRow &Row) -> std::optional<double> {
+    for (size_t K = 0; K < Q.Report.size(); ++K)
+      if (Q.Report[K].Node == Key.Node)
+        return Row.Values[K];
+    return std::nullopt;
+  };
+  std::string Out = "best vs runner-up";
+  std::optional<double> A = keyValue(R.Rows[0]), B = keyValue(R.Rows[1]);
+  if (A && B)
+    Out += fmt::format(" ({} {} against {})", Key.Text, show(*A, Key.Dim),
+                       show(*B, Key.Dim));
+  std::vector<std::string> Why;
+  for (const RowPart &P : Parts) {
+    double D = P.RunnerUp - P.Best;
+    double Scale = std::max(std::fabs(P.Best), std::fabs(P.RunnerUp));
+    if (Why.size() == 2 || !(std::fabs(D) > 1e-9 * Scale) || Scale == 0)
+      continue;
+    Why.push_back(fmt::format("{} is {} ({} against {})", P.Name,
+                              D > 0 ? "longer" : "shorter",
+                              show(P.RunnerUp, P.Dim), show(P.Best, P.Dim)));
+  }
+  if (Why.empty()) {
+    std::vector<std::string> Differ;
+    std::vector<Column> Cols = columnsOf(Q);
+    for (size_t K = 0; K < R.Rows[0].Vars.size(); ++K)
+      if (R.Rows[0].Vars[K] != R.Rows[1].Vars[K])
+        Differ.push_back(Cols[K].Name);
+    Out += ": they tie on every part of the step; they differ in " +
+           llvm::join(Differ, ", ") + "\n";
+    return Out;
+  }
+  Out += ": the runner-up's " + llvm::join(Why, "; its ") + "\n";
+  return Out;
+}
+
 std::string gridText(const Query &Q, const GridResult &R) {
   std::vector<Column> Cols = columnsOf(Q);
   std::vector<std::vector<std::string>> Cells;

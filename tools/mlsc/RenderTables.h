@@ -28,6 +28,12 @@ enum class TableFormat { Text, CSV, JSON };
 /// are formatted on \p Threads threads; the bytes are the same for any
 /// count.
 std::string gridText(const query::Query &Q, const GridResult &R);
+
+/// A sorted sweep's first two rows compared: what the best wins on, from
+/// the parts of the main phase's step at each (compareRows); "" when the
+/// sweep is not sorted or kept fewer than two rows.
+std::string bestVsRunnerUp(const query::Query &Q, const GridResult &R,
+                           const std::vector<RowPart> &Parts);
 std::string gridCSV(const query::Query &Q, const GridResult &R,
                     unsigned Threads = 1);
 

@@ -114,6 +114,8 @@ int sweepCommand(const DriverOptions &O,
                             : "",
                         Invalid.empty() ? "" : "; " + Invalid);
       OS << Table;
+      if (!Q.SortBy.empty() && R.Rows.size() >= 2)
+        OS << bestVsRunnerUp(Q, R, compareRows(E, Q, R.Rows[0], R.Rows[1]));
       continue;
     }
     // CSV and JSON are written as the rows come, to the file or stdout.
