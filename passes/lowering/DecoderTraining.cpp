@@ -122,6 +122,30 @@ bool trainingLayout(LoweringContext &Ctx) {
   T.Devices = Replica;
   B.label(T.Devices, "training_devices");
 
+  // Tensor parallelism stays in the scale-up domain unless the workload
+  // allows otherwise: its all-reduces run every layer.
+  if (const ir::Entity *Node = Ctx.Sys->Node;
+      Node && !flag(W, "parallel.tp_across_nodes", false)) {
+    double PerNode = Ctx.foldedNumber(*Node, "count");
+    if (!whole(PerNode / Tp)) {
+      Diagnostic &D = Diags.report(
+          DiagKind::InvalidLayout, at(W, "parallel.tp"),
+          fmt::format("`{}.parallel.tp` = {} does not fit the {} devices of "
+                      "a `{}` node: tensor parallelism's all-reduces, every "
+                      "layer, would cross the scale-out network",
+                      W.Name, Tp, PerNode, Node->Name));
+      D.Message += "; use a tp that divides the node's devices, or set "
+                   "`parallel.tp_across_nodes = true`";
+      Ctx.Failed = true;
+      return false;
+    }
+    NodeId Fit = B.op(Op::Div, {*Ctx.Sys->NodeDevices, T.TP});
+    B.label(Fit, "layout.tp_groups_per_node");
+    B.G.DomainChecks.push_back({Fit, ValueDomain::Whole,
+                                Node->Name + ".count / parallel.tp",
+                                at(W, "parallel.tp")});
+  }
+
   // The layers of the pipeline's stages: l / pp each, in chunks of whole
   // layers; or, as Megatron-LM's --decoder-first/last-pipeline-num-layers
   // allow (Llama 3 405B: 126 layers on 16 stages, one fewer on the first
