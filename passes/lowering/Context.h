@@ -175,6 +175,21 @@ struct PerSampleState {
 struct TrainingState {
   NodeId Layers, Hidden, Heads, AttnDim, KVDim, FFN, FFNMatrices, Vocab;
   NodeId Seq, LayerParams, StageParams;
+  /// A layer's weights as the step's GEMMs run them (an MoE layer's busiest
+  /// expert-parallel rank: moe_imbalance x its routed share) and as a
+  /// device stores them (routed experts over ep), averaged over the
+  /// layers; the routed experts' stored share alone; the feed-forward
+  /// width the activations and the non-GEMM traffic see. For a dense model
+  /// the first two are LayerParams and the width is `ffn`.
+  NodeId TimeLayerParams, StoredLayerParams, ExpertLayerParams, FFNWidth;
+  /// Mixture of experts: expert parallelism, top_k, the routed tokens'
+  /// imbalance, the share of MoE layers.
+  bool Moe = false;
+  NodeId EP, TopK, Imbalance, MoeShare;
+  /// The parameters of the device holding most, shared (synced over dp x
+  /// cp) and routed experts' (over dp x cp / ep, the expert group).
+  NodeId SharedStage, ExpertGroup;
+  std::optional<NodeId> ExpertStage;
   /// The layers of the first, a middle and the last pipeline stage (all
   /// layers / pp unless the workload sizes the first and last).
   NodeId FirstLayers, MiddleLayers, LastLayers;

@@ -121,6 +121,26 @@ bool trainingLayout(LoweringContext &Ctx) {
     return false;
   T.Devices = Replica;
   B.label(T.Devices, "training_devices");
+  // Expert parallelism splits the data-parallel ranks (dp x cp) into
+  // groups of ep: it must divide them.
+  if (T.Moe) {
+    double Ep = Ctx.foldedNumber(W, "parallel.ep");
+    if (!whole(Dp * Cp / Ep)) {
+      Diagnostic &D = Diags.report(
+          DiagKind::InvalidLayout, at(W, "parallel.ep"),
+          fmt::format("`{}.parallel.ep` = {} does not divide the dp {} x cp {} "
+                      "= {} data-parallel ranks it is carved from",
+                      W.Name, Ep, Dp, Cp, Dp * Cp));
+      D.Message += "; expert parallelism shares the data-parallel ranks (as "
+                   "Megatron-LM's expert-data-parallel groups do)";
+      Ctx.Failed = true;
+      return false;
+    }
+    NodeId Groups = B.op(Op::Div, {B.op(Op::Mul, {T.DP, T.CP}), T.EP});
+    B.label(Groups, "layout.expert_groups");
+    B.G.DomainChecks.push_back(
+        {Groups, ValueDomain::Whole, "dp x cp / ep", at(W, "parallel.ep")});
+  }
 
   // Tensor parallelism stays in the scale-up domain unless the workload
   // allows otherwise: its all-reduces run every layer.
@@ -310,6 +330,116 @@ void trainingFabrics(LoweringContext &Ctx, double Spans) {
   }
 }
 
+/// Multi-head latent attention's projections and a mixture of experts'
+/// routed and shared weights (DeepSeek-V3, Mixtral): the layer's weights
+/// as the GEMMs run them, as a device stores them, and the feed-forward
+/// width the activations see.
+bool moeAndMla(LoweringContext &Ctx) {
+  TrainingState &T = Ctx.Training;
+  GraphBuilder &B = Ctx.B;
+  const ir::Entity &W = *Ctx.Workload;
+  const ir::Entity &Model = *Ctx.Model;
+  NodeId Zero = B.constant(0, "none");
+  T.TimeLayerParams = T.StoredLayerParams = T.LayerParams;
+  T.FFNWidth = T.FFN;
+  NodeId Attention =
+      B.apply(FormulaId::DecoderLayerParams,
+              {T.Hidden, T.AttnDim, T.KVDim, Zero, T.FFNMatrices}, "");
+  bool Mla = Model.field("mla.kv_rank") != nullptr;
+  if (Mla) {
+    const char *Why = "multi-head latent attention's projections (wall 1)";
+    NodeId HeadDim = Ctx.required(Model, "head_dim", Why);
+    NodeId Rope = Ctx.required(Model, "mla.rope_dim", Why);
+    NodeId VDim = Ctx.required(Model, "mla.v_head_dim", Why);
+    NodeId QRank = Ctx.required(Model, "mla.q_rank", Why);
+    NodeId KVRank = Ctx.required(Model, "mla.kv_rank", Why);
+    if (Ctx.Failed)
+      return false;
+    Attention =
+        B.apply(FormulaId::MlaAttentionParams,
+                {T.Hidden, T.Heads, HeadDim, Rope, VDim, QRank, KVRank}, "");
+    T.AttnDim =
+        B.apply(FormulaId::MlaPrefillAttentionDim,
+                {T.Heads, HeadDim, Rope, VDim}, Model.Name + ".attention_dim");
+  }
+  NodeId Dense = B.apply(FormulaId::DecoderLayerParams,
+                         {T.Hidden, Zero, Zero, T.FFN, T.FFNMatrices}, "");
+  std::optional<NodeId> Experts = Ctx.field(Model, "experts");
+  std::optional<NodeId> TopK = Ctx.field(Model, "top_k");
+  T.Moe = Experts && TopK;
+  if (W.field("parallel.ep") && !T.Moe) {
+    Ctx.C.Diags.report(DiagKind::InvalidLayout, at(W, "parallel.ep"),
+                       fmt::format("`{}.parallel.ep` shards experts, but `{}` "
+                                   "has none; drop it",
+                                   W.Name, Model.Name));
+    Ctx.Failed = true;
+    return false;
+  }
+  if (!T.Moe) {
+    if (Mla) {
+      T.LayerParams = B.op(Op::Add, {Attention, Dense});
+      T.TimeLayerParams = T.StoredLayerParams = T.LayerParams;
+    }
+    return true;
+  }
+  T.TopK = *TopK;
+  T.EP = Ctx.orDefault(W, DefaultId::EP);
+  std::optional<NodeId> MoeFFN = Ctx.field(Model, "moe_ffn");
+  NodeId Expert =
+      B.apply(FormulaId::DecoderLayerParams,
+              {T.Hidden, Zero, Zero, MoeFFN ? *MoeFFN : T.FFN, T.FFNMatrices},
+              "expert_params");
+  std::optional<NodeId> DenseLayers = Ctx.field(Model, "dense_layers");
+  NodeId LD = DenseLayers ? *DenseLayers
+                          : B.constant(0, "every layer routes to experts");
+  std::optional<NodeId> Shared = Ctx.field(Model, "shared_experts");
+  NodeId S = Shared ? *Shared : B.constant(0, "no shared expert");
+  auto average = [&](NodeId DenseValue, NodeId MoeValue, const char *Label) {
+    return B.apply(FormulaId::MoeLayerAverage,
+                   {T.Layers, LD, DenseValue, MoeValue}, Label);
+  };
+  NodeId SharedAvg =
+      B.op(Op::Add, {Attention, average(Dense, B.op(Op::Mul, {S, Expert}),
+                                        "shared_params_per_layer")});
+  NodeId Routed = average(Zero, B.op(Op::Mul, {T.TopK, Expert}),
+                          "routed_active_params_per_layer");
+  NodeId Stored = average(Zero, B.op(Op::Mul, {*Experts, Expert}),
+                          "routed_stored_params_per_layer");
+  T.Imbalance = Ctx.foldedNumber(W, "parallel.ep") > 1
+                    ? Ctx.orDefault(W, DefaultId::MoeImbalance)
+                    : B.constant(1, "one expert-parallel rank: no imbalance");
+  T.LayerParams = B.op(Op::Add, {SharedAvg, Routed});
+  B.label(T.LayerParams, "active_params_per_layer");
+  T.TimeLayerParams =
+      B.op(Op::Add, {SharedAvg, B.op(Op::Mul, {T.Imbalance, Routed})});
+  B.label(T.TimeLayerParams, "busiest_rank_params_per_layer");
+  T.ExpertLayerParams = B.op(Op::Div, {Stored, T.EP});
+  T.StoredLayerParams = B.op(Op::Add, {SharedAvg, T.ExpertLayerParams});
+  B.label(T.StoredLayerParams, "stored_params_per_layer");
+  NodeId MoeWidth =
+      B.op(Op::Mul, {B.op(Op::Add, {B.op(Op::Mul, {T.TopK, T.Imbalance}), S}),
+                     MoeFFN ? *MoeFFN : T.FFN});
+  T.FFNWidth = average(T.FFN, MoeWidth, "ffn_width_per_layer");
+  T.MoeShare = B.op(Op::Div, {B.op(Op::Sub, {T.Layers, LD}), T.Layers});
+  B.label(T.MoeShare, "moe_layer_share");
+
+  // Experts split over ep; ep is carved from the data-parallel ranks
+  // (Megatron-LM's expert-data-parallel group).
+  double Ep = Ctx.foldedNumber(W, "parallel.ep");
+  double E = Ctx.foldedNumber(Model, "experts");
+  if (!whole(E / Ep)) {
+    Ctx.C.Diags.report(
+        DiagKind::InvalidLayout, at(W, "parallel.ep"),
+        fmt::format("`{}.parallel.ep` = {} does not divide the {} experts of "
+                    "`{}`; expert parallelism gives each rank the same "
+                    "number of experts",
+                    W.Name, Ep, E, Model.Name));
+    Ctx.Failed = true;
+    return false;
+  }
+  return true;
+}
+
 } // namespace
 
 bool lowerTrainingInputs(LoweringContext &Ctx) {
@@ -320,11 +450,6 @@ bool lowerTrainingInputs(LoweringContext &Ctx) {
   const ir::Entity &Precision = *Ctx.Precision;
   System &Sys = *Ctx.Sys;
   const ir::Entity &Accel = *Sys.Accel;
-  if (Model.field("experts")) {
-    B.G.NotLowered = "mixture-of-experts training (expert parallelism, "
-                     "routed FLOPs) is not modelled yet";
-    return false;
-  }
 
   // Without the model's shape or the batch there is no step to lower; the
   // run's compute (wall 11) still is. Say what the step needs.
@@ -374,6 +499,8 @@ bool lowerTrainingInputs(LoweringContext &Ctx) {
   T.LayerParams =
       B.apply(FormulaId::DecoderLayerParams,
               {T.Hidden, T.AttnDim, T.KVDim, T.FFN, T.FFNMatrices}, "");
+  if (!moeAndMla(Ctx))
+    return false;
 
   // Precisions: 8-bit training keeps 16-bit weights and activations and
   // casts inside the GEMMs (Transformer Engine).
@@ -477,7 +604,7 @@ bool lowerTrainingMemory(LoweringContext &Ctx) {
               Ctx.Model->field("tied_embeddings");
   auto stageParams = [&](NodeId Layers, double Tables, const char *Why) {
     return B.apply(FormulaId::TrainingStageParams,
-                   {Layers, T.LayerParams, T.Hidden, T.Vocab,
+                   {Layers, T.StoredLayerParams, T.Hidden, T.Vocab,
                     B.constant(Tables, Why), T.TP},
                    "");
   };
@@ -499,18 +626,38 @@ bool lowerTrainingMemory(LoweringContext &Ctx) {
       stageParams(T.FirstLayers, 1, "the first stage's embedding");
   NodeId LastParams = B.apply(
       FormulaId::TrainingStageParams,
-      {T.LastLayers, T.LayerParams, T.Hidden, T.Vocab, LastTables, T.TP}, "");
+      {T.LastLayers, T.StoredLayerParams, T.Hidden, T.Vocab, LastTables, T.TP},
+      "");
   T.StageParams = B.op(
       Op::Max, {B.op(Op::Max, {FirstParams, LastParams}),
                 stageParams(T.MiddleLayers, 0, "a middle stage: layers only")});
   B.publish(MetricId::StageParams, T.StageParams);
-  // ZeRO shards over the gradient-reducing group: dp x cp.
+  // ZeRO shards over the gradient-reducing group, dp x cp; an MoE model's
+  // routed experts over their own, dp x cp / ep (each expert lives on one
+  // rank of every ep).
   NodeId Group = B.op(Op::Mul, {T.DP, T.CP});
   B.label(Group, "data_parallel_group");
+  T.SharedStage = T.StageParams;
+  if (T.Moe) {
+    NodeId Most = B.op(Op::Max, {B.op(Op::Max, {T.FirstLayers, T.LastLayers}),
+                                 T.MiddleLayers});
+    T.ExpertStage =
+        B.op(Op::Div, {B.op(Op::Mul, {Most, T.ExpertLayerParams}), T.TP});
+    B.label(*T.ExpertStage, "expert_params_per_device");
+    T.SharedStage = B.op(Op::Sub, {T.StageParams, *T.ExpertStage});
+    T.ExpertGroup = B.op(Op::Div, {Group, T.EP});
+    B.label(T.ExpertGroup, "expert_data_parallel_group");
+  }
   auto sharded = [&](NodeId PerParam, double From, const char *Why) {
-    return B.apply(
-        FormulaId::ZeroShardedBytes,
-        {T.StageParams, PerParam, Group, T.Zero, B.constant(From, Why)}, "");
+    NodeId K = B.constant(From, Why);
+    NodeId Bytes = B.apply(FormulaId::ZeroShardedBytes,
+                           {T.SharedStage, PerParam, Group, T.Zero, K}, "");
+    if (T.Moe)
+      Bytes = B.op(Op::Add, {Bytes, B.apply(FormulaId::ZeroShardedBytes,
+                                            {*T.ExpertStage, PerParam,
+                                             T.ExpertGroup, T.Zero, K},
+                                            "")});
+    return Bytes;
   };
   NodeId Weights =
       sharded(T.WeightBytes, 3, "ZeRO shards weights from stage 3");
@@ -523,11 +670,12 @@ bool lowerTrainingMemory(LoweringContext &Ctx) {
 
   // Activations: the first stages hold their layers' for the micro-batches
   // in flight; the last, one micro-batch's and the output layer's.
-  NodeId Layer = B.apply(FormulaId::TrainingLayerActivationBytes,
-                         {T.LocalSeq, T.MicroBatch, T.Hidden, T.Heads,
-                          T.AttnDim, T.KVDim, T.FFN, T.FFNMatrices, T.ActBytes,
-                          T.TP, T.SP, T.Recompute, T.Fused, T.Dropout},
-                         "activations_per_layer");
+  NodeId Layer =
+      B.apply(FormulaId::TrainingLayerActivationBytes,
+              {T.LocalSeq, T.MicroBatch, T.Hidden, T.Heads, T.AttnDim, T.KVDim,
+               T.FFNWidth, T.FFNMatrices, T.ActBytes, T.TP, T.SP, T.Recompute,
+               T.Fused, T.Dropout},
+              "activations_per_layer");
   NodeId InFlight = B.apply(FormulaId::MicroBatchesInFlight,
                             {T.PP, T.Microbatches, T.VP}, "");
   NodeId Held = B.op(Op::Max, {T.FirstLayers, T.MiddleLayers});
@@ -554,7 +702,7 @@ namespace {
 /// One micro-batch's forward and backward on a pipeline stage of \p Layers
 /// layers (and the output layer with its loss when \p Output), by part.
 struct StageTimes {
-  NodeId Compute, Memory, Tp, Cp;
+  NodeId Compute, Memory, Tp, Cp, Ep;
 };
 
 StageTimes stageTimes(LoweringContext &Ctx, NodeId Layers, bool Output,
@@ -565,7 +713,7 @@ StageTimes stageTimes(LoweringContext &Ctx, NodeId Layers, bool Output,
   StageTimes R;
   NodeId Gemm = B.apply(
       FormulaId::TrainingStageGemmFlops,
-      {Tokens, Layers, T.LayerParams, T.Hidden, T.Vocab,
+      {Tokens, Layers, T.TimeLayerParams, T.Hidden, T.Vocab,
        B.constant(Output ? 1 : 0, Output ? "the last stage's output layer"
                                          : "no output layer on this stage"),
        T.Recompute, T.TP},
@@ -590,9 +738,9 @@ StageTimes stageTimes(LoweringContext &Ctx, NodeId Layers, bool Output,
              B.op(Op::Div, {T.Recompute, B.constant(2, "full recomputation "
                                                        "runs the forward "
                                                        "again")})})});
-  NodeId Elementwise =
-      B.apply(FormulaId::ElementwiseBytesPerToken,
-              {T.Hidden, T.FFN, ActInputs, T.ActBytes, T.TP, T.SP, Passes}, "");
+  NodeId Elementwise = B.apply(
+      FormulaId::ElementwiseBytesPerToken,
+      {T.Hidden, T.FFNWidth, ActInputs, T.ActBytes, T.TP, T.SP, Passes}, "");
   NodeId Bytes = B.op(Op::Mul, {B.op(Op::Mul, {Elementwise, Tokens}), Layers});
   if (Output)
     Bytes = B.op(Op::Add, {Bytes, B.apply(FormulaId::CrossEntropyBytes,
@@ -604,7 +752,8 @@ StageTimes stageTimes(LoweringContext &Ctx, NodeId Layers, bool Output,
                                           "")});
   R.Memory = B.apply(FormulaId::MemoryTime, {Bytes, T.BW, T.EtaMem}, "");
 
-  R.Tp = R.Cp = Ctx.none("s", "0 s", "no fabric: nothing is communicated");
+  R.Tp = R.Cp = R.Ep =
+      Ctx.none("s", "0 s", "no fabric: nothing is communicated");
   if (!T.HasFabric)
     return R;
   // Tensor-parallel collectives: two all-reduces a layer forward, two
@@ -624,11 +773,15 @@ StageTimes stageTimes(LoweringContext &Ctx, NodeId Layers, bool Output,
             {B.op(Op::Div, {T.Recompute, B.constant(2, "full recomputation "
                                                        "runs the forward "
                                                        "again")})})});
-  NodeId Shown = B.op(Op::Sub, {B.constant(1, "all of it"),
-                                Ctx.orDefault(W, DefaultId::OverlapTP)});
-  R.Tp = B.op(
-      Op::Mul,
-      {B.op(Op::Mul, {B.op(Op::Mul, {PerLayer, LayerPasses}), Layers}), Shown});
+  // What overlap hides is at most the compute it hides behind.
+  auto exposed = [&](NodeId Comm, DefaultId Overlap) {
+    NodeId Hidden = B.op(
+        Op::Min, {B.op(Op::Mul, {Comm, Ctx.orDefault(W, Overlap)}), R.Compute});
+    return B.op(Op::Sub, {Comm, Hidden});
+  };
+  R.Tp =
+      exposed(B.op(Op::Mul, {B.op(Op::Mul, {PerLayer, LayerPasses}), Layers}),
+              DefaultId::OverlapTP);
   // Ring attention overlaps its exchange with the attention it feeds.
   NodeId KVWidth = B.op(Op::Mul, {B.constant(2, "keys and values"), T.KVDim});
   NodeId Chunk =
@@ -642,6 +795,29 @@ StageTimes stageTimes(LoweringContext &Ctx, NodeId Layers, bool Output,
   R.Cp =
       B.op(Op::Max, {B.op(Op::Sub, {B.op(Op::Mul, {Ring, Layers}), AttnTime}),
                      Ctx.none("s", "0 s", "the exchange hidden")});
+  // Expert parallelism: each MoE layer's dispatch and combine all-to-alls,
+  // forward and backward, the busiest rank's routed tokens (top_k x
+  // moe_imbalance a token) crossing the links tp x ep ranks span.
+  if (T.Moe) {
+    NodeId Routed =
+        B.op(Op::Mul, {B.apply(FormulaId::TensorParallelMessage,
+                               {B.op(Op::Mul, {T.MicroBatch, T.TopK}),
+                                T.LocalSeq, T.Hidden, T.ActBytes},
+                               ""),
+                       T.Imbalance});
+    B.label(Routed, "routed_bytes_per_microbatch");
+    NodeId PerLayer = B.apply(FormulaId::ExpertAllToAllTime,
+                              {Routed, T.EP, B.op(Op::Mul, {T.TP, T.EP}),
+                               T.NodeRanks, T.IntraBW, T.IntraLatency,
+                               T.InterBW, T.InterLatency, T.EtaComm},
+                              "");
+    NodeId MoeLayers = B.op(Op::Mul, {Layers, T.MoeShare});
+    R.Ep = exposed(
+        B.op(Op::Mul,
+             {B.op(Op::Mul, {PerLayer, B.constant(2, "forward and backward")}),
+              MoeLayers}),
+        DefaultId::OverlapEP);
+  }
   return R;
 }
 
@@ -665,8 +841,9 @@ bool lowerTrainingStep(LoweringContext &Ctx) {
   // parts are the micro-batch's (a 0/1 weight per stage).
   std::vector<NodeId> Totals;
   for (const StageTimes &St : Stages)
-    Totals.push_back(B.op(Op::Add, {B.op(Op::Add, {St.Compute, St.Memory}),
-                                    B.op(Op::Add, {St.Tp, St.Cp})}));
+    Totals.push_back(
+        B.op(Op::Add, {B.op(Op::Add, {St.Compute, St.Memory}),
+                       B.op(Op::Add, {B.op(Op::Add, {St.Tp, St.Cp}), St.Ep})}));
   NodeId LastSlowest = B.op(Op::And, {B.op(Op::Ge, {Totals[0], Totals[1]}),
                                       B.op(Op::Ge, {Totals[0], Totals[2]})});
   NodeId FirstSlowest = B.op(Op::And, {B.op(Op::Not, {LastSlowest}),
@@ -688,6 +865,8 @@ bool lowerTrainingStep(LoweringContext &Ctx) {
   B.label(TpComm, "microbatch_tp_comm_time");
   NodeId CpComm = slowest(&StageTimes::Cp);
   B.label(CpComm, "microbatch_cp_comm_time");
+  NodeId EpComm = slowest(&StageTimes::Ep);
+  B.label(EpComm, "microbatch_ep_comm_time");
 
   // The stage's sends to its neighbours, once per model chunk.
   NodeId PpComm = Zero;
@@ -712,7 +891,7 @@ bool lowerTrainingStep(LoweringContext &Ctx) {
   }
   NodeId Micro =
       B.op(Op::Add, {B.op(Op::Add, {B.op(Op::Add, {Compute, MemTime}), TpComm}),
-                     B.op(Op::Add, {CpComm, PpComm})});
+                     B.op(Op::Add, {B.op(Op::Add, {CpComm, PpComm}), EpComm})});
   B.publish(MetricId::MicrobatchTime, Micro);
 
   // The pipeline: m micro-batches and the fill and drain.
@@ -734,10 +913,23 @@ bool lowerTrainingStep(LoweringContext &Ctx) {
                   B.constant(1, "at least the rank itself")});
     NodeId Sync =
         B.apply(FormulaId::DataParallelSyncTime,
-                {T.StageParams, T.GradBytes, T.WeightBytes, T.Zero, Group,
+                {T.SharedStage, T.GradBytes, T.WeightBytes, T.Zero, Group,
                  B.op(Op::Floor, {PeersInNode}), T.IntraBW, T.IntraLatency,
                  T.InterBW, T.InterLatency, T.EtaComm},
                 "");
+    if (T.Moe)
+      Sync = B.op(
+          Op::Add,
+          {Sync,
+           B.apply(FormulaId::DataParallelSyncTime,
+                   {*T.ExpertStage, T.GradBytes, T.WeightBytes, T.Zero,
+                    T.ExpertGroup,
+                    B.op(Op::Max,
+                         {B.op(Op::Floor, {B.op(Op::Div, {PeersInNode, T.EP})}),
+                          B.constant(1, "at least the rank itself")}),
+                    T.IntraBW, T.IntraLatency, T.InterBW, T.InterLatency,
+                    T.EtaComm},
+                   "expert_sync_time")});
     // The gradients are final only in the last micro-batch's backward
     // pass, which is all a reduce can hide behind; a sharded optimizer's
     // weight all-gather also hides behind the next step's first forward.
@@ -762,15 +954,20 @@ bool lowerTrainingStep(LoweringContext &Ctx) {
   }
 
   // The optimizer step over the state a device updates.
-  NodeId Updated = B.op(
-      Op::Div,
-      {T.StageParams,
-       B.op(
-           Op::Max,
-           {B.op(Op::Mul,
-                 {Group, B.op(Op::Min,
-                              {T.Zero, B.constant(1, "sharded from ZeRO 1")})}),
-            B.constant(1, "unsharded")})});
+  auto shards = [&](NodeId Over) {
+    return B.op(
+        Op::Max,
+        {B.op(Op::Mul, {Over, B.op(Op::Min, {T.Zero, B.constant(1, "sharded "
+                                                                   "from "
+                                                                   "ZeRO "
+                                                                   "1")})}),
+         B.constant(1, "unsharded")});
+  };
+  NodeId Updated = B.op(Op::Div, {T.SharedStage, shards(Group)});
+  if (T.Moe)
+    Updated =
+        B.op(Op::Add,
+             {Updated, B.op(Op::Div, {*T.ExpertStage, shards(T.ExpertGroup)})});
   B.label(Updated, "optimizer_params_per_device");
   NodeId OptBytes =
       B.apply(FormulaId::OptimizerStepBytes,
@@ -785,7 +982,9 @@ bool lowerTrainingStep(LoweringContext &Ctx) {
   auto steps = [&](NodeId PerMicro) {
     return B.op(Op::Mul, {T.Microbatches, PerMicro});
   };
-  NodeId TpAll = steps(TpComm), CpAll = steps(CpComm), PpAll = steps(PpComm);
+  NodeId TpAll = steps(TpComm), CpAll = steps(CpComm), PpAll = steps(PpComm),
+         EpAll = steps(EpComm);
+  B.publish(MetricId::EpCommTime, EpAll);
   B.publish(MetricId::TpCommTime, TpAll);
   B.publish(MetricId::CpCommTime, CpAll);
   B.publish(MetricId::PpCommTime, PpAll);
@@ -796,8 +995,8 @@ bool lowerTrainingStep(LoweringContext &Ctx) {
             B.op(Op::Add, {steps(MemTime), OptTime}));
   B.publish(
       PhaseId::Train, PM::CommTime,
-      B.op(Op::Add,
-           {B.op(Op::Add, {B.op(Op::Add, {TpAll, CpAll}), PpAll}), DpComm}));
+      B.op(Op::Add, {B.op(Op::Add, {B.op(Op::Add, {TpAll, CpAll}), PpAll}),
+                     B.op(Op::Add, {EpAll, DpComm})}));
   B.publish(PhaseId::Train, PM::BubbleTime, Bubble);
 
   // Utilisation, throughput and the run.

@@ -175,4 +175,18 @@ Time timeToTrain(Tokens Trained, TokenRate Throughput) {
   return Trained / Throughput;
 }
 
+Number mlaAttentionParams(Number Hidden, Number Heads, Number HeadDim,
+                          Number RopeDim, Number VHeadDim, Number QRank,
+                          Number KVRank) {
+  return Hidden * QRank + QRank * Heads * (HeadDim + RopeDim) +
+         Hidden * (KVRank + RopeDim) + KVRank * Heads * (HeadDim + VHeadDim) +
+         Heads * VHeadDim * Hidden;
+}
+
+Number moeLayerAverage(Number Layers, Number DenseLayers, Number DenseValue,
+                       Number MoeValue) {
+  return (DenseLayers * DenseValue + (Layers - DenseLayers) * MoeValue) /
+         Layers;
+}
+
 } // namespace mlsc::walls

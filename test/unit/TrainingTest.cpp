@@ -34,6 +34,32 @@ TEST(Training, LayerParamsByHand) {
   EXPECT_NEAR((32.0 * Layer + N(2.0 * 128256 * 4096)).value(), 8.030e9, 1e6);
 }
 
+TEST(Training, DeepSeekV3ParametersByHand) {
+  // DeepSeek-V3's MLA layer (h 7,168, 128 heads of 128 + 64 rotary, v 128,
+  // q rank 1,536, kv rank 512): 7168 x 1536 + 1536 x 128 x 192 + 7168 x
+  // 576 + 512 x 128 x 256 + 128 x 128 x 7168 = 11,010,048 + 37,748,736 +
+  // 4,128,768 + 16,777,216 + 117,440,512 = 187,105,280.
+  Number Attn = mlaAttentionParams(N(7168), N(128), N(128), N(64), N(128),
+                                   N(1536), N(512));
+  EXPECT_DOUBLE_EQ(Attn.value(), 187105280.0);
+  // An expert (gated, 2,048 wide): 3 x 7168 x 2048 = 44,040,192; the 3
+  // dense layers' FFN (18,432 wide) 396,361,728; 58 MoE layers of 256
+  // routed and 1 shared expert. With the untied 129,280 x 7,168 tables:
+  // 61 x 187,105,280 + 3 x 396,361,728 + 58 x 257 x 44,040,192 + 2 x
+  // 129,280 x 7,168 = 671.0e9, the report's 671B; active (8 routed + 1
+  // shared) 37.5e9, its 37B.
+  double Expert = 3.0 * 7168 * 2048, Dense = 3.0 * 7168 * 18432;
+  double Tables = 2.0 * 129280 * 7168;
+  double Total = 61 * Attn.value() + 3 * Dense + 58 * 257 * Expert + Tables;
+  EXPECT_NEAR(Total / 671e9, 1, 0.002);
+  double Active = 61 * Attn.value() + 3 * Dense + 58 * 9 * Expert + Tables;
+  EXPECT_NEAR(Active / 37e9, 1, 0.02);
+  // moe_layer_average spreads the MoE layers' routed weights over all 61:
+  // 58 x 8 x 44,040,192 / 61 = 335,004,083 a layer.
+  EXPECT_NEAR(moeLayerAverage(N(61), N(3), N(0), N(8 * Expert)).value(),
+              58.0 * 8 * Expert / 61, 1e-6);
+}
+
 TEST(Training, ModelFlopsAreMegatronsSeventyTwo) {
   // GPT-3 175B, s = 2,048, V = 51,200: 3 x (2 x 96 x 1,811,939,328 + 4 x
   // 96 x 2,048 x 12,288 + 2 x 12,288 x 51,200) = 1,076,442,955,776 FLOP a

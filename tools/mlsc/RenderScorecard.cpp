@@ -499,9 +499,12 @@ void printTrainingLevels(const ScenarioResult &R, llvm::raw_ostream &OS) {
       "the non-GEMM operations' traffic and the optimizer step (" +
           show(R, M::OptimizerTime) + ") [wall 2]");
   row(OS, "  communication", show(R, P, PM::CommTime),
-      fmt::format("exposed: tp {}, cp {}, pp {}, dp {} [wall 14]",
+      fmt::format("exposed: tp {}, cp {}, pp {}, dp {}{} [wall 14]",
                   show(R, M::TpCommTime), show(R, M::CpCommTime),
-                  show(R, M::PpCommTime), show(R, M::DpCommTime)));
+                  show(R, M::PpCommTime), show(R, M::DpCommTime),
+                  R.has(M::EpCommTime) && R[M::EpCommTime] > 0
+                      ? ", ep " + show(R, M::EpCommTime)
+                      : ""));
   row(OS, "  pipeline bubble", show(R, P, PM::BubbleTime),
       fmt::format("(pp - 1) / (vp x micro-batches) = {}% of the ideal step",
                   formatNumber(100 * R[M::BubbleFraction])));
@@ -515,10 +518,25 @@ void printTrainingLevels(const ScenarioResult &R, llvm::raw_ostream &OS) {
     row(OS, "time to train", show(R, M::TimeToTrain),
         fmt::format("{} device-hours; failures and restarts not counted",
                     formatNumber(R[M::DeviceHours] / 3600)));
+  // The step's parts, largest first: the bubble and the exposed
+  // communication are both wall 14, so the part is named with the wall.
+  struct Part {
+    const char *Name;
+    PM Id;
+  };
+  std::vector<Part> Parts{{"compute", PM::ComputeTime},
+                          {"memory traffic", PM::MemoryTime},
+                          {"exposed communication", PM::CommTime},
+                          {"pipeline bubble", PM::BubbleTime}};
+  std::stable_sort(
+      Parts.begin(), Parts.end(),
+      [&](const Part &A, const Part &B) { return R(P, A.Id) > R(P, B.Id); });
   const BindingWall &D = *R.Binding;
   row(OS, "binding wall",
-      fmt::format("{} (a training step), {}x ahead of {}", D.label(),
-                  formatNumber(D.Margin), D.RunnerUp));
+      fmt::format("{}: the {} ({}), {}x ahead of the {} ({})", D.label(),
+                  Parts[0].Name, show(R, P, Parts[0].Id),
+                  formatNumber(D.Margin), Parts[1].Name,
+                  show(R, P, Parts[1].Id)));
   levelRows(R, Level::Performance, OS);
   OS << "\nMacro        (" << macroNote(R, "power at nameplate") << ")\n";
   printPowerAtLoad(R, OS);
