@@ -173,7 +173,8 @@ struct PerSampleState {
 /// What the steps of a decoder's training share (passes/lowering/
 /// DecoderTraining.cpp).
 struct TrainingState {
-  NodeId Layers, Hidden, Heads, AttnDim, KVDim, FFN, FFNMatrices, Vocab;
+  NodeId Layers, Hidden, Heads, KVHeads, AttnDim, KVDim, FFN, FFNMatrices,
+      Vocab;
   NodeId Seq, LayerParams, StageParams;
   /// A layer's weights as the step's GEMMs run them (an MoE layer's busiest
   /// expert-parallel rank: moe_imbalance x its routed share) and as a
@@ -206,6 +207,8 @@ struct TrainingState {
   /// The fabrics: the node's (scale-up) and the scale-out one, NodeRanks
   /// devices to a node; absent on a bare accelerator.
   bool HasFabric = false;
+  /// The devices the layout uses at the workload's folded degrees.
+  double FoldedDevices = 1;
   NodeId IntraBW, IntraLatency, InterBW, InterLatency, NodeRanks;
 };
 

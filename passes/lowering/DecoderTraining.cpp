@@ -17,8 +17,9 @@
 //   (Narayanan et al.), then the gradient sync and the optimizer. MFU, HFU,
 //   tokens per second and the time to train follow.
 //
-// Mixture-of-experts training is not lowered yet: its steps are reported
-// as not evaluated.
+// A mixture of experts routes each token to its top_k experts, split over
+// ep ranks carved from the data-parallel ones; multi-head latent attention
+// counts its projections.
 //
 //===----------------------------------------------------------------------===//
 
@@ -110,6 +111,7 @@ bool trainingLayout(LoweringContext &Ctx) {
     }
     Dp = std::max(Dp, 1.0);
   }
+  T.FoldedDevices = Tp * Pp * Cp * Dp;
   // A sweep or search that varies the degrees rules out the points where
   // they do not fit: dp a whole number of replicas, chunks of whole layers.
   B.G.DomainChecks.push_back({T.DP, ValueDomain::Whole,
@@ -166,6 +168,16 @@ bool trainingLayout(LoweringContext &Ctx) {
                                 at(W, "parallel.tp")});
   }
 
+  if (Vp > 1 && Pp < 2) {
+    Diagnostic &D = Diags.report(
+        DiagKind::InvalidLayout, at(W, "parallel.vp"),
+        fmt::format("`{}.parallel.vp` = {} interleaves a pipeline, but `{}` "
+                    "has one stage",
+                    W.Name, Vp, W.Name));
+    D.Message += "; drop vp, or give `parallel.pp`";
+    Ctx.Failed = true;
+    return false;
+  }
   // The layers of the pipeline's stages: l / pp each, in chunks of whole
   // layers; or, as Megatron-LM's --decoder-first/last-pipeline-num-layers
   // allow (Llama 3 405B: 126 layers on 16 stages, one fewer on the first
@@ -242,7 +254,16 @@ bool trainingLayout(LoweringContext &Ctx) {
                                   at(W, First ? "parallel.first_stage_layers"
                                               : "parallel.last_stage_layers")});
     } else {
+      // Two stages hold all the layers: a sweep keeps pp at 2.
       T.MiddleLayers = T.FirstLayers;
+      NodeId Two = B.constant(2, "two stages");
+      B.G.DomainChecks.push_back(
+          {B.op(Op::Sub, {Two, T.PP}), ValueDomain::NonNegative,
+           "2 - pp (first and last stages only)", at(W, "parallel.pp")});
+      B.G.DomainChecks.push_back(
+          {B.op(Op::Sub, {T.PP, B.constant(1, "one stage")}),
+           ValueDomain::Whole, "pp - 1 (first and last stages only)",
+           at(W, "parallel.pp")});
     }
   }
   // The global batch, in sequences or tokens, and its micro-batches.
@@ -263,6 +284,29 @@ bool trainingLayout(LoweringContext &Ctx) {
                     W.Name, Ctx.foldedNumber(W, "global_batch_tokens"), Global,
                     Seq, Global * Seq));
     D.Message += "; give one of the two";
+    Ctx.Failed = true;
+    return false;
+  }
+  if (!Sequences && !whole(Global)) {
+    Diagnostic &D = Diags.report(
+        DiagKind::InvalidLayout, at(W, "global_batch_tokens"),
+        fmt::format("`{}.global_batch_tokens` = {} is not a whole number of "
+                    "sequences of seq {} tokens ({} of them)",
+                    W.Name, Ctx.foldedNumber(W, "global_batch_tokens"), Seq,
+                    Global));
+    D.Message += "; give a multiple of seq, or `global_batch` in sequences";
+    Ctx.Failed = true;
+    return false;
+  }
+  if (Cp > 1 && !whole(Seq / (2 * Cp))) {
+    Diagnostic &D = Diags.report(
+        DiagKind::InvalidLayout, at(W, "parallel.cp"),
+        fmt::format("`{}.seq` = {} tokens does not split into 2 x cp = {} "
+                    "chunks",
+                    W.Name, Seq, 2 * Cp));
+    D.Message += "; context parallelism gives each rank two chunks of the "
+                 "sequence to balance causal attention (Megatron-LM requires "
+                 "seq divisible by 2 x cp)";
     Ctx.Failed = true;
     return false;
   }
@@ -405,9 +449,17 @@ bool moeAndMla(LoweringContext &Ctx) {
                           "routed_active_params_per_layer");
   NodeId Stored = average(Zero, B.op(Op::Mul, {*Experts, Expert}),
                           "routed_stored_params_per_layer");
-  T.Imbalance = Ctx.foldedNumber(W, "parallel.ep") > 1
-                    ? Ctx.orDefault(W, DefaultId::MoeImbalance)
-                    : B.constant(1, "one expert-parallel rank: no imbalance");
+  // One expert-parallel rank has no busiest rank: 1 + (I - 1) x min(ep -
+  // 1, 1), so that a sweep over ep switches it on and off.
+  NodeId One = B.constant(1, "balanced");
+  T.Imbalance = B.op(
+      Op::Add,
+      {One,
+       B.op(Op::Mul,
+            {B.op(Op::Sub, {Ctx.orDefault(W, DefaultId::MoeImbalance), One}),
+             B.op(Op::Min, {B.op(Op::Sub, {T.EP, One}),
+                            B.constant(1, "more than one rank")})})});
+  B.label(T.Imbalance, "moe.imbalance_at_ep");
   T.LayerParams = B.op(Op::Add, {SharedAvg, Routed});
   B.label(T.LayerParams, "active_params_per_layer");
   T.TimeLayerParams =
@@ -437,6 +489,11 @@ bool moeAndMla(LoweringContext &Ctx) {
     Ctx.Failed = true;
     return false;
   }
+  NodeId PerRank = B.op(Op::Div, {*Experts, T.EP});
+  B.label(PerRank, "layout.experts_per_ep_rank");
+  B.G.DomainChecks.push_back({PerRank, ValueDomain::Whole,
+                              Model.Name + ".experts / parallel.ep",
+                              at(W, "parallel.ep")});
   return true;
 }
 
@@ -484,7 +541,8 @@ bool lowerTrainingInputs(LoweringContext &Ctx) {
   std::optional<NodeId> KVHeads = Ctx.field(Model, "kv_heads");
   T.AttnDim = B.op(Op::Mul, {T.Heads, *HeadDim});
   B.label(T.AttnDim, Model.Name + ".attention_dim");
-  T.KVDim = B.op(Op::Mul, {KVHeads ? *KVHeads : T.Heads, *HeadDim});
+  T.KVHeads = KVHeads ? *KVHeads : T.Heads;
+  T.KVDim = B.op(Op::Mul, {T.KVHeads, *HeadDim});
   B.label(T.KVDim, Model.Name + ".kv_dim");
   bool Gated = Ctx.enumValue(Model, "ffn_kind") == "gated";
   T.FFNMatrices =
@@ -585,10 +643,7 @@ bool lowerTrainingInputs(LoweringContext &Ctx) {
   T.EtaComm = Ctx.orDefault(W, DefaultId::CommEfficiency);
   if (Ctx.Failed || !trainingLayout(Ctx))
     return false;
-  trainingFabrics(Ctx, Ctx.foldedNumber(W, "parallel.tp") *
-                           Ctx.foldedNumber(W, "parallel.pp") *
-                           Ctx.foldedNumber(W, "parallel.cp") *
-                           std::max(1.0, Ctx.foldedNumber(W, "parallel.dp")));
+  trainingFabrics(Ctx, T.FoldedDevices);
   B.G.MainPhase = PhaseId::Train;
   return !Ctx.Failed;
 }
@@ -784,9 +839,11 @@ StageTimes stageTimes(LoweringContext &Ctx, NodeId Layers, bool Output,
               DefaultId::OverlapTP);
   // Ring attention overlaps its exchange with the attention it feeds.
   NodeId KVWidth = B.op(Op::Mul, {B.constant(2, "keys and values"), T.KVDim});
-  NodeId Chunk =
-      B.apply(FormulaId::TensorParallelMessage,
-              {T.MicroBatch, T.LocalSeq, KVWidth, T.ActBytes}, "cp_kv_chunk");
+  NodeId Chunk = B.op(
+      Op::Div, {B.apply(FormulaId::TensorParallelMessage,
+                        {T.MicroBatch, T.LocalSeq, KVWidth, T.ActBytes}, ""),
+                B.op(Op::Min, {T.TP, T.KVHeads})});
+  B.label(Chunk, "cp_kv_chunk");
   NodeId Ring =
       B.apply(FormulaId::ContextParallelRingTime,
               {Chunk, T.CP, B.op(Op::Mul, {T.TP, T.CP}), T.NodeRanks, T.IntraBW,

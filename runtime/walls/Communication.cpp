@@ -124,10 +124,10 @@ Time dataParallelSyncTime(Number Params, Bytes GradientBytes, Bytes WeightBytes,
   if (Stage.value() < 1)
     return Gradients;
   Time Weights = allReduce(Params * WeightBytes);
-  Time Sync = Gradients / 2.0 + Weights / 2.0;
-  if (Stage.value() >= 3)
-    Sync += Weights;
-  return Sync;
+  // ZeRO 1-2: reduce-scatter the gradients, all-gather the updated
+  // weights. ZeRO 3: reduce-scatter the gradients, all-gather the weights
+  // before the forward and again before the backward pass.
+  return Gradients / 2.0 + Weights / 2.0 * (Stage.value() >= 3 ? 2.0 : 1.0);
 }
 
 Time pipelineStageSendTime(Bytes Message, Number VirtualStages,

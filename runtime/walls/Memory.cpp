@@ -124,8 +124,10 @@ Bytes trainingLayerActivationBytes(Tokens Sequence, Number MicroBatch,
   double R = 4 * Act + (Dropout.value() != 0 ? 2 : 0);
   Number Split = Act * (2.0 * AttnDim + 2.0 * KVDim + FFNInner * FFN) / Hidden;
   Bytes Layer = Tokens * (R / TSp + Split / TP);
+  // The scores: the softmax output, and with dropout its mask and output.
+  double Scores = Act + (Dropout.value() != 0 ? 1 + Act : 0);
   if (Fused.value() == 0 && Recompute.value() < 1)
-    Layer += 5.0 * Heads * S * S * MicroBatch / TP * in<Bytes>(1);
+    Layer += Scores * Heads * S * S * MicroBatch / TP * in<Bytes>(1);
   return Layer;
 }
 

@@ -164,6 +164,15 @@ TEST(Training, KorthikantiActivationsPerLayer) {
   // Megatron-LM's estimator (18 sbh + 4 sbf, over t) gives the same for f =
   // 4h: (18 + 16) x 2,048 x 12,288 / 8.
   EXPECT_DOUBLE_EQ(A(1, 1, 1), (18.0 + 16.0) * 2048 * 12288 / 8);
+  // Without dropout, unfused attention keeps only the softmax output of its
+  // scores, 2 a s^2 b / t instead of 5: (8 + 24/8) sbh + 2 x 96 x 2048^2 /
+  // 8 = 276,824,064 + 100,663,296 B.
+  EXPECT_DOUBLE_EQ(
+      trainingLayerActivationBytes(in<Tokens>(2048), N(1), N(12288), N(96),
+                                   N(12288), N(12288), N(49152), N(2),
+                                   in<Bytes>(2), N(8), N(0), N(0), N(0), N(0))
+          .value(),
+      11.0 * 2048 * 12288 + 2.0 * 96 * 2048 * 2048 / 8);
   // Without dropout there are no masks: 2 bytes a hidden element fewer,
   // (34 - 2) sbh / t.
   EXPECT_DOUBLE_EQ(
@@ -260,8 +269,10 @@ TEST(Training, DataParallelSyncByZeroStage) {
   // 1e9 parameters over 8 ranks of one node (450 GB/s, no latency, eta 1):
   // ZeRO 0 all-reduces 4 GB of gradients, 2 x 7/8 x 4e9 / 450e9 = 15.556
   // ms; ZeRO 1 reduce-scatters them (7.778 ms) and all-gathers 2 GB of
-  // weights (3.889 ms): 11.667 ms; ZeRO 3 gathers the weights twice more:
-  // + 7.778 ms = 19.444 ms.
+  // weights (3.889 ms): 11.667 ms; ZeRO 3 gathers the weights twice, before
+  // the forward and the backward pass: 7.778 + 2 x 3.889 = 15.556 ms, 1.5x
+  // the traffic of a plain all-reduce of 16-bit gradients (ZeRO, section
+  // 7).
   auto Sync = [](double Stage) {
     return dataParallelSyncTime(N(1e9), in<Bytes>(4), in<Bytes>(2), N(Stage),
                                 N(8), N(8), in<Bandwidth>(450e9), in<Time>(0),
@@ -270,7 +281,7 @@ TEST(Training, DataParallelSyncByZeroStage) {
   };
   EXPECT_NEAR(Sync(0), 2 * 7.0 / 8 * 4e9 / 450e9, 1e-15);
   EXPECT_NEAR(Sync(1), 7.0 / 8 * 4e9 / 450e9 + 7.0 / 8 * 2e9 / 450e9, 1e-15);
-  EXPECT_NEAR(Sync(3), 7.0 / 8 * 4e9 / 450e9 + 3 * 7.0 / 8 * 2e9 / 450e9,
+  EXPECT_NEAR(Sync(3), 7.0 / 8 * 4e9 / 450e9 + 2 * 7.0 / 8 * 2e9 / 450e9,
               1e-15);
   EXPECT_NEAR(Sync(0) * 1e3, 15.556, 1e-3);
   // One rank syncs nothing.

@@ -509,10 +509,12 @@ void printTrainingLevels(const ScenarioResult &R, llvm::raw_ostream &OS) {
       fmt::format("(pp - 1) / (vp x micro-batches) = {}% of the ideal step",
                   formatNumber(100 * R[M::BubbleFraction])));
   row(OS, "MFU", formatNumber(100 * R[M::Mfu]) + "%",
-      fmt::format("model FLOPs at {} per device; HFU {}% with "
-                  "recomputation",
+      fmt::format("model FLOPs at {} per device; {}",
                   show(R, M::ModelFlopsPerDevice),
-                  formatNumber(100 * R[M::Hfu])));
+                  R[M::Hfu] > R[M::Mfu]
+                      ? "HFU " + formatNumber(100 * R[M::Hfu]) +
+                            "% with the recomputed FLOPs"
+                      : std::string("no recomputation: HFU is the MFU")));
   row(OS, "throughput", show(R, M::TrainingThroughput), "tokens per second");
   if (R.has(M::TimeToTrain))
     row(OS, "time to train", show(R, M::TimeToTrain),
