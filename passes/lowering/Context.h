@@ -171,7 +171,7 @@ struct PerSampleState {
 };
 
 /// What the steps of a decoder's training share (passes/lowering/
-/// DecoderTraining.cpp).
+/// Training*.cpp).
 struct TrainingState {
   NodeId Layers, Hidden, Heads, KVHeads, AttnDim, KVDim, FFN, FFNMatrices,
       Vocab;

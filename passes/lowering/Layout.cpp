@@ -49,26 +49,24 @@ std::optional<double> systemDevices(const ir::Entity &Sys,
   return *Count * *Nodes;
 }
 
-bool whole(double X) { return std::isfinite(X) && X == std::floor(X); }
-
-/// Where a layout error points: the workload's field when it is written,
-/// else the workload's name (the degree is a default).
-llvm::SMRange at(const ir::Entity &W, llvm::StringRef Path) {
-  if (const ir::Field *F = W.field(Path))
-    return F->Value ? F->Value->Range : F->Range;
-  return W.NameRange;
-}
-
 /// Divisors of \p N up to 64, for the hint.
 std::string divisors(double N) {
   std::vector<std::string> D;
   for (int I = 1; I <= 64 && I <= N; ++I)
-    if (whole(N / I))
+    if (isWhole(N / I))
       D.push_back(std::to_string(I));
   return llvm::join(D, ", ");
 }
 
 } // namespace
+
+bool isWhole(double X) { return std::isfinite(X) && X == std::floor(X); }
+
+llvm::SMRange fieldAt(const ir::Entity &W, llvm::StringRef Path) {
+  if (const ir::Field *F = W.field(Path))
+    return F->Value ? F->Value->Range : F->Range;
+  return W.NameRange;
+}
 
 bool checkLayout(LoweringContext &Ctx, NodeId TP, NodeId PP, NodeId Replica,
                  const char *OtherName, double OtherValue,
@@ -91,9 +89,9 @@ bool checkLayout(LoweringContext &Ctx, NodeId TP, NodeId PP, NodeId Replica,
   // The attention heads and KV heads a tensor-parallel rank holds.
   std::optional<double> Heads = folded(Model, "heads");
   std::optional<NodeId> HeadsNode = Ctx.field(Model, "heads");
-  bool HeadsSplit = !Heads || whole(*Heads / Tp);
+  bool HeadsSplit = !Heads || isWhole(*Heads / Tp);
   if (!HeadsSplit)
-    error(at(W, "parallel.tp"),
+    error(fieldAt(W, "parallel.tp"),
           fmt::format("`{}.parallel.tp` = {} does not divide the {} attention "
                       "heads of `{}`",
                       W.Name, Tp, *Heads, Model.Name),
@@ -104,15 +102,15 @@ bool checkLayout(LoweringContext &Ctx, NodeId TP, NodeId PP, NodeId Replica,
     B.label(PerRank, "layout.heads_per_tp_rank");
     B.G.DomainChecks.push_back({PerRank, ValueDomain::Whole,
                                 Model.Name + ".heads / parallel.tp",
-                                at(W, "parallel.tp")});
+                                fieldAt(W, "parallel.tp")});
   }
   std::optional<double> KVHeads = folded(Model, "kv_heads");
   std::optional<NodeId> KVNode = Ctx.field(Model, "kv_heads");
   bool Mla = Model.field("mla.kv_rank") != nullptr;
   // (Reported only when the heads split: one error for one degree.)
-  if (KVHeads && !Mla && HeadsSplit && !whole(*KVHeads / Tp) &&
-      !whole(Tp / *KVHeads))
-    error(at(W, "parallel.tp"),
+  if (KVHeads && !Mla && HeadsSplit && !isWhole(*KVHeads / Tp) &&
+      !isWhole(Tp / *KVHeads))
+    error(fieldAt(W, "parallel.tp"),
           fmt::format("`{}.parallel.tp` = {} neither divides nor is a "
                       "multiple of the {} KV heads of `{}`",
                       W.Name, Tp, *KVHeads, Model.Name),
@@ -127,13 +125,13 @@ bool checkLayout(LoweringContext &Ctx, NodeId TP, NodeId PP, NodeId Replica,
     B.G.DomainChecks.push_back(
         {Ratio, ValueDomain::Whole,
          "max(" + Model.Name + ".kv_heads / tp, tp / kv_heads)",
-         at(W, "parallel.tp")});
+         fieldAt(W, "parallel.tp")});
   }
 
   // A pipeline stage holds at least one layer.
   std::optional<double> Layers = folded(Model, "layers");
   if (Layers && Pp > *Layers)
-    error(at(W, "parallel.pp"),
+    error(fieldAt(W, "parallel.pp"),
           fmt::format("`{}.parallel.pp` = {} is more pipeline stages than the "
                       "{} layers of `{}`",
                       W.Name, Pp, *Layers, Model.Name),
@@ -143,7 +141,7 @@ bool checkLayout(LoweringContext &Ctx, NodeId TP, NodeId PP, NodeId Replica,
     B.label(Spare, "layout.layers_beyond_stages");
     B.G.DomainChecks.push_back({Spare, ValueDomain::NonNegative,
                                 Model.Name + ".layers - parallel.pp",
-                                at(W, "parallel.pp")});
+                                fieldAt(W, "parallel.pp")});
   }
 
   // The devices one replica takes.
@@ -151,7 +149,7 @@ bool checkLayout(LoweringContext &Ctx, NodeId TP, NodeId PP, NodeId Replica,
       systemDevices(*Ctx.SystemEntity, Ctx.Sys->Node);
   double Needed = Tp * Pp * Oth;
   if (Devices && Needed > *Devices)
-    error(at(W, "parallel.tp"),
+    error(fieldAt(W, "parallel.tp"),
           fmt::format("the layout of `{}` needs tp {} x pp {} x {} = {} "
                       "devices, but `{}` has {}",
                       W.Name, Tp, Pp,
@@ -163,7 +161,7 @@ bool checkLayout(LoweringContext &Ctx, NodeId TP, NodeId PP, NodeId Replica,
   B.label(Left, "layout.devices_beyond_replica");
   B.G.DomainChecks.push_back({Left, ValueDomain::NonNegative,
                               fmt::format("devices - tp x pp x {}", OtherName),
-                              at(W, "parallel.tp")});
+                              fieldAt(W, "parallel.tp")});
   if (!OK)
     Ctx.Failed = true;
   return OK;
@@ -184,7 +182,8 @@ bool checkPools(LoweringContext &Ctx, NodeId ReplicaDevices,
     double Total = std::floor(*Devices / (Tp * Pp * Ep));
     if (Prefill >= Total) {
       Diagnostic &D = Ctx.C.Diags.report(
-          DiagKind::InvalidLayout, at(W, "disaggregation.prefill_replicas"),
+          DiagKind::InvalidLayout,
+          fieldAt(W, "disaggregation.prefill_replicas"),
           fmt::format("`{}` has {} replicas of tp {} x pp {} x ep {} "
                       "devices; {} prefill replicas leave none to decode",
                       Ctx.SystemEntity->Name, Total, Tp, Pp, Ep, Prefill));
@@ -199,7 +198,7 @@ bool checkPools(LoweringContext &Ctx, NodeId ReplicaDevices,
   B.label(Spare, "layout.decode_replicas_beyond_one");
   B.G.DomainChecks.push_back({Spare, ValueDomain::NonNegative,
                               "decode replicas - 1",
-                              at(W, "disaggregation.prefill_replicas")});
+                              fieldAt(W, "disaggregation.prefill_replicas")});
   return true;
 }
 

@@ -12,6 +12,13 @@ namespace mlsc {
 #define STEP(Family, Wall, Function, Summary) bool Function(LoweringContext &);
 #include "passes/lowering/Steps.def"
 
+/// Whether \p X is a finite whole number.
+bool isWhole(double X);
+
+/// Where a diagnostic about a workload's field points: its value when the
+/// field is written, else the workload's name (the field is a default).
+llvm::SMRange fieldAt(const ir::Entity &W, llvm::StringRef Path);
+
 /// Checks a parallel layout against the model and the system
 /// (passes/lowering/Layout.cpp): tp against the attention and KV heads, pp
 /// against the layers, the replica's \p Replica = tp x pp x OTHER devices
