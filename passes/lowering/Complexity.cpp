@@ -3,8 +3,9 @@
 // A decoder trained on the workload's `tokens`: the run's training compute
 // C = 6 N D (N the active parameters of an MoE model), the compute-optimal
 // model size and tokens for that budget (Hoffmann et al. 2022), and the
-// run's tokens per parameter to set against them. A workload that gives
-// no `tokens` has no run to size: the metrics are listed as not computed.
+// run's tokens per parameter to set against them. A budget in `steps`
+// counts steps x global batch x seq tokens. A workload that gives neither
+// has no run to size: the metrics are listed as not computed.
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,7 +15,21 @@ namespace mlsc {
 
 bool lowerComplexity(LoweringContext &Ctx) {
   GraphBuilder &B = Ctx.B;
-  std::optional<NodeId> Tokens = Ctx.field(*Ctx.Workload, "tokens");
+  const ir::Entity &W = *Ctx.Workload;
+  std::optional<NodeId> Tokens = Ctx.field(W, "tokens");
+  // A budget in steps: each step takes the global batch of seq tokens.
+  std::optional<NodeId> Steps = Ctx.field(W, "steps");
+  std::optional<NodeId> Seq = Ctx.field(W, "seq");
+  if (!Tokens && Steps && Seq) {
+    if (std::optional<NodeId> Batch = Ctx.field(W, "global_batch"))
+      Tokens =
+          B.op(graph::Op::Mul, {*Steps, B.op(graph::Op::Mul, {*Batch, *Seq})});
+    else if (std::optional<NodeId> BatchTokens =
+                 Ctx.field(W, "global_batch_tokens"))
+      Tokens = B.op(graph::Op::Mul, {*Steps, *BatchTokens});
+    if (Tokens)
+      B.label(*Tokens, W.Name + ".tokens_from_steps");
+  }
   if (!Tokens)
     return true;
   std::optional<NodeId> Params = Ctx.field(*Ctx.Model, "active_params");

@@ -481,7 +481,14 @@ void printTrainingLevels(const ScenarioResult &R, llvm::raw_ostream &OS) {
   OS << "\n";
   if (!R.Feasible) {
     OS << "Performance  not evaluated: the scenario does not fit "
-          "(feasibility failed)\n";
+          "(feasibility failed)";
+    // The run's compute (wall 11) does not depend on the layout.
+    if (hasLevelRows(R, Level::Performance)) {
+      OS << "; the run's compute still is:\n";
+      levelRows(R, Level::Performance, OS);
+    } else {
+      OS << "\n";
+    }
     OS << "\nMacro        not evaluated: the scenario does not fit\n";
     return;
   }
