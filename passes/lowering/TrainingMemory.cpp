@@ -115,6 +115,13 @@ bool lowerTrainingMemory(LoweringContext &Ctx) {
   NodeId Memory =
       B.op(Op::Add, {B.op(Op::Add, {B.op(Op::Add, {Weights, Grads}), Opt}),
                      Activations});
+  // Buffers (communication buckets, workspaces) when the workload gives
+  // them.
+  if (std::optional<NodeId> Buffers =
+          Ctx.field(*Ctx.Workload, "memory_reserve")) {
+    B.publish(MetricId::RuntimeReserve, *Buffers);
+    Memory = B.op(Op::Add, {Memory, *Buffers});
+  }
   B.publish(MetricId::MemoryPerDevice, Memory);
   B.publish(MetricId::DeviceMemory, T.Capacity);
   NodeId Fits = B.op(Op::Le, {Memory, T.Capacity});

@@ -460,10 +460,14 @@ void printTrainingLevels(const ScenarioResult &R, llvm::raw_ostream &OS) {
       "[wall 2: memory capacity]");
   row(OS, "  made of",
       fmt::format("{} weights + {} gradients + {} optimizer state + {} "
-                  "activations",
+                  "activations{}",
                   show(R, M::WeightsPerDevice), show(R, M::GradientsPerDevice),
                   show(R, M::OptimizerPerDevice),
-                  show(R, M::ActivationsPerDevice)));
+                  show(R, M::ActivationsPerDevice),
+                  R.has(M::RuntimeReserve)
+                      ? " + " + show(R, M::RuntimeReserve) + " buffers"
+                      : std::string(" (buffers not counted: "
+                                    "`memory_reserve`)")));
   std::string Layout = fmt::format(
       "tp {} x pp {} x cp {} x dp {} = {} of {} device{}",
       formatNumber(R[M::TP]), formatNumber(R[M::PP]), formatNumber(R[M::CP]),
