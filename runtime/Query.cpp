@@ -378,8 +378,19 @@ std::vector<RowPart> compareRows(const Evaluator &Base, const Query &Q,
     std::optional<graph::NodeId> N = G.find(P, M.Id);
     if (!N)
       continue;
-    Parts.push_back({std::string(phaseInfo(P).Prefix) + "." + M.Suffix,
-                     G.node(*N).Dim, A.value(*N), B.value(*N)});
+    // The part as a reader says it: "exposed communication", or
+    // "decode compute" outside a training step.
+    llvm::StringRef Suffix = M.Suffix;
+    std::string Part = Suffix == "compute_time"     ? "compute"
+                       : Suffix == "memory_time"    ? "memory traffic"
+                       : Suffix == "comm_time"      ? "exposed communication"
+                       : Suffix == "bubble_time"    ? "pipeline bubble"
+                       : Suffix == "streaming_time" ? "weight streaming"
+                       : Suffix == "overhead_time"  ? "fixed overhead"
+                                                    : Suffix.str();
+    if (P != PhaseId::Train)
+      Part = std::string(phaseInfo(P).Prefix) + " " + Part;
+    Parts.push_back({Part, G.node(*N).Dim, A.value(*N), B.value(*N)});
   }
   std::stable_sort(
       Parts.begin(), Parts.end(), [](const RowPart &X, const RowPart &Y) {

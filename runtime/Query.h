@@ -140,7 +140,7 @@ void evaluateAt(Evaluator &E, const query::Query &Q,
 /// the main phase's step (its binding candidates: compute, memory,
 /// communication, ...) at each, those that differ most first.
 struct RowPart {
-  std::string Name; ///< "train.comm_time"
+  std::string Name; ///< "exposed communication", "decode compute"
   Dimension Dim;
   double Best = 0, RunnerUp = 0;
 };
