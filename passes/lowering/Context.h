@@ -204,6 +204,8 @@ struct TrainingState {
   /// none, 1 selective, 2 full), fused attention, tied embeddings.
   NodeId SP, Recompute, Fused, Tied, Dropout;
   bool FusedAttention = true;
+  /// 8-bit math: the GEMMs' operands are cast from 16 bits.
+  bool Fp8 = false;
   /// The fabrics: the node's (scale-up) and the scale-out one, NodeRanks
   /// devices to a node; absent on a bare accelerator.
   bool HasFabric = false;

@@ -67,6 +67,16 @@ StageTimes stageTimes(LoweringContext &Ctx, NodeId Layers, bool Output,
       FormulaId::ElementwiseBytesPerToken,
       {T.Hidden, T.FFNWidth, ActInputs, T.ActBytes, T.TP, T.SP, Passes}, "");
   NodeId Bytes = B.op(Op::Mul, {B.op(Op::Mul, {Elementwise, Tokens}), Layers});
+  // 8-bit GEMMs read operands cast from 16 bits.
+  if (T.Fp8) {
+    NodeId Casts = B.apply(
+        FormulaId::Fp8CastBytesPerToken,
+        {T.Hidden, T.AttnDim, T.KVDim, T.FFNWidth, T.FFNMatrices, T.TP, T.SP},
+        "");
+    Bytes =
+        B.op(Op::Add,
+             {Bytes, B.op(Op::Mul, {B.op(Op::Mul, {Casts, Tokens}), Layers})});
+  }
   if (Output)
     Bytes = B.op(Op::Add, {Bytes, B.apply(FormulaId::CrossEntropyBytes,
                                           {Tokens, T.Vocab, T.TP}, "")});

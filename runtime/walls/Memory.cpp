@@ -174,4 +174,17 @@ Bytes unfusedScoreBytes(Number MicroBatch, Tokens Sequence, Number Heads,
          in<Bytes>(1);
 }
 
+BytesPerToken fp8CastBytesPerToken(Number Hidden, Number AttnDim, Number KVDim,
+                                   Number FFN, Number FFNInner, Number TP,
+                                   Number SequenceParallel) {
+  Number TSp = SequenceParallel.value() != 0 ? TP : in<Number>(1);
+  // Forward: the QKV and FC1 inputs (h each) and the projection's and
+  // FC2's inputs (d_attn, f); backward: the output gradients of QKV, the
+  // projection (h), FC1 (m_f f) and FC2 (h).
+  Number Forward = 2.0 * Hidden / TSp + (AttnDim + FFN) / TP;
+  Number Backward =
+      2.0 * Hidden / TSp + (AttnDim + 2.0 * KVDim + FFNInner * FFN) / TP;
+  return 3.0 * (Forward + Backward) * in<Bytes>(1) / OneToken;
+}
+
 } // namespace mlsc::walls

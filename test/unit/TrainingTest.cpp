@@ -246,6 +246,22 @@ TEST(Training, CrossEntropyTrafficByHand) {
                    24.0 * 8192 * 128256 / 8);
 }
 
+TEST(Training, Fp8CastTrafficByHand) {
+  // Llama 3 8B's layer in FP8 on one GPU (h 4,096, d_attn 4,096, d_kv
+  // 1,024, gated f 14,336): forward 2 x 4096 + 4096 + 14336 = 26,624
+  // elements, backward 2 x 4096 + 4096 + 2048 + 3 x 14336 = 57,344; 3 B
+  // each: 251,904 B a token.
+  EXPECT_DOUBLE_EQ(fp8CastBytesPerToken(N(4096), N(4096), N(1024), N(14336),
+                                        N(3), N(1), N(0))
+                       .value(),
+                   251904.0);
+  // tp 8 with sequence parallelism splits all of it: 31,488 B.
+  EXPECT_DOUBLE_EQ(fp8CastBytesPerToken(N(4096), N(4096), N(1024), N(14336),
+                                        N(3), N(8), N(1))
+                       .value(),
+                   31488.0);
+}
+
 TEST(Training, ElementwiseTrafficByHand) {
   // Llama 3 8B's layer (h 4,096, gated f 14,336, 16-bit, tp 1): forward 10h
   // + 3f = 83,968 elements, three passes: 6 x 83,968 = 503,808 B a token.
