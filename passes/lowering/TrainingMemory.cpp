@@ -65,10 +65,23 @@ bool lowerTrainingMemory(LoweringContext &Ctx) {
   B.label(Group, "data_parallel_group");
   T.SharedStage = T.StageParams;
   if (T.Moe) {
-    NodeId Most = B.op(Op::Max, {B.op(Op::Max, {T.FirstLayers, T.LastLayers}),
-                                 T.MiddleLayers});
+    // The experts of the stage that holds most (a 0/1 weight per stage,
+    // the last winning ties, as in the step).
+    NodeId MiddleParams =
+        stageParams(T.MiddleLayers, 0, "a middle stage: layers only");
+    NodeId LastMost = B.op(Op::And, {B.op(Op::Ge, {LastParams, FirstParams}),
+                                     B.op(Op::Ge, {LastParams, MiddleParams})});
+    NodeId FirstMost =
+        B.op(Op::And, {B.op(Op::Not, {LastMost}),
+                       B.op(Op::Ge, {FirstParams, MiddleParams})});
+    NodeId MiddleMost = B.op(Op::Not, {B.op(Op::Or, {LastMost, FirstMost})});
+    NodeId Layers = B.op(
+        Op::Add, {B.op(Op::Add, {B.op(Op::Mul, {LastMost, T.LastLayers}),
+                                 B.op(Op::Mul, {FirstMost, T.FirstLayers})}),
+                  B.op(Op::Mul, {MiddleMost, T.MiddleLayers})});
+    B.label(Layers, "layers_of_the_fullest_stage");
     T.ExpertStage =
-        B.op(Op::Div, {B.op(Op::Mul, {Most, T.ExpertLayerParams}), T.TP});
+        B.op(Op::Div, {B.op(Op::Mul, {Layers, T.ExpertLayerParams}), T.TP});
     B.label(*T.ExpertStage, "expert_params_per_device");
     T.SharedStage = B.op(Op::Sub, {T.StageParams, *T.ExpertStage});
     T.ExpertGroup = B.op(Op::Div, {Group, T.EP});
