@@ -186,6 +186,42 @@ NodeId LoweringContext::kernelEfficiency(const ir::Entity &W, DefaultId Class) {
   return orDefault(W, Class);
 }
 
+NodeId LoweringContext::gemmEfficiency(const ir::Entity &W,
+                                       const ir::Entity &Precision) {
+  // GEMMs in 8 bits or fewer reach less of their (doubled) peak than in 16:
+  // their own default, unless the workload gives `kernels.gemm`.
+  return kernelEfficiency(W, foldedNumber(Precision, "bytes") < 2 &&
+                                     !W.field("kernels.gemm")
+                                 ? DefaultId::KernelGemm8Bit
+                                 : DefaultId::KernelGemm);
+}
+
+NodeId LoweringContext::attentionAtPeak(const ir::Entity &W,
+                                        const ir::Entity &Precision,
+                                        const ir::Entity &Accel, NodeId Eta,
+                                        NodeId Peak) {
+  // Attention that computes in another format than the GEMMs runs at that
+  // format's peak: its efficiency against the math precision's peak is
+  // scaled by the ratio. By default an 8-bit workload's attention computes
+  // in bf16 on a device that has a bf16 peak (vLLM's FlashAttention
+  // backends take fp16 and bf16 only; FP8 attention needs FlashAttention 3
+  // with an FP8 KV cache; Transformer Engine keeps attention in 16 bits in
+  // FP8 training; docs/walls.md).
+  const ir::Entity *AttnPrecision = entity(W, "kernels.attention_precision");
+  if (!AttnPrecision && foldedNumber(Precision, "bytes") < 2 &&
+      Accel.field("peak.bf16"))
+    AttnPrecision = C.Program.entity("bf16");
+  if (!AttnPrecision || AttnPrecision == &Precision)
+    return Eta;
+  NodeId AttnPeak =
+      required(Accel, "peak." + AttnPrecision->Name,
+               fmt::format("its dense {} peak, which attention runs at",
+                           AttnPrecision->Name));
+  NodeId Scaled = B.op(Op::Mul, {Eta, B.op(Op::Div, {AttnPeak, Peak})});
+  B.label(Scaled, "attention_efficiency_at_" + Precision.Name);
+  return Scaled;
+}
+
 namespace {
 
 Op graphOp(ir::BinaryOp O) {

@@ -204,6 +204,8 @@ struct TrainingState {
   /// none, 1 selective, 2 full), fused attention, tied embeddings.
   NodeId SP, Recompute, Fused, Tied, Dropout;
   bool FusedAttention = true;
+  /// Full recomputation: each layer's forward runs again in the backward.
+  bool FullRecompute = false;
   /// 8-bit math: the GEMMs' operands are cast from 16 bits.
   bool Fp8 = false;
   /// The fabrics: the node's (scale-up) and the scale-out one, NodeRanks
@@ -255,6 +257,15 @@ public:
   /// Wall 3: the efficiency of a kernel class, or the workload's one
   /// `efficiency` for all of them.
   NodeId kernelEfficiency(const ir::Entity &W, DefaultId Class);
+  /// Wall 3: the GEMMs' efficiency, `kernels.gemm`, or `kernels.gemm_8bit`
+  /// for math in 8 bits or fewer.
+  NodeId gemmEfficiency(const ir::Entity &W, const ir::Entity &Precision);
+  /// Wall 3: attention's efficiency \p Eta against the math precision's
+  /// \p Peak, when attention computes in another format
+  /// (`kernels.attention_precision`, else bf16 for 8-bit math on a device
+  /// with a bf16 peak): scaled by that format's peak over \p Peak.
+  NodeId attentionAtPeak(const ir::Entity &W, const ir::Entity &Precision,
+                         const ir::Entity &Accel, NodeId Eta, NodeId Peak);
 
   /// Lowers what the workload runs on: an accelerator, a node or a
   /// cluster (its devices, nodes and node overhead); nullopt when the IR

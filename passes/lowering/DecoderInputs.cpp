@@ -129,35 +129,14 @@ bool lowerDecoderInputs(LoweringContext &Ctx) {
   M.BW = D.BW;
   // GEMMs in 8 bits or fewer reach less of their (doubled) peak than in
   // 16: their own default, unless the workload gives `kernels.gemm`.
-  M.EtaGemm = Ctx.kernelEfficiency(
-      W, Ctx.foldedNumber(Precision, "bytes") < 2 && !W.field("kernels.gemm")
-             ? DefaultId::KernelGemm8Bit
-             : DefaultId::KernelGemm);
+  M.EtaGemm = Ctx.gemmEfficiency(W, Precision);
   if (const ir::Field *F = W.field("kernels.fused_attention"))
     D.Fused = !F->Folded || F->Folded->Number != 0;
-  M.EtaAttention =
+  M.EtaAttention = Ctx.attentionAtPeak(
+      W, Precision, Accel,
       Ctx.kernelEfficiency(W, D.Fused ? DefaultId::KernelAttention
-                                      : DefaultId::KernelAttentionUnfused);
-  // Attention that computes in another format than the GEMMs runs at that
-  // format's peak: its efficiency against the math precision's peak is
-  // scaled by the ratio. By default an 8-bit workload's attention computes
-  // in bf16 on a device that has a bf16 peak (vLLM's FlashAttention
-  // backends take fp16 and bf16 only; FP8 attention needs FlashAttention 3
-  // with an FP8 KV cache, docs/walls.md).
-  const ir::Entity *AttnPrecision =
-      Ctx.entity(W, "kernels.attention_precision");
-  if (!AttnPrecision && Ctx.foldedNumber(Precision, "bytes") < 2 &&
-      Accel.field("peak.bf16"))
-    AttnPrecision = Ctx.C.Program.entity("bf16");
-  if (AttnPrecision && AttnPrecision != &Precision) {
-    NodeId AttnPeak =
-        Ctx.required(Accel, "peak." + AttnPrecision->Name,
-                     fmt::format("its dense {} peak, which attention runs at",
-                                 AttnPrecision->Name));
-    M.EtaAttention =
-        B.op(Op::Mul, {M.EtaAttention, B.op(Op::Div, {AttnPeak, D.Peak})});
-    B.label(M.EtaAttention, "attention_efficiency_at_" + Precision.Name);
-  }
+                                      : DefaultId::KernelAttentionUnfused),
+      D.Peak);
   M.EtaMem = Ctx.orDefault(W, DefaultId::MemoryEfficiency);
   // Wall 3: every step's fixed cost, per step and per layer.
   M.StepOverhead = Ctx.orDefault(W, DefaultId::StepOverhead);

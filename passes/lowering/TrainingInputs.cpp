@@ -286,6 +286,7 @@ bool lowerTrainingInputs(LoweringContext &Ctx) {
   int ReLevel = !Re || *Re == Recompute::None ? 0
                 : *Re == Recompute::Selective ? 1
                                               : 2;
+  T.FullRecompute = ReLevel == 2;
   T.Recompute = B.constant(ReLevel, ReLevel == 0   ? "no recomputation"
                                     : ReLevel == 1 ? "selective recomputation"
                                                    : "full recomputation");
@@ -306,22 +307,13 @@ bool lowerTrainingInputs(LoweringContext &Ctx) {
   T.BW = Ctx.required(Accel, "hbm.bandwidth", "memory bandwidth");
   T.Capacity = Ctx.required(Accel, "hbm.capacity", "memory capacity");
   Sys.TDP = Ctx.required(Accel, "tdp", "power draw (wall 18)");
-  T.EtaGemm = Ctx.kernelEfficiency(
-      W, Ctx.foldedNumber(Precision, "bytes") < 2 && !W.field("kernels.gemm")
-             ? DefaultId::KernelGemm8Bit
-             : DefaultId::KernelGemm);
+  T.EtaGemm = Ctx.gemmEfficiency(W, Precision);
   // Unfused attention runs its QK^T and scores x V as batched GEMMs and
   // pays for its score tensors in memory traffic (unfused_score_bytes).
-  T.EtaAttention =
-      Fused ? Ctx.kernelEfficiency(W, DefaultId::KernelAttention) : T.EtaGemm;
-  // 8-bit training computes attention in 16 bits, at that peak.
-  if (Ctx.foldedNumber(Precision, "bytes") < 2 && Accel.field("peak.bf16")) {
-    NodeId AttnPeak = Ctx.required(
-        Accel, "peak.bf16", "its dense bf16 peak, which attention runs at");
-    T.EtaAttention =
-        B.op(Op::Mul, {T.EtaAttention, B.op(Op::Div, {AttnPeak, T.Peak})});
-    B.label(T.EtaAttention, "attention_efficiency_at_" + Precision.Name);
-  }
+  T.EtaAttention = Ctx.attentionAtPeak(
+      W, Precision, Accel,
+      Fused ? Ctx.kernelEfficiency(W, DefaultId::KernelAttention) : T.EtaGemm,
+      T.Peak);
   // Wall 3 in training: the share of the kernel classes' efficiencies a
   // training step reaches (calibrated, docs/validation.md).
   NodeId Training = Ctx.orDefault(W, DefaultId::KernelTraining);

@@ -21,6 +21,24 @@ namespace mlsc {
 
 using graph::Op;
 
+StagePick largestStage(GraphBuilder &B, NodeId Last, NodeId First,
+                       NodeId Middle) {
+  StagePick P;
+  P.Last = B.op(Op::And,
+                {B.op(Op::Ge, {Last, First}), B.op(Op::Ge, {Last, Middle})});
+  P.First =
+      B.op(Op::And, {B.op(Op::Not, {P.Last}), B.op(Op::Ge, {First, Middle})});
+  P.Middle = B.op(Op::Not, {B.op(Op::Or, {P.Last, P.First})});
+  return P;
+}
+
+NodeId pickStage(GraphBuilder &B, const StagePick &P, NodeId Last, NodeId First,
+                 NodeId Middle) {
+  return B.op(Op::Add, {B.op(Op::Add, {B.op(Op::Mul, {P.Last, Last}),
+                                       B.op(Op::Mul, {P.First, First})}),
+                        B.op(Op::Mul, {P.Middle, Middle})});
+}
+
 bool flag(const ir::Entity &E, llvm::StringRef Path, bool Default) {
   const ir::Field *F = E.field(Path);
   if (!F || !F->Folded)

@@ -54,9 +54,10 @@ bool lowerTrainingMemory(LoweringContext &Ctx) {
       FormulaId::TrainingStageParams,
       {T.LastLayers, T.StoredLayerParams, T.Hidden, T.Vocab, LastTables, T.TP},
       "");
-  T.StageParams = B.op(
-      Op::Max, {B.op(Op::Max, {FirstParams, LastParams}),
-                stageParams(T.MiddleLayers, 0, "a middle stage: layers only")});
+  NodeId MiddleParams =
+      stageParams(T.MiddleLayers, 0, "a middle stage: layers only");
+  T.StageParams =
+      B.op(Op::Max, {B.op(Op::Max, {FirstParams, LastParams}), MiddleParams});
   B.publish(MetricId::StageParams, T.StageParams);
   // ZeRO shards over the gradient-reducing group, dp x cp; an MoE model's
   // routed experts over their own, dp x cp / ep (each expert lives on one
@@ -67,18 +68,9 @@ bool lowerTrainingMemory(LoweringContext &Ctx) {
   if (T.Moe) {
     // The experts of the stage that holds most (a 0/1 weight per stage,
     // the last winning ties, as in the step).
-    NodeId MiddleParams =
-        stageParams(T.MiddleLayers, 0, "a middle stage: layers only");
-    NodeId LastMost = B.op(Op::And, {B.op(Op::Ge, {LastParams, FirstParams}),
-                                     B.op(Op::Ge, {LastParams, MiddleParams})});
-    NodeId FirstMost =
-        B.op(Op::And, {B.op(Op::Not, {LastMost}),
-                       B.op(Op::Ge, {FirstParams, MiddleParams})});
-    NodeId MiddleMost = B.op(Op::Not, {B.op(Op::Or, {LastMost, FirstMost})});
-    NodeId Layers = B.op(
-        Op::Add, {B.op(Op::Add, {B.op(Op::Mul, {LastMost, T.LastLayers}),
-                                 B.op(Op::Mul, {FirstMost, T.FirstLayers})}),
-                  B.op(Op::Mul, {MiddleMost, T.MiddleLayers})});
+    StagePick Fullest = largestStage(B, LastParams, FirstParams, MiddleParams);
+    NodeId Layers =
+        pickStage(B, Fullest, T.LastLayers, T.FirstLayers, T.MiddleLayers);
     B.label(Layers, "layers_of_the_fullest_stage");
     T.ExpertStage =
         B.op(Op::Div, {B.op(Op::Mul, {Layers, T.ExpertLayerParams}), T.TP});

@@ -55,14 +55,11 @@ StageTimes stageTimes(LoweringContext &Ctx, NodeId Layers, bool Output,
   NodeId ActInputs = B.op(
       Op::Sub, {T.FFNMatrices, B.constant(1, "the activation function's "
                                              "inputs: one plain, two gated")});
-  NodeId Passes = B.op(
-      Op::Floor,
-      {B.op(Op::Add,
-            {B.constant(3, "forward and backward (twice the forward's "
-                           "traffic)"),
-             B.op(Op::Div, {T.Recompute, B.constant(2, "full recomputation "
-                                                       "runs the forward "
-                                                       "again")})})});
+  NodeId Passes = B.constant(
+      T.FullRecompute ? 4 : 3,
+      T.FullRecompute ? "forward, backward (twice the forward's traffic) "
+                        "and the forward again"
+                      : "forward and backward (twice the forward's traffic)");
   NodeId Elementwise = B.apply(
       FormulaId::ElementwiseBytesPerToken,
       {T.Hidden, T.FFNWidth, ActInputs, T.ActBytes, T.TP, T.SP, Passes}, "");
@@ -101,13 +98,10 @@ StageTimes stageTimes(LoweringContext &Ctx, NodeId Layers, bool Output,
               {Message, T.TP, T.NodeRanks, T.IntraBW, T.IntraLatency, T.InterBW,
                T.InterLatency, T.EtaComm},
               "");
-  NodeId LayerPasses = B.op(
-      Op::Add,
-      {B.constant(2, "forward and backward"),
-       B.op(Op::Floor,
-            {B.op(Op::Div, {T.Recompute, B.constant(2, "full recomputation "
-                                                       "runs the forward "
-                                                       "again")})})});
+  NodeId LayerPasses =
+      B.constant(T.FullRecompute ? 3 : 2,
+                 T.FullRecompute ? "forward, backward and the forward again"
+                                 : "forward and backward");
   // What overlap hides is at most the compute it hides behind.
   auto exposed = [&](NodeId Comm, DefaultId Overlap) {
     NodeId Hidden = B.op(
@@ -181,18 +175,10 @@ bool lowerTrainingStep(LoweringContext &Ctx) {
     Totals.push_back(
         B.op(Op::Add, {B.op(Op::Add, {St.Compute, St.Memory}),
                        B.op(Op::Add, {B.op(Op::Add, {St.Tp, St.Cp}), St.Ep})}));
-  NodeId LastSlowest = B.op(Op::And, {B.op(Op::Ge, {Totals[0], Totals[1]}),
-                                      B.op(Op::Ge, {Totals[0], Totals[2]})});
-  NodeId FirstSlowest = B.op(Op::And, {B.op(Op::Not, {LastSlowest}),
-                                       B.op(Op::Ge, {Totals[1], Totals[2]})});
-  NodeId MiddleSlowest =
-      B.op(Op::Not, {B.op(Op::Or, {LastSlowest, FirstSlowest})});
-  NodeId Weight[] = {LastSlowest, FirstSlowest, MiddleSlowest};
+  StagePick Slowest = largestStage(B, Totals[0], Totals[1], Totals[2]);
   auto slowest = [&](NodeId StageTimes::*Part) {
-    NodeId Sum = B.op(Op::Mul, {Weight[0], Stages[0].*Part});
-    for (size_t I = 1; I < Stages.size(); ++I)
-      Sum = B.op(Op::Add, {Sum, B.op(Op::Mul, {Weight[I], Stages[I].*Part})});
-    return Sum;
+    return pickStage(B, Slowest, Stages[0].*Part, Stages[1].*Part,
+                     Stages[2].*Part);
   };
   NodeId Compute = slowest(&StageTimes::Compute);
   B.label(Compute, "microbatch_compute_time");
