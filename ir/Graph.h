@@ -99,6 +99,10 @@ struct LeafOrigin {
   std::string Spelling;    ///< "3.35 TB/s" as written
   bool Assumed = false;    ///< a documented default, not given by the user
   bool Calibrated = false; ///< an efficiency or overlap factor
+  /// A choice, not a quantity: a flag (0 or 1) or an enumeration's symbol
+  /// (its position: `recompute = selective` is 1). Sweeps vary it by name;
+  /// sensitivity leaves it alone.
+  bool Choice = false;
 };
 
 struct Node {

@@ -39,6 +39,9 @@ struct Variable {
   std::vector<graph::NodeId> Leaves;
   std::vector<std::vector<double>> Options;
   std::vector<std::string> Labels;
+  /// A choice (`recompute in [none, full]`, a flag): one leaf, the options
+  /// its codes, Labels the symbols.
+  bool Choice = false;
   bool isEntity() const { return !Labels.empty(); }
 };
 

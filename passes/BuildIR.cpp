@@ -603,7 +603,17 @@ private:
       X->BOp = irOperator(B->Op);
       X->OpRange = B->OpRange;
       X->Operands.push_back(lower(B->LHS.get(), Self));
-      X->Operands.push_back(lower(B->RHS.get(), Self));
+      // `recompute in [none, full]`: the list names the field's symbols.
+      const FieldSchema *Enum = enumFieldOf(*X->Operands[0]);
+      auto *Items = llvm::dyn_cast<ast::ListExpr>(B->RHS.get());
+      bool Names = Items && llvm::any_of(Items->Items, [](const auto &I) {
+                     auto *Ref = llvm::dyn_cast<ast::RefExpr>(I.get());
+                     return Ref && Ref->Name.Parts.size() == 1;
+                   });
+      if (B->Op == ast::BinaryOp::In && Enum && Names)
+        X->Operands.push_back(enumList(*Enum, *Items));
+      else
+        X->Operands.push_back(lower(B->RHS.get(), Self));
       return X;
     }
     case K::List: {
@@ -625,6 +635,45 @@ private:
       return error(R);
     }
     return error(R);
+  }
+
+  /// The enumeration field \p E refers to directly (`w.recompute`), or
+  /// null.
+  static const FieldSchema *enumFieldOf(const Expr &E) {
+    if (E.Kind != ExprKind::FieldRef || !E.Target || !E.Target->Schema)
+      return nullptr;
+    const FieldSchema *F = E.Target->Schema->field(llvm::join(E.Path, "."));
+    return F && F->Type == FieldType::Enum ? F : nullptr;
+  }
+
+  /// A list of the symbols of enumeration field \p FS.
+  ExprPtr enumList(const FieldSchema &FS, const ast::ListExpr &Items) {
+    auto X = std::make_unique<Expr>(ExprKind::List, Items.range());
+    for (const ast::ExprPtr &I : Items.Items) {
+      auto *Ref = llvm::dyn_cast<ast::RefExpr>(I.get());
+      if (Ref && Ref->Name.Parts.size() == 1 &&
+          llvm::is_contained(FS.Allowed, Ref->Name.Parts[0])) {
+        auto E = std::make_unique<Expr>(ExprKind::EnumSymbol, I->range());
+        E->Spelling = Ref->Name.Parts[0];
+        X->Operands.push_back(std::move(E));
+        continue;
+      }
+      if (!llvm::isa<ast::ErrorExpr>(I.get())) {
+        std::string Name = Ref ? Ref->Name.str() : ir::sourceText(I->range());
+        Diagnostic &D =
+            Diags.report(DiagKind::UnknownEnumValue, I->range(),
+                         fmt::format("`{}` is not a valid `{}`; expected {}",
+                                     Name, FS.Path, describeFieldType(FS)));
+        std::string Close =
+            Ref ? closestMatch(Name, FS.Allowed, &SuggestBudget) : "";
+        if (!Close.empty()) {
+          D.Message += fmt::format("; did you mean `{}`?", Close);
+          D.fixIt(I->range(), Close);
+        }
+      }
+      X->Operands.push_back(error(I->range()));
+    }
+    return X;
   }
 
   ExprPtr number(const ast::NumberExpr &N) {

@@ -617,6 +617,83 @@ private:
     Q.Vars.push_back(std::move(V));
   }
 
+  /// `w.recompute in [none, full]`, `w.sequence_parallel in [true,
+  /// false]`: each option sets the choice's leaf to the symbol's position
+  /// (or the flag's 0 or 1) and is shown by name.
+  void choiceVariable(Query &Q, const ir::Expr &Ref, const ir::Expr &Set,
+                      Variable V, bool OneVariableSolve) {
+    bool Flag = Ref.Ty.Kind == ir::TypeKind::Bool;
+    if (OneVariableSolve) {
+      error(DiagKind::MalformedQuery, Ref.Range,
+            fmt::format("`{}` is a choice: it cannot be minimized or "
+                        "maximized; list it in `vary` (a sweep, or a Pareto "
+                        "solve)",
+                        V.Name));
+      return;
+    }
+    auto Final = finalField(Ref);
+    graph::NodeId Leaf;
+    LeafStatus Status = Final ? L->leafFor(*Final->first, Final->second, Leaf)
+                              : LeafStatus::Unread;
+    const graph::Node *N =
+        Status == LeafStatus::Leaf ? &G->node(Leaf) : nullptr;
+    if (!N || N->Origin >= G->Origins.size() || !G->Origins[N->Origin].Choice) {
+      error(DiagKind::NotALeaf, Ref.Range,
+            fmt::format("`{}` is not an input of scenario `{}` that a sweep "
+                        "can vary: the scenario does not read it, or it "
+                        "shapes the graph as it is lowered (write one "
+                        "scenario per value); `mlsc explain --leaves` lists "
+                        "the inputs",
+                        V.Name, G->Scenario));
+      return;
+    }
+    const FieldSchema *FS = Final->first->Schema
+                                ? Final->first->Schema->field(Final->second)
+                                : nullptr;
+    if (Set.Kind != ir::ExprKind::List || Set.Operands.empty()) {
+      error(DiagKind::MalformedQuery, Set.Range,
+            fmt::format("`{}` takes a list of {}, `[{}]`", V.Name,
+                        Flag ? "flags" : "its symbols",
+                        Flag ? "true, false"
+                        : FS ? llvm::join(FS->Allowed, ", ")
+                             : std::string("A, B")));
+      return;
+    }
+    for (const ir::ExprPtr &Item : Set.Operands) {
+      double Code = 0;
+      std::string Label;
+      if (Flag && Item->Kind == ir::ExprKind::Bool) {
+        Code = Item->BoolValue ? 1 : 0;
+        Label = Item->BoolValue ? "true" : "false";
+      } else if (!Flag && Item->Kind == ir::ExprKind::EnumSymbol && FS) {
+        Code = static_cast<double>(llvm::find(FS->Allowed, Item->Spelling) -
+                                   FS->Allowed.begin());
+        Label = Item->Spelling;
+      } else {
+        error(DiagKind::MalformedQuery, Item->Range,
+              fmt::format("`{}` takes {}", V.Name,
+                          Flag ? "`true` or `false`"
+                          : FS ? "one of " + llvm::join(FS->Allowed, ", ")
+                               : std::string("its symbols")));
+        return;
+      }
+      if (llvm::is_contained(V.Labels, Label)) {
+        error(DiagKind::MalformedQuery, Item->Range,
+              fmt::format("`{}` lists `{}` twice", V.Name, Label));
+        return;
+      }
+      V.Values.push_back(static_cast<double>(V.Labels.size()));
+      V.Labels.push_back(Label);
+      V.Options.push_back({Code});
+    }
+    V.Leaf = Leaf;
+    V.Leaves.push_back(Leaf);
+    V.Choice = true;
+    V.Lo = 0;
+    V.Hi = static_cast<double>(V.Values.size() - 1);
+    Q.Vars.push_back(std::move(V));
+  }
+
   void variable(Query &Q, const ir::Expr &E, bool AllowContinuous) {
     if (E.Kind != ir::ExprKind::Binary || E.BOp != ir::BinaryOp::In ||
         E.Operands[0]->Kind != ir::ExprKind::FieldRef) {
@@ -642,6 +719,11 @@ private:
       }
       DeferredEntities.push_back(
           {&E, std::move(V), Q.Vars.size() + DeferredEntities.size()});
+      return;
+    }
+    if (Ref.Ty.Kind == ir::TypeKind::Enum ||
+        Ref.Ty.Kind == ir::TypeKind::Bool) {
+      choiceVariable(Q, Ref, Set, std::move(V), AllowContinuous);
       return;
     }
     if (Ref.Ty.Kind != ir::TypeKind::Quantity) {

@@ -19,13 +19,14 @@ constexpr double Step = 1e-4;
 constexpr unsigned ScanPoints = 33;
 
 /// A leaf worth perturbing: a number that comes from an entity's field or
-/// a let, not a formula constant or a boolean.
+/// a let, not a formula constant, a boolean or a choice (`recompute`).
 bool isInput(const graph::Graph &G, graph::NodeId Id) {
   const graph::Node &N = G.node(Id);
   if (N.Kind != graph::Op::Leaf || N.IsBool || N.Origin >= G.Origins.size())
     return false;
   const graph::LeafOrigin &O = G.Origins[N.Origin];
-  return !N.Name.empty() && (!O.Entity.empty() || !O.Field.empty());
+  return !N.Name.empty() && !O.Choice &&
+         (!O.Entity.empty() || !O.Field.empty());
 }
 
 } // namespace

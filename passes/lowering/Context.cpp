@@ -109,6 +109,42 @@ std::optional<NodeId> LoweringContext::field(const ir::Entity &E,
   return Id;
 }
 
+NodeId LoweringContext::choice(const ir::Entity &E, llvm::StringRef Path,
+                               double Default, const char *Why) {
+  const ir::Field *F = E.field(Path);
+  LeafOrigin O;
+  O.Entity = E.Name;
+  O.Field = Path.str();
+  O.Choice = true;
+  O.Notes.push_back(Why);
+  double Value = Default;
+  if (F && F->Folded && F->Folded->Kind == ir::TypeKind::Bool) {
+    Value = F->Folded->Number != 0;
+    O.Spelling = Value ? "true" : "false";
+  } else if (F && F->Folded && F->Folded->Kind == ir::TypeKind::Enum) {
+    const std::vector<std::string> &Symbols = F->Schema->Allowed;
+    Value = static_cast<double>(llvm::find(Symbols, F->Folded->Text) -
+                                Symbols.begin());
+    O.Spelling = F->Folded->Text;
+  } else {
+    O.Assumed = true;
+    const FieldSchema *S = E.Schema ? E.Schema->field(Path) : nullptr;
+    size_t At = static_cast<size_t>(Default);
+    O.Spelling = S && S->Type == FieldType::Enum && At < S->Allowed.size()
+                     ? S->Allowed[At]
+                 : Default != 0 ? "true"
+                                : "false";
+  }
+  if (F) {
+    O.Range = F->Range;
+    O.Notes = F->Notes;
+    O.Notes.push_back(Why);
+  }
+  NodeId Id = B.leaf(Value, Dimension(), std::move(O));
+  B.label(Id, E.Name + "." + Path.str());
+  return Id;
+}
+
 NodeId LoweringContext::required(const ir::Entity &E, llvm::StringRef Path,
                                  llvm::StringRef Why) {
   if (std::optional<NodeId> Id = field(E, Path))

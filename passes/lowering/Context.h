@@ -200,12 +200,14 @@ struct TrainingState {
   NodeId LocalSeq;
   NodeId Peak, BW, Capacity, EtaGemm, EtaAttention, EtaMem, EtaComm;
   NodeId ActBytes, WeightBytes, GradBytes, OptBytes, Zero;
-  /// Structural choices, folded: sequence parallelism, recomputation (0
-  /// none, 1 selective, 2 full), fused attention, tied embeddings.
+  /// Choices: sequence parallelism and recomputation (0 none, 1
+  /// selective, 2 full) are leaves a sweep varies; fused attention, tied
+  /// embeddings and dropout are folded.
   NodeId SP, Recompute, Fused, Tied, Dropout;
   bool FusedAttention = true;
-  /// Full recomputation: each layer's forward runs again in the backward.
-  bool FullRecompute = false;
+  /// 1 with full recomputation (each layer's forward runs again in the
+  /// backward), else 0.
+  NodeId FullRecompute;
   /// 8-bit math: the GEMMs' operands are cast from 16 bits.
   bool Fp8 = false;
   /// The fabrics: the node's (scale-up) and the scale-out one, NodeRanks
@@ -252,6 +254,12 @@ public:
   /// marked assumed, with the default's note) when the entity does not
   /// give it. The default's dimension is the field's (ir/Schema.def).
   NodeId orDefault(const ir::Entity &E, DefaultId D);
+  /// A choice the graph reads as a number, so that a sweep can vary it: a
+  /// flag (0 or 1) or an enumeration field's position among its symbols,
+  /// \p Default when \p E does not write it. \p Why says what the value
+  /// means.
+  NodeId choice(const ir::Entity &E, llvm::StringRef Path, double Default,
+                const char *Why);
   /// A zero leaf in \p Unit with a note: "no ... is modelled".
   NodeId none(const char *Unit, const char *Spelling, const char *Why);
   /// Wall 3: the efficiency of a kernel class, or the workload's one

@@ -279,17 +279,16 @@ bool lowerTrainingInputs(LoweringContext &Ctx) {
     Ctx.Failed = true;
     return false;
   }
-  bool SP = flag(W, "sequence_parallel", false);
-  T.SP = B.constant(SP ? 1 : 0,
-                    SP ? "sequence parallelism" : "no sequence parallelism");
-  std::optional<Recompute> Re = Ctx.enumField<Recompute>(W, "recompute");
-  int ReLevel = !Re || *Re == Recompute::None ? 0
-                : *Re == Recompute::Selective ? 1
-                                              : 2;
-  T.FullRecompute = ReLevel == 2;
-  T.Recompute = B.constant(ReLevel, ReLevel == 0   ? "no recomputation"
-                                    : ReLevel == 1 ? "selective recomputation"
-                                                   : "full recomputation");
+  // Choices a layout search varies by name: leaves, not constants.
+  T.SP =
+      Ctx.choice(W, "sequence_parallel", 0, "1: sequence parallelism, 0: none");
+  T.Recompute = Ctx.choice(W, "recompute", 0,
+                           "0: no recomputation, 1: selective, 2: full");
+  // 1 with full recomputation, else 0: one more forward pass.
+  T.FullRecompute =
+      B.op(Op::Max, {B.op(Op::Sub, {T.Recompute, B.constant(1, "selective")}),
+                     B.constant(0, "no extra pass")});
+  B.label(T.FullRecompute, "full_recompute");
   bool Dropout = W.field("dropout") && Ctx.foldedNumber(W, "dropout") > 0;
   T.Dropout = B.constant(Dropout ? 1 : 0, Dropout ? "dropout: its masks are "
                                                     "kept"

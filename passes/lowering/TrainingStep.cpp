@@ -55,11 +55,12 @@ StageTimes stageTimes(LoweringContext &Ctx, NodeId Layers, bool Output,
   NodeId ActInputs = B.op(
       Op::Sub, {T.FFNMatrices, B.constant(1, "the activation function's "
                                              "inputs: one plain, two gated")});
-  NodeId Passes = B.constant(
-      T.FullRecompute ? 4 : 3,
-      T.FullRecompute ? "forward, backward (twice the forward's traffic) "
-                        "and the forward again"
-                      : "forward and backward (twice the forward's traffic)");
+  // Forward and backward (twice the forward's traffic), and the forward
+  // again with full recomputation.
+  NodeId Passes =
+      B.op(Op::Add, {B.constant(3, "forward and backward (twice the forward's "
+                                   "traffic)"),
+                     T.FullRecompute});
   NodeId Elementwise = B.apply(
       FormulaId::ElementwiseBytesPerToken,
       {T.Hidden, T.FFNWidth, ActInputs, T.ActBytes, T.TP, T.SP, Passes}, "");
@@ -99,9 +100,7 @@ StageTimes stageTimes(LoweringContext &Ctx, NodeId Layers, bool Output,
                T.InterLatency, T.EtaComm},
               "");
   NodeId LayerPasses =
-      B.constant(T.FullRecompute ? 3 : 2,
-                 T.FullRecompute ? "forward, backward and the forward again"
-                                 : "forward and backward");
+      B.op(Op::Add, {B.constant(2, "forward and backward"), T.FullRecompute});
   // What overlap hides is at most the compute it hides behind.
   auto exposed = [&](NodeId Comm, DefaultId Overlap) {
     NodeId Hidden = B.op(

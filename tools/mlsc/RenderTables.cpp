@@ -84,6 +84,7 @@ struct Column {
   Dimension Dim;
   bool IsBool = false;
   const std::vector<std::string> *Labels = nullptr; ///< entity options
+  bool Choice = false; ///< Labels are a choice's symbols, not entities
 };
 
 std::vector<Column> columnsOf(const Query &Q) {
@@ -91,7 +92,8 @@ std::vector<Column> columnsOf(const Query &Q) {
       Q.K == Query::Kind::Sweep ? Q.Report : Q.Objectives;
   std::vector<Column> Cols;
   for (const Variable &V : Q.Vars)
-    Cols.push_back({V.Name, V.Dim, false, V.isEntity() ? &V.Labels : nullptr});
+    Cols.push_back(
+        {V.Name, V.Dim, false, V.isEntity() ? &V.Labels : nullptr, V.Choice});
   for (const Term &T : Terms)
     Cols.push_back({T.Text, T.Dim, T.IsBool});
   return Cols;
@@ -102,7 +104,9 @@ const std::string &label(const Column &C, double X) {
 }
 
 const char *unitOf(const Column &C) {
-  return C.Labels ? "entity" : C.IsBool ? "bool" : nullptr;
+  return C.Labels   ? (C.Choice ? "choice" : "entity")
+         : C.IsBool ? "bool"
+                    : nullptr;
 }
 
 /// A number of a Pareto front in `mlsc solve`'s JSON, as it has always
