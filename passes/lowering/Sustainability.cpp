@@ -6,9 +6,9 @@
 // CNN or encoder. In inference a device draws its idle share of TDP with a
 // model resident, and its busy share while it runs steps: all the time
 // without an arrival rate, else while any request is in its replica's
-// slots. Training runs near TDP (Patterson et al.) and is counted at
-// nameplate. Operational carbon, water and embodied carbon are not lowered
-// yet (docs/walls.md).
+// slots. A system that trains draws a measured share of its nameplate
+// (`power.training`). Operational carbon, water and embodied carbon are not
+// lowered yet (docs/walls.md).
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,7 +28,12 @@ bool lowerEnergy(LoweringContext &Ctx) {
   B.publish(MetricId::PowerNameplate, Nameplate);
   NodeId Power = Nameplate;
   const ir::Entity &W = *Ctx.Workload;
-  if (Ctx.enumField<WorkloadMode>(W, "mode") != WorkloadMode::Training) {
+  if (Ctx.enumField<WorkloadMode>(W, "mode") == WorkloadMode::Training) {
+    Power =
+        B.op(Op::Mul,
+             {Nameplate, Ctx.orDefault(*Sys.Accel, DefaultId::TrainingPower)});
+    B.label(Power, "training_power");
+  } else {
     const DecoderState &D = Ctx.Decoder;
     NodeId Share;
     if (D.Arrival && D.Service.isValid())

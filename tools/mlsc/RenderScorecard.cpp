@@ -141,8 +141,17 @@ std::string macroNote(const ScenarioResult &R, const char *Holds) {
   return llvm::join(Parts, "; ");
 }
 
-/// The power row: at the load in inference, at nameplate in training.
+/// The power row: at the load in inference, the measured share of
+/// nameplate in training.
 void printPowerAtLoad(const ScenarioResult &R, llvm::raw_ostream &OS) {
+  if (R.Training && R[M::PowerNameplate] > 0) {
+    row(OS, "power", show(R, M::Power),
+        fmt::format("{}% of the nameplate {} (devices x TDP + node "
+                    "overhead) while training [wall 18]",
+                    formatNumber(100 * R[M::Power] / R[M::PowerNameplate]),
+                    show(R, M::PowerNameplate)));
+    return;
+  }
   if (!R.has(M::BusyShare) || R[M::Power] == R[M::PowerNameplate]) {
     row(OS, "power", show(R, M::Power),
         "devices x TDP + node overhead: an upper bound [wall 18]");
@@ -202,7 +211,7 @@ void printSampleLevels(const ScenarioResult &R, llvm::raw_ostream &OS) {
   printBatchSteps(R, OS);
   levelRows(R, Level::Performance, OS);
   OS << "\nMacro        ("
-     << macroNote(R, R.Training ? "power at nameplate" : "power at the load")
+     << macroNote(R, R.Training ? "power while training" : "power at the load")
      << ")\n";
   printPowerAtLoad(R, OS);
   row(OS, "energy per sample", show(R, M::EnergyPerSample),
@@ -551,7 +560,7 @@ void printTrainingLevels(const ScenarioResult &R, llvm::raw_ostream &OS) {
                   formatNumber(D.Margin), Parts[1].Name,
                   show(R, P, Parts[1].Id)));
   levelRows(R, Level::Performance, OS);
-  OS << "\nMacro        (" << macroNote(R, "power at nameplate") << ")\n";
+  OS << "\nMacro        (" << macroNote(R, "power while training") << ")\n";
   printPowerAtLoad(R, OS);
   if (R.has(M::TrainingEnergy))
     row(OS, "training energy", show(R, M::TrainingEnergy),
