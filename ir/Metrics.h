@@ -45,7 +45,10 @@ enum class Applies : uint8_t {
   Samples,
   Training,
   DecoderTraining,
-  All
+  All,
+  /// A system at a site (a cluster's `site`): absent without one, which
+  /// the Macro level's heading says.
+  OnSite
 };
 /// The scorecard level a metric belongs to.
 enum class Level : uint8_t { Feasibility, Performance, Macro, None };

@@ -110,9 +110,20 @@ std::string formatQuantity(double SI, const Dimension &D, bool IsBool) {
   if (D == Dimension::base(BaseDim::Time))
     return time(SI);
   std::string Symbol = D.str();
-  // Symbols that cannot take a prefix: money, kilograms, reciprocals.
-  if (Symbol.rfind("USD", 0) == 0 || Symbol.rfind("kg", 0) == 0 ||
-      Symbol.rfind("1/", 0) == 0)
+  // Masses in tonnes from a tonne up (143 t of CO2e, 1.2 kt), in grams
+  // below a kilogram (0.12 g per token); volumes in litres.
+  if (Symbol == "kg" || Symbol.rfind("kg/", 0) == 0) {
+    std::string Per = Symbol.substr(2);
+    if (std::fabs(SI) >= 1000)
+      return withPrefix(SI / 1000, "t" + Per, false);
+    if (std::fabs(SI) < 1)
+      return withPrefix(SI * 1000, "g" + Per, true);
+    return formatNumber(SI) + " " + Symbol;
+  }
+  if (Symbol == "m^3" || Symbol.rfind("m^3/", 0) == 0)
+    return withPrefix(SI * 1000, "L" + Symbol.substr(3), true);
+  // Symbols that cannot take a prefix: money, reciprocals.
+  if (Symbol.rfind("USD", 0) == 0 || Symbol.rfind("1/", 0) == 0)
     return formatNumber(SI) + " " + Symbol;
   // Milli-tokens and nano-bytes read as noise: sub-unit prefixes only for
   // energy and power.

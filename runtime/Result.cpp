@@ -92,9 +92,17 @@ ScenarioResult scenarioResult(const Evaluator &E, llvm::SourceMgr &SM) {
   R.Feasible = !R.has(MetricId::Feasible) || R[MetricId::Feasible] != 0;
   if (G.has(mainPhase(G), PhaseMetricId::ComputeTime))
     R.Binding = bindingWall(E);
-  // Cost and carbon: walls 17 and 18 have no formula for them.
-  if (R.Kind != ResultKind::DecoderTraining)
-    R.Missing.push_back({"cost and carbon", "no wall computes them"});
+  // Carbon and water need a site; cost needs wall 17's capital model
+  // beyond a training run's electricity bill.
+  if (!R.has(MetricId::FacilityPower))
+    R.Missing.push_back({"carbon and water",
+                         "the system has no site (give a cluster a `site`)"});
+  if (!R.has(MetricId::TrainingEnergyCost))
+    R.Missing.push_back(
+        {"costs",
+         R.Kind == ResultKind::DecoderTraining && R.has(MetricId::FacilityPower)
+             ? "the site gives no `electricity_price`"
+             : "capital (wall 17) is not modelled yet"});
 
   bool AnyFail = R.has(MetricId::QueueStable) && R[MetricId::QueueStable] == 0;
   bool AnyUnknown = false;

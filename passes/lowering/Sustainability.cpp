@@ -7,8 +7,10 @@
 // model resident, and its busy share while it runs steps: all the time
 // without an arrival rate, else while any request is in its replica's
 // slots. A system that trains draws a measured share of its nameplate
-// (`power.training`). Operational carbon, water and embodied carbon are not
-// lowered yet (docs/walls.md).
+// (`power.training`). At a site (a cluster's `site`): the facility's power
+// (PUE), operational carbon at the grid's intensity, water (WUE) and, for a
+// training run, its electricity bill. Embodied carbon is not lowered yet
+// (docs/walls.md).
 //
 //===----------------------------------------------------------------------===//
 
@@ -61,6 +63,26 @@ bool lowerEnergy(LoweringContext &Ctx) {
                     {Sys.Devices, Device, Sys.Nodes, Sys.Overhead}, "");
   }
   B.publish(MetricId::Power, Power);
+  const ir::Entity *Site = Ctx.SystemEntity->Kind == "cluster"
+                               ? Ctx.entity(*Ctx.SystemEntity, "site")
+                               : nullptr;
+  std::optional<NodeId> PUE, Grid, WUE;
+  if (Site) {
+    PUE = Ctx.required(*Site, "pue", "the facility's power");
+    Grid = Ctx.required(*Site, "carbon_intensity", "operational carbon");
+    WUE = Ctx.field(*Site, "wue");
+    B.publish(MetricId::FacilityPower,
+              B.apply(FormulaId::FacilityPower, {Power, *PUE}, ""));
+  }
+  // Per token or sample: operational carbon and water at the site.
+  auto perUnit = [&](NodeId Energy, MetricId Carbon, MetricId Water) {
+    if (!Site)
+      return;
+    NodeId AtMeter = B.op(Op::Mul, {Energy, *PUE});
+    B.publish(Carbon, B.op(Op::Mul, {AtMeter, *Grid}));
+    if (WUE && Water != MetricId::Power)
+      B.publish(Water, B.op(Op::Mul, {Energy, *WUE}));
+  };
   if (std::optional<NodeId> X = G.find(MetricId::SystemThroughput)) {
     // The tokens served: what arrives, up to the capacity.
     NodeId Served = *X;
@@ -70,23 +92,40 @@ bool lowerEnergy(LoweringContext &Ctx) {
                {*X, B.apply(FormulaId::ServedTokenRate,
                             {*Ctx.Decoder.Arrival, Ctx.Decoder.Output}, "")});
     B.publish(MetricId::ServedThroughput, Served);
-    B.publish(MetricId::EnergyPerToken,
-              B.apply(FormulaId::EnergyPerToken, {Power, Served}, ""));
+    NodeId PerToken = B.apply(FormulaId::EnergyPerToken, {Power, Served}, "");
+    B.publish(MetricId::EnergyPerToken, PerToken);
+    perUnit(PerToken, MetricId::CarbonPerToken, MetricId::WaterPerToken);
   }
-  // A training run's energy: its power over its time, at the site's PUE
-  // when the cluster has a site.
+  // A training run: its IT energy, at the site's meter (PUE), its carbon,
+  // water and electricity bill.
   if (std::optional<NodeId> Run = G.find(MetricId::TimeToTrain)) {
-    NodeId Energy = B.op(Op::Mul, {Power, *Run});
-    if (const ir::Entity *Site = Ctx.SystemEntity->Kind == "cluster"
-                                     ? Ctx.entity(*Ctx.SystemEntity, "site")
-                                     : nullptr)
-      Energy = B.op(Op::Mul, {Energy, Ctx.required(*Site, "pue",
-                                                   "the run's facility "
-                                                   "energy")});
+    NodeId IT = B.op(Op::Mul, {Power, *Run});
+    B.label(IT, "training_it_energy");
+    if (!Site) {
+      B.publish(MetricId::TrainingEnergy, IT);
+      return true;
+    }
+    NodeId Energy = B.op(
+        Op::Mul, {B.apply(FormulaId::FacilityPower, {Power, *PUE}, ""), *Run});
     B.publish(MetricId::TrainingEnergy, Energy);
+    B.publish(MetricId::TrainingCarbon,
+              B.apply(FormulaId::OperationalCarbon, {Energy, *Grid}, ""));
+    if (std::optional<NodeId> Market =
+            Ctx.field(*Site, "carbon_intensity_market"))
+      B.publish(MetricId::TrainingCarbonMarket,
+                B.apply(FormulaId::OperationalCarbon, {Energy, *Market}, ""));
+    if (WUE)
+      B.publish(MetricId::TrainingWater,
+                B.apply(FormulaId::WaterUse, {IT, *WUE}, ""));
+    if (std::optional<NodeId> Price = Ctx.field(*Site, "electricity_price"))
+      B.publish(MetricId::TrainingEnergyCost,
+                B.apply(FormulaId::EnergyCost, {Energy, *Price}, ""));
   }
-  if (std::optional<NodeId> X = G.find(MetricId::SystemSampleThroughput))
-    B.publish(MetricId::EnergyPerSample, B.op(Op::Div, {Power, *X}));
+  if (std::optional<NodeId> X = G.find(MetricId::SystemSampleThroughput)) {
+    NodeId PerSample = B.op(Op::Div, {Power, *X});
+    B.publish(MetricId::EnergyPerSample, PerSample);
+    perUnit(PerSample, MetricId::CarbonPerSample, MetricId::Power);
+  }
   return true;
 }
 

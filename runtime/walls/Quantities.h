@@ -77,6 +77,7 @@ using Mass = Q<MassBase::dimension_type>;
 using Tokens = Q<TokenBase::dimension_type>;
 using Requests = Q<RequestBase::dimension_type>;
 using Samples = Q<SampleBase::dimension_type>;
+using Length = Q<LengthBase::dimension_type>;
 
 /// The quantity type of A / B.
 template <class A, class B>
@@ -92,6 +93,11 @@ using RequestRate = Per<Requests, Time>;
 using SampleRate = Per<Samples, Time>;
 using FlopsPerToken = Per<Flops, Tokens>;
 using EnergyPerToken = Per<Energy, Tokens>;
+using Volume = decltype(std::declval<Length>() * std::declval<Length>() *
+                        std::declval<Length>());
+using CarbonIntensity = Per<Mass, Energy>;
+using WaterIntensity = Per<Volume, Energy>;
+using EnergyPrice = Per<Money, Energy>;
 
 /// A quantity of type Q holding \p SI (in base units).
 template <class QT> QT in(double SI) { return QT::from_value(SI); }

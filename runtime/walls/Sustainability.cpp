@@ -1,9 +1,10 @@
-//===- Sustainability.cpp - Wall 18 (part): power and energy --------------===//
+//===- Sustainability.cpp - Wall 18 (part): power, energy, carbon, water --===//
 //
-// The Macro level's first figures: the system's power draw at nameplate and
-// the energy per generated token at the scenario's throughput. PUE, grid
-// carbon and water are not modelled yet (docs/walls.md). Known answers:
-// test/unit/WallsTest.cpp (Energy.*) and test/lit/quickstart.test.
+// The Macro level's figures: the system's power draw at nameplate and at
+// the load, the energy per generated token, and at a site the facility's
+// power (PUE), operational carbon and water. Embodied carbon is not
+// modelled yet (docs/walls.md). Known answers: test/unit/WallsTest.cpp
+// (Energy.*), test/lit/quickstart.test and test/lit/eval/site-carbon.mls.
 //
 //===----------------------------------------------------------------------===//
 
@@ -43,5 +44,13 @@ Number busyShare(RequestRate Rate, Time InSlot) {
 EnergyPerToken energyPerToken(Power Draw, TokenRate Throughput) {
   return Draw / Throughput;
 }
+
+Power facilityPower(Power IT, Number PUE) { return IT * PUE; }
+
+Mass operationalCarbon(Energy Facility, CarbonIntensity Grid) {
+  return Facility * Grid;
+}
+
+Volume waterUse(Energy IT, WaterIntensity WUE) { return IT * WUE; }
 
 } // namespace mlsc::walls

@@ -141,6 +141,37 @@ TEST(Energy, NameplatePowerAndEnergyPerToken) {
   EXPECT_EQ(formula(FormulaId::SystemPower).W, Wall::Sustainability);
 }
 
+TEST(Energy, Gpt3TrainingCarbonAsPattersonEtAl) {
+  // Patterson et al. (arXiv 2104.10350): GPT-3's training took 1,287 MWh at
+  // the meter (PUE 1.1 included) on a grid of 0.429 kgCO2e/kWh: 1,287,000
+  // kWh x 0.429 kg/kWh = 552,123 kg = 552.1 tCO2e.
+  using namespace mlsc::q;
+  const double KWh = 3.6e6;
+  Energy E = in<Energy>(1287e3 * KWh);
+  Mass C = operationalCarbon(E, in<CarbonIntensity>(0.429 / KWh));
+  EXPECT_NEAR(C.value(), 552123, 1);
+  EXPECT_EQ(formula(FormulaId::OperationalCarbon).Result.str(), "kg");
+  // The same run's IT energy at that PUE: 1,287 / 1.1 = 1,170 MWh; a
+  // facility power is the IT power times the PUE.
+  EXPECT_DOUBLE_EQ(facilityPower(in<Power>(1000), in<Number>(1.1)).value(),
+                   1100);
+  // Water at the commonly cited 1.8 L/kWh (The Green Grid's WUE, on IT
+  // energy): 1,170,000 kWh x 1.8 L/kWh = 2,106,000 L = 2,106 m^3.
+  Volume W =
+      waterUse(in<Energy>(1170e3 * KWh), in<WaterIntensity>(1.8e-3 / KWh));
+  EXPECT_NEAR(W.value(), 2106, 1e-9);
+  EXPECT_EQ(formula(FormulaId::WaterUse).Result.str(), "m^3");
+}
+
+TEST(Capital, ElectricityBillOfARun) {
+  // 1,287 MWh at USD 0.08/kWh: 1,287,000 x 0.08 = USD 102,960.
+  using namespace mlsc::q;
+  const double KWh = 3.6e6;
+  Money M = energyCost(in<Energy>(1287e3 * KWh), in<EnergyPrice>(0.08 / KWh));
+  EXPECT_NEAR(M.value(), 102960, 1e-6);
+  EXPECT_EQ(formula(FormulaId::EnergyCost).W, Wall::Capital);
+}
+
 } // namespace
 
 namespace {

@@ -97,6 +97,7 @@ bool laidOut(Wall W) {
   case Wall::Fidelity:
   case Wall::Communication:
   case Wall::Sustainability:
+  case Wall::Capital:
     return true;
   default:
     return false;
@@ -164,6 +165,35 @@ void printPowerAtLoad(const ScenarioResult &R, llvm::raw_ostream &OS) {
                   show(R, M::PowerNameplate)));
 }
 
+/// At a site: the facility's power, carbon, water and the electricity
+/// bill, each where computed.
+void printSiteRows(const ScenarioResult &R, llvm::raw_ostream &OS) {
+  auto at = [&](MetricId Id, const char *Label, const std::string &Note) {
+    if (R.has(Id))
+      row(OS, Label, show(R, Id), Note);
+  };
+  if (R.has(M::FacilityPower) && R.has(M::Power) && R[M::Power] > 0)
+    at(M::FacilityPower, "facility power",
+       fmt::format("power x the site's PUE ({}) [wall 18]",
+                   formatNumber(R[M::FacilityPower] / R[M::Power])));
+  at(M::CarbonPerToken, "carbon per token",
+     "energy per token x PUE x the grid's intensity (location-based) "
+     "[wall 18]");
+  at(M::CarbonPerSample, "carbon per sample",
+     "energy per sample x PUE x the grid's intensity (location-based) "
+     "[wall 18]");
+  at(M::WaterPerToken, "water per token",
+     "energy per token x the site's WUE [wall 18]");
+  at(M::TrainingCarbon, "training carbon",
+     "training energy x the grid's intensity (location-based) [wall 18]");
+  at(M::TrainingCarbonMarket, "  market-based",
+     "training energy x the site's market-based intensity [wall 18]");
+  at(M::TrainingWater, "training water",
+     "IT energy x the site's WUE [wall 18]");
+  at(M::TrainingEnergyCost, "electricity cost",
+     "training energy x the site's electricity price [wall 17]");
+}
+
 /// "batch time 26.98 ms ..." and the binding wall of a batch step.
 void printBatchSteps(const ScenarioResult &R, llvm::raw_ostream &OS) {
   row(OS, R.Training ? "step time" : "batch time", show(R, M::BatchTime),
@@ -216,6 +246,7 @@ void printSampleLevels(const ScenarioResult &R, llvm::raw_ostream &OS) {
   printPowerAtLoad(R, OS);
   row(OS, "energy per sample", show(R, M::EnergyPerSample),
       "at " + show(R, M::SystemSampleThroughput) + " over all devices");
+  printSiteRows(R, OS);
   levelRows(R, Level::Macro, OS);
 }
 
@@ -565,6 +596,7 @@ void printTrainingLevels(const ScenarioResult &R, llvm::raw_ostream &OS) {
   if (R.has(M::TrainingEnergy))
     row(OS, "training energy", show(R, M::TrainingEnergy),
         "power x time to train (x the site's PUE)");
+  printSiteRows(R, OS);
   levelRows(R, Level::Macro, OS);
 }
 
@@ -631,6 +663,7 @@ void printScorecard(const ScenarioResult &R, llvm::raw_ostream &OS) {
                   show(R, M::SystemThroughput) + ")"
             : "at " + show(R, M::SystemThroughput) +
                   " over all replicas, their slots full");
+    printSiteRows(R, OS);
     levelRows(R, Level::Macro, OS);
     break;
   }
