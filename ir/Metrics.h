@@ -46,6 +46,8 @@ enum class Applies : uint8_t {
   Training,
   DecoderTraining,
   All,
+  /// A training run given an optional input (a storage to checkpoint to).
+  TrainingOnInput,
   /// A system at a site (a cluster's `site`): absent without one, which
   /// the Macro level's heading says.
   OnSite

@@ -468,6 +468,7 @@ void LoweringContext::finishMetrics() {
       break;
     case mlsc::Applies::TokensOnInput:
     case mlsc::Applies::OnSite:
+    case mlsc::Applies::TrainingOnInput:
       break;
     }
     if (Applies)

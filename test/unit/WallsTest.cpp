@@ -163,6 +163,66 @@ TEST(Energy, Gpt3TrainingCarbonAsPattersonEtAl) {
   EXPECT_EQ(formula(FormulaId::WaterUse).Result.str(), "m^3");
 }
 
+TEST(Fragility, FleetMtbfAndAnUninterruptedRun) {
+  using namespace mlsc::q;
+  const double H = 3600;
+  // 64 devices at 80,600 h, 8 hosts at 125,000 h and 64 network
+  // attachments at 145,000 h: 64 / 80,600 + 8 / 125,000 + 64 / 145,000 =
+  // 7.9404e-4 + 6.4e-5 + 4.4138e-4 = 1.29942e-3 failures an hour, an MTBF
+  // of 769.57 h.
+  Time M =
+      fleetMtbf(in<Number>(64), in<Time>(80600 * H), in<Number>(8),
+                in<Time>(125000 * H), in<Number>(64), in<Time>(145000 * H));
+  EXPECT_NEAR(M.value() / H, 1 / (64 / 80600. + 8 / 125000. + 64 / 145000.),
+              1e-9);
+  EXPECT_NEAR(M.value() / H, 769.57, 0.01);
+  // A component counted zero times adds nothing (its MTTF may be 0).
+  EXPECT_DOUBLE_EQ(fleetMtbf(in<Number>(1), in<Time>(1000), in<Number>(0),
+                             in<Time>(0), in<Number>(0), in<Time>(0))
+                       .value(),
+                   1000);
+  // A run one MTBF long is uninterrupted with probability 1/e.
+  EXPECT_NEAR(uninterruptedProbability(M, M).value(), std::exp(-1.0), 1e-15);
+}
+
+TEST(Checkpoint, YoungAndDalyAsPublished) {
+  using namespace mlsc::q;
+  const double Min = 60, H = 3600;
+  // Young: delta = 60 s, M = 10 h: sqrt(2 x 60 x 36,000) = 2,078.46 s.
+  EXPECT_NEAR(youngInterval(in<Time>(60), in<Time>(10 * H)).value(), 2078.46,
+              0.01);
+  // Daly's worked cases (FGCS 2006, figures 3-5): delta = 5 min and M = 24
+  // h, 6 h, 15 min give tau_opt = 117, 57 and 9.1 min. By hand for 24 h:
+  // x = 5 / 2,880; sqrt(2 x 5 x 1,440) = 120 min x (1 + sqrt(x) / 3 + x /
+  // 9) - 5 = 116.69 min.
+  Time D = in<Time>(5 * Min);
+  EXPECT_NEAR(dalyInterval(D, in<Time>(24 * H)).value() / Min, 116.69, 0.01);
+  EXPECT_NEAR(dalyInterval(D, in<Time>(6 * H)).value() / Min, 56.71, 0.01);
+  EXPECT_NEAR(dalyInterval(D, in<Time>(15 * Min)).value() / Min, 9.14, 0.01);
+  // A write longer than twice the MTBF: checkpoint every MTBF.
+  EXPECT_DOUBLE_EQ(dalyInterval(in<Time>(100), in<Time>(40)).value(), 40);
+  // The complete model's wall time, T_s = 500 h, R = 10 min, M = 24 h at
+  // tau = 116.69 min: 1,440 x e^(10/1,440) x (e^(121.69/1,440) - 1) x
+  // 30,000 / 116.69 = 1,450.03 x 0.08818 x 257.09 = 32,873 min (547.9
+  // h: 9.6% over the 500 h of compute); it is least at Daly's tau.
+  Time Ts = in<Time>(500 * H), R = in<Time>(10 * Min), M = in<Time>(24 * H);
+  Time Tau = dalyInterval(D, M);
+  double Tw = dalyWallTime(Ts, Tau, D, R, M).value() / Min;
+  EXPECT_NEAR(Tw,
+              1440 * std::exp(10. / 1440) *
+                  std::expm1((Tau.value() / Min + 5) / 1440) * 30000 /
+                  (Tau.value() / Min),
+              1e-6);
+  EXPECT_NEAR(Tw, 32873, 1);
+  EXPECT_LT(Tw, dalyWallTime(Ts, Tau * 0.8, D, R, M).value() / Min);
+  EXPECT_LT(Tw, dalyWallTime(Ts, Tau * 1.25, D, R, M).value() / Min);
+  // BLOOM's checkpoint: 176e9 parameters x (2 + 12) B = 2.464e12 B (2,295
+  // GiB, "2.3TB").
+  EXPECT_DOUBLE_EQ(
+      checkpointSize(in<Number>(176e9), in<Bytes>(2), in<Bytes>(12)).value(),
+      2.464e12);
+}
+
 TEST(Capital, ElectricityBillOfARun) {
   // 1,287 MWh at USD 0.08/kWh: 1,287,000 x 0.08 = USD 102,960.
   using namespace mlsc::q;

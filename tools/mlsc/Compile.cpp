@@ -108,6 +108,8 @@ const char *appliesWord(Applies A) {
     return "decoder training";
   case Applies::All:
     return "every workload";
+  case Applies::TrainingOnInput:
+    return "training, given its input";
   case Applies::OnSite:
     return "a cluster with a site";
   }
