@@ -36,11 +36,15 @@ std::string AuditRecord::flags() const {
     S += " [estimate]";
   if (Stale)
     S += " [not verified recently]";
+  if (StalePrice)
+    S += Source && !Source->Published.empty() ? " [old price]"
+                                              : " [undated price]";
   return S;
 }
 
 void collectAudit(const ir::Program &P, llvm::SourceMgr &SM, unsigned Buffer,
                   const std::string &File, const std::string &Cutoff,
+                  const std::string &PriceCutoff,
                   std::vector<AuditRecord> &Out) {
   size_t First = Out.size();
   for (const auto &E : P.Entities) {
@@ -66,8 +70,9 @@ void collectAudit(const ir::Program &P, llvm::SourceMgr &SM, unsigned Buffer,
       if (R.Derived)
         R.DerivedFrom = ir::exprToString(*F.Value);
       if (const ir::Entity *Src = F.Source) {
-        R.Source = AuditSource{Src->Name, text(Src, "kind"), text(Src, "title"),
-                               text(Src, "url"), text(Src, "verified")};
+        R.Source = AuditSource{
+            Src->Name,        text(Src, "kind"),     text(Src, "title"),
+            text(Src, "url"), text(Src, "verified"), text(Src, "published")};
         // A source whose own note says its figures were recalled, not
         // checked, is an estimate whatever its kind says.
         std::string Note = llvm::StringRef(text(Src, "note")).lower();
@@ -77,6 +82,9 @@ void collectAudit(const ir::Program &P, llvm::SourceMgr &SM, unsigned Buffer,
         R.Estimate = R.Source->Kind == "estimate" || Recalled;
         R.Stale = R.Source->Verified.empty() || R.Source->Verified < Cutoff;
       }
+      if (llvm::StringRef(R.Unit).startswith("USD"))
+        R.StalePrice = !R.Source || R.Source->Published.empty() ||
+                       R.Source->Published < PriceCutoff;
       Out.push_back(std::move(R));
     }
   }
@@ -95,6 +103,7 @@ AuditSummary summarize(const std::vector<AuditRecord> &Records) {
     S.Estimates += R.Estimate;
     S.Stale += R.Stale;
     S.Derived += R.Derived;
+    S.StalePrices += R.StalePrice;
   }
   return S;
 }

@@ -22,7 +22,7 @@ namespace mlsc {
 
 /// The `source` record a value cites; empty strings for absent fields.
 struct AuditSource {
-  std::string Name, Kind, Title, Url, Verified;
+  std::string Name, Kind, Title, Url, Verified, Published;
 };
 
 struct AuditRecord {
@@ -38,20 +38,25 @@ struct AuditRecord {
   bool Unsourced = false;  ///< a literal with no `from`
   bool Estimate = false;   ///< cites a source of kind `estimate`
   bool Stale = false;      ///< source never verified, or before the cut-off
+  /// A price (a value in USD) whose source gives no `published` date, or
+  /// one before the price cut-off: prices move faster than datasheets.
+  bool StalePrice = false;
 
   /// " [no source] [derived] ..." in that order; "" when none applies.
   std::string flags() const;
 };
 
 struct AuditSummary {
-  unsigned Values = 0, Unsourced = 0, Estimates = 0, Stale = 0, Derived = 0;
+  unsigned Values = 0, Unsourced = 0, Estimates = 0, Stale = 0, Derived = 0,
+           StalePrices = 0;
 };
 
 /// Collects the records of the entities declared in buffer \p Buffer, in
 /// line order. \p Cutoff is YYYY-MM-DD: sources verified before it are
-/// stale.
+/// stale; prices published before \p PriceCutoff (or undated) are too.
 void collectAudit(const ir::Program &P, llvm::SourceMgr &SM, unsigned Buffer,
                   const std::string &File, const std::string &Cutoff,
+                  const std::string &PriceCutoff,
                   std::vector<AuditRecord> &Out);
 
 AuditSummary summarize(const std::vector<AuditRecord> &Records);

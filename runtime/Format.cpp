@@ -120,6 +120,21 @@ std::string formatQuantity(double SI, const Dimension &D, bool IsBool) {
       return withPrefix(SI * 1000, "g" + Per, true);
     return formatNumber(SI) + " " + Symbol;
   }
+  // Money a second reads best an hour: a node's cost or rent.
+  if (Symbol == "USD/s")
+    return formatNumber(SI * 3600) + " USD/h";
+  // Large sums in full, four significant digits, with thousands separators:
+  // 2,667,000 USD.
+  if (Symbol == "USD" && std::fabs(SI) >= 1e4 && std::fabs(SI) < 1e15) {
+    std::string Digits = fmt::format("{:.0f}", std::fabs(roundSig(SI)));
+    std::string Grouped;
+    for (size_t I = 0; I < Digits.size(); ++I) {
+      if (I && (Digits.size() - I) % 3 == 0)
+        Grouped += ',';
+      Grouped += Digits[I];
+    }
+    return (SI < 0 ? "-" : "") + Grouped + " USD";
+  }
   if (Symbol == "m^3" || Symbol.rfind("m^3/", 0) == 0)
     return withPrefix(SI * 1000, "L" + Symbol.substr(3), true);
   // Symbols that cannot take a prefix: money, reciprocals.

@@ -92,17 +92,17 @@ ScenarioResult scenarioResult(const Evaluator &E, llvm::SourceMgr &SM) {
   R.Feasible = !R.has(MetricId::Feasible) || R[MetricId::Feasible] != 0;
   if (G.has(mainPhase(G), PhaseMetricId::ComputeTime))
     R.Binding = bindingWall(E);
-  // Carbon and water need a site; cost needs wall 17's capital model
-  // beyond a training run's electricity bill.
+  // Carbon and water need a site; costs a site and prices, or a rent.
   if (!R.has(MetricId::FacilityPower))
     R.Missing.push_back({"carbon and water",
                          "the system has no site (give a cluster a `site`)"});
-  if (!R.has(MetricId::TrainingEnergyCost))
+  if (!R.has(MetricId::CostPerHour))
     R.Missing.push_back(
-        {"costs",
-         R.Kind == ResultKind::DecoderTraining && R.has(MetricId::FacilityPower)
-             ? "the site gives no `electricity_price`"
-             : "capital (wall 17) is not modelled yet"});
+        {"costs", R.has(MetricId::FacilityPower)
+                      ? "neither the node nor its accelerator gives a "
+                        "`price`, or the site gives no `electricity_price`"
+                      : "the system has no site or rent (a cluster's "
+                        "`site`, a node's `rental`)"});
 
   bool AnyFail = R.has(MetricId::QueueStable) && R[MetricId::QueueStable] == 0;
   bool AnyUnknown = false;

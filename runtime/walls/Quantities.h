@@ -98,6 +98,8 @@ using Volume = decltype(std::declval<Length>() * std::declval<Length>() *
 using CarbonIntensity = Per<Mass, Energy>;
 using WaterIntensity = Per<Volume, Energy>;
 using EnergyPrice = Per<Money, Energy>;
+using MoneyRate = Per<Money, Time>;
+using MoneyPerPower = Per<Money, Power>;
 
 /// A quantity of type Q holding \p SI (in base units).
 template <class QT> QT in(double SI) { return QT::from_value(SI); }

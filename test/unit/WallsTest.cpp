@@ -223,6 +223,31 @@ TEST(Checkpoint, YoungAndDalyAsPublished) {
       2.464e12);
 }
 
+TEST(Capital, OwnedClusterByHand) {
+  using namespace mlsc::q;
+  const double H = 3600, Year = 365 * 86400.0;
+  // 8 GPUs at USD 25,000 x 1.64 = USD 328,000 a node; 4 nodes with the
+  // network at 0.19 of the whole: 4 x 328,000 / 0.81 = USD 1,619,753.
+  Money Node = nodePrice(in<Number>(8), in<Money>(25000), in<Number>(1.64));
+  EXPECT_DOUBLE_EQ(Node.value(), 328000);
+  Money Capex = clusterCapex(in<Number>(4), Node, in<Number>(0.19));
+  EXPECT_NEAR(Capex.value(), 1619753.09, 0.01);
+  // Over 5 years with 3% maintenance a year: 1,619,753 x 0.23 / 8,760 h =
+  // USD 42.53 an hour.
+  EXPECT_NEAR(
+      ownershipCostRate(Capex, in<Time>(5 * Year), in<Number>(0.03)).value() *
+          H,
+      42.528, 0.001);
+  // A facility at USD 12/W for 40.8 kW over 14 years: 489,600 / (14 x
+  // 8,760) = USD 3.992 an hour.
+  EXPECT_NEAR(facilityCostRate(in<MoneyPerPower>(12), in<Power>(40800),
+                               in<Time>(14 * Year))
+                      .value() *
+                  H,
+              3.9922, 0.0001);
+  EXPECT_EQ(formula(FormulaId::OwnershipCostRate).Result.str(), "USD/s");
+}
+
 TEST(Capital, ElectricityBillOfARun) {
   // 1,287 MWh at USD 0.08/kWh: 1,287,000 x 0.08 = USD 102,960.
   using namespace mlsc::q;

@@ -103,7 +103,8 @@ std::string csv(const std::string &S) {
 }
 
 void printText(const std::vector<AuditRecord> &Records,
-               const std::string &Cutoff, llvm::raw_ostream &OS) {
+               const std::string &Cutoff, const std::string &PriceCutoff,
+               llvm::raw_ostream &OS) {
   for (const AuditRecord &R : Records) {
     OS << R.File << ":" << R.Line << "  " << R.EntityKind << " " << R.Entity
        << "." << R.Field << " = " << R.Display;
@@ -118,7 +119,8 @@ void printText(const std::vector<AuditRecord> &Records,
   AuditSummary S = summarize(Records);
   OS << S.Values << " values: " << S.Unsourced << " without a source, "
      << S.Derived << " derived, " << S.Estimates << " estimates, " << S.Stale
-     << " with a source not verified since " << Cutoff << "\n";
+     << " with a source not verified since " << Cutoff << ", " << S.StalePrices
+     << " prices undated or published before " << PriceCutoff << "\n";
 }
 
 void printCSV(const std::vector<AuditRecord> &Records, llvm::raw_ostream &OS) {
@@ -165,6 +167,7 @@ void printJSON(const std::vector<AuditRecord> &Records, llvm::raw_ostream &OS) {
             J.attribute("title", R.Source->Title);
             stringOrNull(J, "url", R.Source->Url);
             stringOrNull(J, "verified", R.Source->Verified);
+            stringOrNull(J, "published", R.Source->Published);
           });
         else
           J.attribute("source", nullptr);
@@ -172,6 +175,7 @@ void printJSON(const std::vector<AuditRecord> &Records, llvm::raw_ostream &OS) {
           J.attribute("derived_from", R.DerivedFrom);
         J.attribute("estimate", R.Estimate);
         J.attribute("stale", R.Stale);
+        J.attribute("stale_price", R.StalePrice);
       });
   });
   OS << "\n";
@@ -185,26 +189,30 @@ int auditCommand(const DriverOptions &O) {
     return InputErrors;
   // The options table checked that --as-of is a date.
   std::string AsOf = O.AsOf.empty() ? today() : O.AsOf;
-  // The same day --max-age-years earlier; 29 February becomes the 28th in
-  // a year without it.
-  int Year = std::max(0, std::stoi(AsOf.substr(0, 4)) - O.MaxAgeYears);
-  unsigned Month = std::stoi(AsOf.substr(5, 2));
-  unsigned Day = std::min<unsigned>(std::stoi(AsOf.substr(8, 2)),
-                                    daysInMonth(Year, Month));
-  std::string Cutoff = fmt::format("{:04}-{:02}-{:02}", Year, Month, Day);
+  // The same day N years earlier; 29 February becomes the 28th in a year
+  // without it.
+  auto yearsBefore = [&](int N) {
+    int Year = std::max(0, std::stoi(AsOf.substr(0, 4)) - N);
+    unsigned Month = std::stoi(AsOf.substr(5, 2));
+    unsigned Day = std::min<unsigned>(std::stoi(AsOf.substr(8, 2)),
+                                      daysInMonth(Year, Month));
+    return fmt::format("{:04}-{:02}-{:02}", Year, Month, Day);
+  };
+  std::string Cutoff = yearsBefore(O.MaxAgeYears);
+  std::string PriceCutoff = yearsBefore(O.MaxPriceAgeYears);
   std::vector<AuditRecord> Records;
   // A file that does not compile is still audited as far as it was read.
   bool Errors = !compileEach(
       O, Files, [&](Compilation &C, bool, const std::string &Shown) {
         collectAudit(C.Program, C.SM, C.Program.MainBufferId, Shown, Cutoff,
-                     Records);
+                     PriceCutoff, Records);
       });
   if (O.Format == OutputFormat::Json)
     printJSON(Records, llvm::outs());
   else if (O.Format == OutputFormat::Csv)
     printCSV(Records, llvm::outs());
   else
-    printText(Records, Cutoff, llvm::outs());
+    printText(Records, Cutoff, PriceCutoff, llvm::outs());
   if (Errors)
     return InputErrors;
   return summarize(Records).Unsourced ? CheckFailed : Success;

@@ -51,6 +51,7 @@ struct DriverOptions {
   bool Leaves = false; ///< explain --leaves
   std::vector<std::string> AuditPaths;
   int MaxAgeYears = 2;
+  int MaxPriceAgeYears = 1;
   std::string AsOf; ///< YYYY-MM-DD; default today (UTC)
   std::string Emit = "ir";
   bool Verify = false;

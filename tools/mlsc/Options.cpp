@@ -177,6 +177,11 @@ int apply(const OptionInfo &Opt, const std::string &V, DriverOptions &O) {
         O.MaxAgeYears < 0 || O.MaxAgeYears > 100)
       return bad("--max-age-years needs a whole number of years, 0-100");
     return -1;
+  case OptionId::MaxPriceAgeYears:
+    if (llvm::StringRef(V).getAsInteger(10, O.MaxPriceAgeYears) ||
+        O.MaxPriceAgeYears < 0 || O.MaxPriceAgeYears > 100)
+      return bad("--max-price-age-years needs a whole number of years, 0-100");
+    return -1;
   case OptionId::Emit:
     if (V != "tokens" && V != "ast" && V != "ir" && V != "graph")
       return bad(fmt::format("unknown --emit kind `{}`; expected tokens, ast, "

@@ -192,6 +192,19 @@ void printSiteRows(const ScenarioResult &R, llvm::raw_ostream &OS) {
      "IT energy x the site's WUE [wall 18]");
   at(M::TrainingEnergyCost, "electricity cost",
      "training energy x the site's electricity price [wall 17]");
+  at(M::Capex, "capex",
+     "nodes x node price / (1 - the network's share) [wall 17]");
+  at(M::CostPerHour, "cost per hour",
+     R.has(M::Capex) ? "hardware amortised and maintained, facility "
+                       "amortised, electricity [wall 17]"
+                     : "the nodes' rent [wall 17]");
+  at(M::CostPerDeviceHour, "per device-hour", "[wall 17]");
+  at(M::TrainingCost, "training cost",
+     R.has(M::TimeToTrainWithFailures)
+         ? "cost per hour x time to train with failures [wall 17]"
+         : "cost per hour x time to train [wall 17]");
+  at(M::CostPerMtok, "cost per Mtok",
+     "cost per hour over the tokens served an hour, per million [wall 17]");
 }
 
 /// "batch time 26.98 ms ..." and the binding wall of a batch step.
