@@ -48,6 +48,8 @@ enum class Applies : uint8_t {
   All,
   /// A training run given an optional input (a storage to checkpoint to).
   TrainingOnInput,
+  /// A system of nodes (not a bare accelerator)
+  OnNode,
   /// A system whose cost is known: a site (or a rental price)
   Priced,
   /// A system at a site (a cluster's `site`): absent without one, which

@@ -94,7 +94,7 @@ ScenarioResult scenarioResult(const Evaluator &E, llvm::SourceMgr &SM) {
     R.Binding = bindingWall(E);
   // Carbon and water need a site; costs a site and prices, or a rent.
   if (!R.has(MetricId::FacilityPower))
-    R.Missing.push_back({"carbon and water",
+    R.Missing.push_back({"operational carbon and water",
                          "the system has no site (give a cluster a `site`)"});
   if (!R.has(MetricId::CostPerHour))
     R.Missing.push_back(

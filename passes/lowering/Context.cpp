@@ -467,6 +467,7 @@ void LoweringContext::finishMetrics() {
       Applies = true;
       break;
     case mlsc::Applies::TokensOnInput:
+    case mlsc::Applies::OnNode:
     case mlsc::Applies::Priced:
     case mlsc::Applies::OnSite:
     case mlsc::Applies::TrainingOnInput:

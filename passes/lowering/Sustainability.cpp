@@ -74,6 +74,14 @@ bool lowerEnergy(LoweringContext &Ctx) {
     B.publish(MetricId::FacilityPower,
               B.apply(FormulaId::FacilityPower, {Power, *PUE}, ""));
   }
+  // Embodied carbon: the devices' manufacturing over the node's life.
+  std::optional<NodeId> Embodied;
+  if (Sys.Node)
+    Embodied = B.apply(FormulaId::EmbodiedCarbonRate,
+                       {Sys.Devices,
+                        Ctx.orDefault(*Sys.Accel, DefaultId::EmbodiedCarbon),
+                        Ctx.orDefault(*Sys.Node, DefaultId::NodeLife)},
+                       "");
   // Per token or sample: operational carbon and water at the site.
   auto perUnit = [&](NodeId Energy, MetricId Carbon, MetricId Water) {
     if (!Site)
@@ -95,12 +103,21 @@ bool lowerEnergy(LoweringContext &Ctx) {
     NodeId PerToken = B.apply(FormulaId::EnergyPerToken, {Power, Served}, "");
     B.publish(MetricId::EnergyPerToken, PerToken);
     perUnit(PerToken, MetricId::CarbonPerToken, MetricId::WaterPerToken);
+    if (Embodied)
+      B.publish(MetricId::EmbodiedCarbonPerToken,
+                B.op(Op::Div, {*Embodied, Served}));
   }
   // A training run: its IT energy, at the site's meter (PUE), its carbon,
   // water and electricity bill.
   if (std::optional<NodeId> Run = G.find(MetricId::TimeToTrain)) {
     NodeId IT = B.op(Op::Mul, {Power, *Run});
     B.label(IT, "training_it_energy");
+    if (Embodied) {
+      // The hardware is held for the run's wall time, failures included.
+      std::optional<NodeId> Held = G.find(MetricId::TimeToTrainWithFailures);
+      B.publish(MetricId::TrainingEmbodiedCarbon,
+                B.op(Op::Mul, {*Embodied, Held ? *Held : *Run}));
+    }
     if (!Site) {
       B.publish(MetricId::TrainingEnergy, IT);
       return true;

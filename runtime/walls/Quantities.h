@@ -99,6 +99,7 @@ using CarbonIntensity = Per<Mass, Energy>;
 using WaterIntensity = Per<Volume, Energy>;
 using EnergyPrice = Per<Money, Energy>;
 using MoneyRate = Per<Money, Time>;
+using MassRate = Per<Mass, Time>;
 using MoneyPerPower = Per<Money, Power>;
 
 /// A quantity of type Q holding \p SI (in base units).

@@ -53,4 +53,8 @@ Mass operationalCarbon(Energy Facility, CarbonIntensity Grid) {
 
 Volume waterUse(Energy IT, WaterIntensity WUE) { return IT * WUE; }
 
+MassRate embodiedCarbonRate(Number Devices, Mass PerDevice, Time Life) {
+  return Devices * PerDevice / Life;
+}
+
 } // namespace mlsc::walls

@@ -223,6 +223,17 @@ TEST(Checkpoint, YoungAndDalyAsPublished) {
       2.464e12);
 }
 
+TEST(Energy, EmbodiedCarbonAmortised) {
+  // Chien et al.'s 318 kgCO2e per A100 over 5 years (43,800 h): 318,000 g
+  // / 43,800 h = 7.26 g per GPU-hour (validation/COST-SOURCES.md C51).
+  using namespace mlsc::q;
+  const double H = 3600, Year = 365 * 86400.0;
+  MassRate R =
+      embodiedCarbonRate(in<Number>(1), in<Mass>(318), in<Time>(5 * Year));
+  EXPECT_NEAR(R.value() * H * 1000, 7.260, 0.001);
+  EXPECT_EQ(formula(FormulaId::EmbodiedCarbonRate).Result.str(), "kg/s");
+}
+
 TEST(Capital, OwnedClusterByHand) {
   using namespace mlsc::q;
   const double H = 3600, Year = 365 * 86400.0;

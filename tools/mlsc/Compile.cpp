@@ -110,6 +110,8 @@ const char *appliesWord(Applies A) {
     return "every workload";
   case Applies::TrainingOnInput:
     return "training, given its input";
+  case Applies::OnNode:
+    return "a system of nodes";
   case Applies::Priced:
     return "a system with a site or a rental price";
   case Applies::OnSite:

@@ -182,12 +182,20 @@ void printSiteRows(const ScenarioResult &R, llvm::raw_ostream &OS) {
   at(M::CarbonPerSample, "carbon per sample",
      "energy per sample x PUE x the grid's intensity (location-based) "
      "[wall 18]");
+  at(M::EmbodiedCarbonPerToken,
+     R.has(M::CarbonPerToken) ? "  embodied" : "embodied carbon",
+     "making the devices, amortised over the node's life, per token "
+     "[wall 18]");
   at(M::WaterPerToken, "water per token",
      "energy per token x the site's WUE [wall 18]");
   at(M::TrainingCarbon, "training carbon",
      "training energy x the grid's intensity (location-based) [wall 18]");
   at(M::TrainingCarbonMarket, "  market-based",
      "training energy x the site's market-based intensity [wall 18]");
+  at(M::TrainingEmbodiedCarbon,
+     R.has(M::TrainingCarbon) ? "  embodied" : "embodied carbon",
+     "making the devices, amortised over the node's life, for the run's "
+     "time [wall 18]");
   at(M::TrainingWater, "training water",
      "IT energy x the site's WUE [wall 18]");
   at(M::TrainingEnergyCost, "electricity cost",
