@@ -208,6 +208,8 @@ struct TrainingState {
   /// 1 with full recomputation (each layer's forward runs again in the
   /// backward), else 0.
   NodeId FullRecompute;
+  /// DP-SGD (wall 20): 0 none, 1 naive, 2 ghost, 3 book-keeping.
+  NodeId DpSgd;
   /// 8-bit math: the GEMMs' operands are cast from 16 bits.
   bool Fp8 = false;
   /// The fabrics: the node's (scale-up) and the scale-out one, NodeRanks

@@ -284,6 +284,9 @@ bool lowerTrainingInputs(LoweringContext &Ctx) {
       Ctx.choice(W, "sequence_parallel", 0, "1: sequence parallelism, 0: none");
   T.Recompute = Ctx.choice(W, "recompute", 0,
                            "0: no recomputation, 1: selective, 2: full");
+  T.DpSgd = Ctx.choice(W, "dp_sgd", 0,
+                       "0: no DP-SGD, 1: naive, 2: ghost clipping, 3: "
+                       "book-keeping");
   // 1 with full recomputation, else 0: one more forward pass.
   T.FullRecompute =
       B.op(Op::Max, {B.op(Op::Sub, {T.Recompute, B.constant(1, "selective")}),

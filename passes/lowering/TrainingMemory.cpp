@@ -120,6 +120,12 @@ bool lowerTrainingMemory(LoweringContext &Ctx) {
   NodeId Memory =
       B.op(Op::Add, {B.op(Op::Add, {B.op(Op::Add, {Weights, Grads}), Opt}),
                      Activations});
+  // Wall 20: naive DP-SGD's per-sample gradients.
+  NodeId PerSample =
+      B.apply(FormulaId::PerSampleGradientBytes,
+              {T.DpSgd, T.MicroBatch, T.StageParams, T.GradBytes}, "");
+  B.publish(MetricId::PerSampleGradientsPerDevice, PerSample);
+  Memory = B.op(Op::Add, {Memory, PerSample});
   // Buffers (communication buckets, workspaces) when the workload gives
   // them.
   if (std::optional<NodeId> Buffers =

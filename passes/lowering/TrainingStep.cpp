@@ -298,6 +298,14 @@ bool lowerTrainingStep(LoweringContext &Ctx) {
       B.apply(FormulaId::MemoryTime, {OptBytes, T.BW, T.EtaMem}, "");
 
   NodeId Step = B.op(Op::Add, {B.op(Op::Add, {Pipeline, DpComm}), OptTime});
+  // Wall 20: DP-SGD's measured slowdown of the whole step.
+  NodeId Slowdown = B.apply(FormulaId::DpSgdSlowdown,
+                            {T.DpSgd, Ctx.orDefault(W, DefaultId::DpSgdNaive),
+                             Ctx.orDefault(W, DefaultId::DpSgdGhost),
+                             Ctx.orDefault(W, DefaultId::DpSgdBookkeeping)},
+                            "");
+  B.publish(MetricId::DpSgdSlowdownFactor, Slowdown);
+  Step = B.op(Op::Mul, {Step, Slowdown});
   B.publish(MetricId::StepTime, Step);
 
   // The phase's parts: they add up to the step; the largest binds.

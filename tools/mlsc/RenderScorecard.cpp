@@ -521,10 +521,15 @@ void printTrainingLevels(const ScenarioResult &R, llvm::raw_ostream &OS) {
       "[wall 2: memory capacity]");
   row(OS, "  made of",
       fmt::format("{} weights + {} gradients + {} optimizer state + {} "
-                  "activations{}",
+                  "activations{}{}",
                   show(R, M::WeightsPerDevice), show(R, M::GradientsPerDevice),
                   show(R, M::OptimizerPerDevice),
                   show(R, M::ActivationsPerDevice),
+                  R.has(M::PerSampleGradientsPerDevice) &&
+                          R[M::PerSampleGradientsPerDevice] > 0
+                      ? " + " + show(R, M::PerSampleGradientsPerDevice) +
+                            " per-sample gradients (DP-SGD)"
+                      : std::string(),
                   R.has(M::RuntimeReserve)
                       ? " + " + show(R, M::RuntimeReserve) + " buffers"
                       : std::string(" (buffers not counted: "
@@ -580,6 +585,15 @@ void printTrainingLevels(const ScenarioResult &R, llvm::raw_ostream &OS) {
   row(OS, "  pipeline bubble", show(R, P, PM::BubbleTime),
       fmt::format("(pp - 1) / (vp x micro-batches) = {}% of the ideal step",
                   formatNumber(100 * R[M::BubbleFraction])));
+  if (R.has(M::DpSgdSlowdownFactor) && R[M::DpSgdSlowdownFactor] != 1) {
+    double S = R[M::DpSgdSlowdownFactor];
+    row(OS, "  DP-SGD",
+        formatQuantity(R[M::StepTime] * (1 - 1 / S),
+                       Dimension::base(BaseDim::Time)),
+        fmt::format("the step x {}: per-example clipping and noise "
+                    "(the implementation's measured slowdown) [wall 20]",
+                    formatNumber(S)));
+  }
   row(OS, "MFU", formatNumber(100 * R[M::Mfu]) + "%",
       fmt::format("model FLOPs at {} per device; {}",
                   show(R, M::ModelFlopsPerDevice),
