@@ -153,6 +153,12 @@ struct DecoderState {
   /// replicas (Replicas is then the decode pool's).
   std::optional<NodeId> PrefillReplicas;
   std::optional<NodeId> Arrival;
+  /// Sequences arriving: the workload's arrival x its reasoning samples
+  /// (wall 12), when it gives an arrival rate.
+  std::optional<NodeId> SeqArrival;
+  /// Wall 12: the samples per answer and the thinking tokens each decodes
+  /// before its `output` (none when the workload does not reason).
+  std::optional<NodeId> Samples, Thinking;
   /// The rate of the other requests' prefills at a replica, lambda /
   /// replicas x (B - 1)/B, when a colocated replica batches continuously
   /// under an arrival rate: they interfere with its decode (wall 4) and

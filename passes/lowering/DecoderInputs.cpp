@@ -101,6 +101,22 @@ bool lowerDecoderInputs(LoweringContext &Ctx) {
   D.Batch = Ctx.orDefault(W, DefaultId::Batch);
   D.Prompt = Ctx.required(W, "prompt", "the prefill length");
   D.Output = Ctx.required(W, "output", "the decode length");
+  // Wall 12: a reasoning model decodes its thinking tokens before the
+  // answer, and an answer may take several samples (self-consistency,
+  // best-of-N), each a sequence of its own.
+  D.Thinking = Ctx.field(W, "reasoning.tokens");
+  D.Samples = Ctx.field(W, "reasoning.samples");
+  if (D.Thinking) {
+    D.Output = B.op(Op::Add, {D.Output, *D.Thinking});
+    B.label(D.Output, "decoded_tokens_per_sequence");
+  }
+  if (std::optional<NodeId> Arrival = Ctx.field(W, "arrival")) {
+    D.SeqArrival = *Arrival;
+    if (D.Samples) {
+      D.SeqArrival = B.op(Op::Mul, {*Arrival, *D.Samples});
+      B.label(*D.SeqArrival, "sequence_arrival");
+    }
+  }
   D.TP = Ctx.orDefault(W, DefaultId::TP);
   D.PP = Ctx.orDefault(W, DefaultId::PP);
   D.EP = D.Moe ? Ctx.orDefault(W, DefaultId::EP)

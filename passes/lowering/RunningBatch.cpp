@@ -99,7 +99,7 @@ bool lowerRunningBatch(LoweringContext &Ctx) {
   // the other requests' prefills, arriving at lambda / replicas x (B - 1) /
   // B (a request's own prefill precedes its decode; a lone slot sees none),
   // take time from its decode iterations.
-  NodeId Arrival = *Ctx.field(W, "arrival");
+  NodeId Arrival = *D.SeqArrival;
   NodeId PerReplica = B.op(Op::Div, {Arrival, D.Replicas});
   B.label(PerReplica, "arrival_per_replica");
   const bool Colocated = !Ctx.entity(W, "disaggregation.fabric");

@@ -81,7 +81,7 @@ bool lowerRequests(LoweringContext &Ctx) {
   // A request's TPOT as benchmarks report it, (E2E - TTFT) / (output - 1):
   // without other requests' prefills every gap is a decode step.
   NodeId TpotP50 = D.TPOT, TpotP99 = D.TPOT;
-  std::optional<NodeId> Arrival = Ctx.field(W, "arrival");
+  std::optional<NodeId> Arrival = D.SeqArrival;
   if (D.OtherPrefills) {
     NodeId Rate = *D.OtherPrefills;
     NodeId Extra = D.Chunk ? RequestPrefill : D.PrefillShare;
@@ -198,7 +198,7 @@ bool lowerRequests(LoweringContext &Ctx) {
   B.publish(MetricId::SystemThroughput, System);
   // One output token is the prefill's: no decode step runs, and the
   // prefill is what binds.
-  if (Ctx.foldedNumber(W, "output") <= 1)
+  if (Ctx.foldedNumber(W, "output") <= 1 && !D.Thinking)
     B.G.MainPhase = D.Static ? PhaseId::Prefill : PhaseId::RequestPrefill;
   D.FirstToken = FirstToken;
   D.MeanTPOT = MeanTPOT;

@@ -252,6 +252,24 @@ TEST(Safety, DpSgdByImplementation) {
       perSampleGradientBytes(N(2), N(32), N(7.6e6), in<Bytes>(4)).value(), 0);
 }
 
+TEST(Reasoning, AnswerTokensAndLatency) {
+  using namespace mlsc::q;
+  // Self-consistency with 40 samples (Wang et al.) of 2,200 thinking and
+  // 200 answer tokens: 40 x 2,400 = 96,000 tokens an answer.
+  EXPECT_DOUBLE_EQ(
+      tokensPerAnswer(in<Number>(40), in<Tokens>(2200), in<Tokens>(200))
+          .value(),
+      96000);
+  // 20 ms to the first token, then 2,399 more at 10 ms: 24.01 s.
+  EXPECT_NEAR(
+      answerLatency(in<Time>(0.020), in<Tokens>(2400), in<Time>(0.010)).value(),
+      24.01, 1e-12);
+  // A one-token answer is its first token.
+  EXPECT_DOUBLE_EQ(
+      answerLatency(in<Time>(0.020), in<Tokens>(1), in<Time>(0.010)).value(),
+      0.020);
+}
+
 TEST(Capital, OwnedClusterByHand) {
   using namespace mlsc::q;
   const double H = 3600, Year = 365 * 86400.0;

@@ -1,0 +1,47 @@
+//===- Reasoning.cpp - Wall 12: what an answer costs ----------------------===//
+//
+// A reasoning workload decodes `reasoning.tokens` thinking tokens before
+// each answer and may take `reasoning.samples` samples per answer: the
+// inputs step already lengthened every sequence and multiplied the
+// arrival rate; here an answer's tokens, latency, energy and cost.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/lowering/Steps.h"
+
+namespace mlsc {
+
+using graph::Op;
+
+bool lowerReasoning(LoweringContext &Ctx) {
+  DecoderState &D = Ctx.Decoder;
+  GraphBuilder &B = Ctx.B;
+  graph::Graph &G = B.G;
+  if (!D.Thinking && !D.Samples)
+    return true;
+  const ir::Entity &W = *Ctx.Workload;
+  NodeId Samples =
+      D.Samples ? *D.Samples : B.constant(1, "one sample an answer");
+  NodeId Thinking =
+      D.Thinking ? *D.Thinking : Ctx.none("tok", "0 tok", "no thinking");
+  NodeId Output = Ctx.required(W, "output", "the decode length");
+  NodeId Tokens =
+      B.apply(FormulaId::TokensPerAnswer, {Samples, Thinking, Output}, "");
+  B.publish(MetricId::TokensPerAnswer, Tokens);
+  B.publish(MetricId::AnswerLatency,
+            B.apply(FormulaId::AnswerLatency,
+                    {D.FirstToken, D.Output, D.MeanTPOT}, ""));
+  if (std::optional<NodeId> PerToken = G.find(MetricId::EnergyPerToken))
+    B.publish(MetricId::EnergyPerAnswer, B.op(Op::Mul, {*PerToken, Tokens}));
+  if (std::optional<NodeId> PerMtok = G.find(MetricId::CostPerMtok)) {
+    graph::LeafOrigin O;
+    O.Spelling = "1e6 tok";
+    O.Notes.push_back("cost per million tokens");
+    NodeId Million = B.leaf(1e6, Ctx.unit("tok"), std::move(O));
+    B.publish(MetricId::CostPerAnswer,
+              B.op(Op::Mul, {B.op(Op::Div, {*PerMtok, Million}), Tokens}));
+  }
+  return true;
+}
+
+} // namespace mlsc
