@@ -270,6 +270,31 @@ TEST(Reasoning, AnswerTokensAndLatency) {
       0.020);
 }
 
+TEST(MultiTenant, ErlangCWaitAllenCunneen) {
+  using namespace mlsc::q;
+  // M/M/1 at rho = 0.5 with S = 1 h: C = rho, W_q = rho / (1 - rho) x S =
+  // 1 h; all alike (M/D/1, cs = 0) half of it, Pollaczek-Khinchine's 0.5 h.
+  const double H = 3600;
+  RequestRate L = in<RequestRate>(0.5 / H);
+  Time S = in<Time>(H);
+  Number LogC = logErlangCOf(L, S, in<Number>(1));
+  EXPECT_NEAR(jobQueueWait(LogC, L, S, in<Number>(1), in<Number>(1)).value(), H,
+              1e-6);
+  EXPECT_NEAR(jobQueueWait(LogC, L, S, in<Number>(1), in<Number>(0)).value(),
+              0.5 * H, 1e-6);
+  // 8 slots at 5.8767 Erlangs: C = 0.32883, W_q = 0.32883 x S / 2.1233.
+  RequestRate L8 = in<RequestRate>(5.876666666666666 / H);
+  Number LogC8 = logErlangCOf(L8, S, in<Number>(8));
+  EXPECT_NEAR(std::exp(LogC8.value()), 0.328829, 1e-6);
+  EXPECT_NEAR(jobQueueWait(LogC8, L8, S, in<Number>(8), in<Number>(1)).value() /
+                  H,
+              0.328829 / (8 - 5.876666666666666), 1e-6);
+  // Past its slots the queue grows without bound.
+  EXPECT_TRUE(std::isinf(jobQueueWait(LogC, in<RequestRate>(2 / H), S,
+                                      in<Number>(1), in<Number>(1))
+                             .value()));
+}
+
 TEST(Capital, OwnedClusterByHand) {
   using namespace mlsc::q;
   const double H = 3600, Year = 365 * 86400.0;
