@@ -295,6 +295,30 @@ TEST(MultiTenant, ErlangCWaitAllenCunneen) {
                              .value()));
 }
 
+TEST(Ingestion, TokenBytesAndStalls) {
+  using namespace mlsc::q;
+  // GPT-2's 50,257 ids fit 2 bytes; Llama 3's 128,256 need 4.
+  EXPECT_DOUBLE_EQ(tokenIdBytes(in<Number>(50257)).value(), 2);
+  EXPECT_DOUBLE_EQ(tokenIdBytes(in<Number>(128256)).value(), 4);
+  // 8 V100s training ResNet-50 at 8,322 images/s x 114 kB = 0.949 GB/s
+  // (DATA-TENANCY-SOURCES.md D53) from a 530 MB/s SATA SSD: 1 - 0.530 /
+  // 0.949 = 0.441 of the time stalled.
+  EXPECT_NEAR(
+      ingestionStall(in<Bandwidth>(8322 * 114e3), in<Bandwidth>(530e6)).value(),
+      1 - 530e6 / (8322 * 114e3), 1e-12);
+  EXPECT_DOUBLE_EQ(
+      ingestionStall(in<Bandwidth>(1e9), in<Bandwidth>(2e9)).value(), 0);
+  // 1,040 images/s a V100 at 300 a core: 3.47 cores (Mohan et al.: 3-4);
+  // with 3 cores, 1 - 900 / 1,040 = 0.135 stalled.
+  EXPECT_NEAR(
+      preprocessCores(in<SampleRate>(1040), in<SampleRate>(300)).value(),
+      3.4667, 1e-4);
+  EXPECT_NEAR(
+      preprocessStall(in<SampleRate>(1040), in<Number>(3), in<SampleRate>(300))
+          .value(),
+      1 - 900.0 / 1040, 1e-12);
+}
+
 TEST(Capital, OwnedClusterByHand) {
   using namespace mlsc::q;
   const double H = 3600, Year = 365 * 86400.0;
