@@ -617,6 +617,13 @@ private:
     Q.Vars.push_back(std::move(V));
   }
 
+  /// The leaf field \p Final lowered to, and whether it is one.
+  template <class FinalField>
+  LeafStatus leafOf(const FinalField &Final, graph::NodeId &Leaf) {
+    return Final ? L->leafFor(*Final->first, Final->second, Leaf)
+                 : LeafStatus::Unread;
+  }
+
   /// `w.recompute in [none, full]`, `w.sequence_parallel in [true,
   /// false]`: each option sets the choice's leaf to the symbol's position
   /// (or the flag's 0 or 1) and is shown by name.
@@ -633,8 +640,7 @@ private:
     }
     auto Final = finalField(Ref);
     graph::NodeId Leaf;
-    LeafStatus Status = Final ? L->leafFor(*Final->first, Final->second, Leaf)
-                              : LeafStatus::Unread;
+    LeafStatus Status = leafOf(Final, Leaf);
     const graph::Node *N =
         Status == LeafStatus::Leaf ? &G->node(Leaf) : nullptr;
     if (!N || N->Origin >= G->Origins.size() || !G->Origins[N->Origin].Choice) {
@@ -735,8 +741,7 @@ private:
     }
     auto Final = finalField(Ref);
     graph::NodeId Leaf;
-    LeafStatus Status = Final ? L->leafFor(*Final->first, Final->second, Leaf)
-                              : LeafStatus::Unread;
+    LeafStatus Status = leafOf(Final, Leaf);
     if (Status != LeafStatus::Leaf) {
       error(DiagKind::NotALeaf, Ref.Range,
             Status == LeafStatus::Derived

@@ -177,12 +177,17 @@ NodeId LoweringContext::orDefault(const ir::Entity &E, DefaultId Which) {
   return Id;
 }
 
-NodeId LoweringContext::none(const char *Unit, const char *Spelling,
-                             const char *Why) {
+NodeId LoweringContext::quantity(double SI, const char *Unit,
+                                 const char *Spelling, const char *Why) {
   LeafOrigin O;
   O.Spelling = Spelling;
   O.Notes.push_back(Why);
-  return B.leaf(0, unit(Unit), std::move(O));
+  return B.leaf(SI, unit(Unit), std::move(O));
+}
+
+NodeId LoweringContext::none(const char *Unit, const char *Spelling,
+                             const char *Why) {
+  return quantity(0, Unit, Spelling, Why);
 }
 
 std::optional<System> LoweringContext::system(const ir::Entity &SysE) {

@@ -268,6 +268,10 @@ public:
   /// means.
   NodeId choice(const ir::Entity &E, llvm::StringRef Path, double Default,
                 const char *Why);
+  /// A constant leaf of \p SI base units in \p Unit ("tok"), spelled as
+  /// written in \p Spelling, with why it has that value.
+  NodeId quantity(double SI, const char *Unit, const char *Spelling,
+                  const char *Why);
   /// A zero leaf in \p Unit with a note: "no ... is modelled".
   NodeId none(const char *Unit, const char *Spelling, const char *Why);
   /// Wall 3: the efficiency of a kernel class, or the workload's one

@@ -73,10 +73,8 @@ bool lowerCost(LoweringContext &Ctx) {
   if (Run)
     B.publish(MetricId::TrainingCost, B.op(Op::Mul, {*Rate, *Run}));
   if (std::optional<NodeId> Served = G.find(MetricId::ServedThroughput)) {
-    graph::LeafOrigin O;
-    O.Spelling = "1e6 tok";
-    O.Notes.push_back("cost per million tokens");
-    NodeId Million = B.leaf(1e6, Ctx.unit("tok"), std::move(O));
+    NodeId Million =
+        Ctx.quantity(1e6, "tok", "1e6 tok", "cost per million tokens");
     B.publish(MetricId::CostPerMtok,
               B.op(Op::Mul, {B.op(Op::Div, {*Rate, *Served}), Million}));
   }

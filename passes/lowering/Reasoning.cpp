@@ -34,10 +34,8 @@ bool lowerReasoning(LoweringContext &Ctx) {
   if (std::optional<NodeId> PerToken = G.find(MetricId::EnergyPerToken))
     B.publish(MetricId::EnergyPerAnswer, B.op(Op::Mul, {*PerToken, Tokens}));
   if (std::optional<NodeId> PerMtok = G.find(MetricId::CostPerMtok)) {
-    graph::LeafOrigin O;
-    O.Spelling = "1e6 tok";
-    O.Notes.push_back("cost per million tokens");
-    NodeId Million = B.leaf(1e6, Ctx.unit("tok"), std::move(O));
+    NodeId Million =
+        Ctx.quantity(1e6, "tok", "1e6 tok", "cost per million tokens");
     B.publish(MetricId::CostPerAnswer,
               B.op(Op::Mul, {B.op(Op::Div, {*PerMtok, Million}), Tokens}));
   }
