@@ -319,6 +319,26 @@ TEST(Ingestion, TokenBytesAndStalls) {
       1 - 900.0 / 1040, 1e-12);
 }
 
+TEST(Locality, BisectionByTopology) {
+  using namespace mlsc::q;
+  auto N = [](double V) { return in<Number>(V); };
+  Bandwidth B = in<Bandwidth>(400e9);
+  // A non-blocking fat tree of 64 nodes: 64 x 400 GB/s / 2 = 12.8 TB/s;
+  // at 7:1 oversubscription a seventh of it.
+  EXPECT_DOUBLE_EQ(bisectionBandwidth(N(1), N(64), B, N(1)).value(), 12.8e12);
+  EXPECT_NEAR(bisectionBandwidth(N(1), N(64), B, N(7)).value(), 12.8e12 / 7, 1);
+  // A 4 x 4 x 4 torus: the cut crosses 2 x 4^2 = 32 links of 400 / 6 GB/s.
+  EXPECT_NEAR(bisectionBandwidth(N(3), N(64), B, N(1)).value(), 32 * 400e9 / 6,
+              1);
+  // A balanced dragonfly (a = 2p = 2h): g = a h + 1 groups of a p = 2 h^2
+  // nodes, so N = a p g, about g^2; (g/2)^2 = N / 4 global channels of b
+  // cross the cut. A ring cuts 2 links of b / 2.
+  EXPECT_DOUBLE_EQ(bisectionBandwidth(N(4), N(64), B, N(1)).value(), 6.4e12);
+  EXPECT_DOUBLE_EQ(bisectionBandwidth(N(5), N(64), B, N(1)).value(), 400e9);
+  // One node has nothing to cut.
+  EXPECT_DOUBLE_EQ(bisectionBandwidth(N(1), N(1), B, N(1)).value(), 0);
+}
+
 TEST(Capital, OwnedClusterByHand) {
   using namespace mlsc::q;
   const double H = 3600, Year = 365 * 86400.0;
