@@ -243,6 +243,10 @@ public:
   const ir::Entity *Workload = nullptr, *Model = nullptr, *Precision = nullptr,
                    *SystemEntity = nullptr;
   std::optional<System> Sys;
+  /// Wall 10: the bisection bandwidth a device's traffic across the
+  /// cluster's halves gets (the bisection per node over its devices); an
+  /// all-to-all that leaves the node runs at most this fast.
+  std::optional<NodeId> BisectionPerDevice;
   WorkloadFamily Family = WorkloadFamily::DecoderInference;
   /// An input is missing or out of its domain: later steps stop.
   bool Failed = false;

@@ -3,7 +3,9 @@
 // The bandwidth across a cluster's narrowest cut, from its topology, its
 // nodes' scale-out bandwidth (a NIC of the node's `inter` fabric per
 // device, as DGX and HGX nodes have) and a fat tree's oversubscription.
-// Wall 14's collectives do not read it yet (docs/walls.md).
+// Wall 14's expert all-to-alls that leave a node run at most at a device's
+// share of it; rings and trees, whose traffic stays mostly within a pod
+// when the ranks are placed well, do not read it (docs/walls.md).
 //
 //===----------------------------------------------------------------------===//
 
@@ -36,11 +38,12 @@ bool lowerLocality(LoweringContext &Ctx) {
                Ctx.orDefault(Cluster, DefaultId::Oversubscription)},
               "");
   B.publish(MetricId::BisectionBandwidth, Bisection);
-  B.publish(
-      MetricId::BisectionPerNode,
-      B.op(Op::Div,
-           {Bisection, B.op(Op::Div, {Sys.Nodes, B.constant(2, "half the "
-                                                               "nodes")})}));
+  NodeId PerNodeShare = B.op(
+      Op::Div,
+      {Bisection, B.op(Op::Div, {Sys.Nodes, B.constant(2, "half the nodes")})});
+  B.publish(MetricId::BisectionPerNode, PerNodeShare);
+  Ctx.BisectionPerDevice = B.op(Op::Div, {PerNodeShare, *Sys.NodeDevices});
+  B.label(*Ctx.BisectionPerDevice, "bisection_per_device");
   return true;
 }
 

@@ -135,10 +135,14 @@ static PhaseTimes lowerPhaseTimes(LoweringContext &Ctx, PhaseId P,
       if (M.MoeImbalance)
         Routed = B.op(Op::Mul, {Routed, *M.MoeImbalance});
       B.label(Routed, Prefix + ".expert_routed_bytes");
+      // Across nodes, at most a device's share of the bisection (wall 10).
+      NodeId Across = M.InterBW;
+      if (Ctx.BisectionPerDevice)
+        Across = B.op(Op::Min, {M.InterBW, *Ctx.BisectionPerDevice});
       NodeId Layer =
           B.apply(FormulaId::ExpertAllToAllTime,
                   {Routed, *M.EP, M.ReplicaDevices, M.NodeRanks, *M.FabricBW,
-                   *M.FabricLatency, M.InterBW, M.InterLatency, M.EtaComm},
+                   *M.FabricLatency, Across, M.InterLatency, M.EtaComm},
                   "");
       NodeId AllToAll = B.op(Op::Mul, {M.MoeLayers, Layer});
       Pub(PM::ExpertAllToAllTime, AllToAll);

@@ -136,11 +136,15 @@ StageTimes stageTimes(LoweringContext &Ctx, NodeId Layers, bool Output,
                                ""),
                        T.Imbalance});
     B.label(Routed, "routed_bytes_per_microbatch");
-    NodeId PerLayer = B.apply(FormulaId::ExpertAllToAllTime,
-                              {Routed, T.EP, B.op(Op::Mul, {T.TP, T.EP}),
-                               T.NodeRanks, T.IntraBW, T.IntraLatency,
-                               T.InterBW, T.InterLatency, T.EtaComm},
-                              "");
+    // Across nodes, at most a device's share of the bisection (wall 10).
+    NodeId Across = T.InterBW;
+    if (Ctx.BisectionPerDevice)
+      Across = B.op(Op::Min, {T.InterBW, *Ctx.BisectionPerDevice});
+    NodeId PerLayer =
+        B.apply(FormulaId::ExpertAllToAllTime,
+                {Routed, T.EP, B.op(Op::Mul, {T.TP, T.EP}), T.NodeRanks,
+                 T.IntraBW, T.IntraLatency, Across, T.InterLatency, T.EtaComm},
+                "");
     NodeId MoeLayers = B.op(Op::Mul, {Layers, T.MoeShare});
     R.Ep = exposed(
         B.op(Op::Mul,
