@@ -9,8 +9,8 @@
 // slots. A system that trains draws a measured share of its nameplate
 // (`power.training`). At a site (a cluster's `site`): the facility's power
 // (PUE), operational carbon at the grid's intensity, water (WUE) and, for a
-// training run, its electricity bill. Embodied carbon is not lowered yet
-// (docs/walls.md).
+// training run, its electricity bill. On nodes, the devices' embodied
+// carbon amortised over the node's life (docs/walls.md).
 //
 //===----------------------------------------------------------------------===//
 

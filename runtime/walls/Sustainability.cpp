@@ -1,10 +1,11 @@
-//===- Sustainability.cpp - Wall 18 (part): power, energy, carbon, water --===//
+//===- Sustainability.cpp - Wall 18: power, energy, carbon, water ---------===//
 //
 // The Macro level's figures: the system's power draw at nameplate and at
-// the load, the energy per generated token, and at a site the facility's
-// power (PUE), operational carbon and water. Embodied carbon is not
-// modelled yet (docs/walls.md). Known answers: test/unit/WallsTest.cpp
-// (Energy.*), test/lit/quickstart.test and test/lit/eval/site-carbon.mls.
+// the load, the energy per generated token, at a site the facility's power
+// (PUE), operational carbon and water, and the devices' embodied carbon
+// amortised over their life (docs/walls.md). Known answers:
+// test/unit/WallsTest.cpp (Energy.*), test/lit/quickstart.test and
+// test/lit/eval/site-carbon.mls.
 //
 //===----------------------------------------------------------------------===//
 
