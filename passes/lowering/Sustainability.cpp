@@ -83,13 +83,14 @@ bool lowerEnergy(LoweringContext &Ctx) {
                         Ctx.orDefault(*Sys.Node, DefaultId::NodeLife)},
                        "");
   // Per token or sample: operational carbon and water at the site.
-  auto perUnit = [&](NodeId Energy, MetricId Carbon, MetricId Water) {
+  auto perUnit = [&](NodeId Energy, MetricId Carbon,
+                     std::optional<MetricId> Water) {
     if (!Site)
       return;
     NodeId AtMeter = B.op(Op::Mul, {Energy, *PUE});
     B.publish(Carbon, B.op(Op::Mul, {AtMeter, *Grid}));
-    if (WUE && Water != MetricId::Power)
-      B.publish(Water, B.op(Op::Mul, {Energy, *WUE}));
+    if (WUE && Water)
+      B.publish(*Water, B.op(Op::Mul, {Energy, *WUE}));
   };
   if (std::optional<NodeId> X = G.find(MetricId::SystemThroughput)) {
     // The tokens served: what arrives, up to the capacity.
@@ -141,7 +142,7 @@ bool lowerEnergy(LoweringContext &Ctx) {
   if (std::optional<NodeId> X = G.find(MetricId::SystemSampleThroughput)) {
     NodeId PerSample = B.op(Op::Div, {Power, *X});
     B.publish(MetricId::EnergyPerSample, PerSample);
-    perUnit(PerSample, MetricId::CarbonPerSample, MetricId::Power);
+    perUnit(PerSample, MetricId::CarbonPerSample, std::nullopt);
   }
   return true;
 }
