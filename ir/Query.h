@@ -85,6 +85,33 @@ struct Query {
   Anchor A; ///< anchor: the measurement (Report[0] is its metric)
 };
 
+/// A member of a fleet: a scenario of the main file, at its cluster's site.
+struct FleetMember {
+  std::string Scenario;
+  std::string Workload; ///< the workload's entity name
+  size_t Graph = 0;     ///< index into Compilation::Graphs
+  std::string System;   ///< the system's entity name
+  std::string Site;     ///< the cluster's site, "" for none
+  std::string Pool;     ///< the fleet cluster it takes nodes from, "" for none
+  double Nodes = 0;     ///< the cluster's nodes (0 for a node or accelerator)
+  llvm::SMRange Range;  ///< where the fleet lists it
+};
+
+/// A cluster a fleet owns, and the nodes its members take from it.
+struct FleetPool {
+  std::string Cluster, Site;
+  double Nodes = 0, Used = 0;
+};
+
+/// `fleet NAME { members { ... } clusters { ... } }`: scenarios judged
+/// together (docs/language.md, "Fleets").
+struct Fleet {
+  std::string Name;
+  llvm::SMRange NameRange;
+  std::vector<FleetMember> Members;
+  std::vector<FleetPool> Pools;
+};
+
 } // namespace mlsc::query
 
 #endif

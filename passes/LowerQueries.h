@@ -16,6 +16,12 @@ void lowerQueries(Compilation &C,
                   const std::vector<const ir::Entity *> &Scenarios,
                   std::vector<std::unique_ptr<LoweringContext>> &Contexts);
 
+/// Resolves the main file's fleets: their members against the graphs of
+/// \p Scenarios, their clusters' nodes against the members'
+/// (FleetOverCommitted).
+void lowerFleets(Compilation &C,
+                 const std::vector<const ir::Entity *> &Scenarios);
+
 } // namespace mlsc
 
 #endif

@@ -150,6 +150,7 @@ bool runLowerToGraph(Compilation &C) {
               A.Message);
   }
   lowerQueries(C, Scenarios, Contexts);
+  lowerFleets(C, Scenarios);
   return !C.Diags.hasErrors();
 }
 

@@ -66,6 +66,8 @@ struct Compilation {
   std::vector<graph::Graph> Graphs;
   /// The main file's solve and sweep blocks, resolved against those graphs.
   std::vector<query::Query> Queries;
+  /// The main file's fleets, their members resolved to those graphs.
+  std::vector<query::Fleet> Fleets;
   /// Where `--print-ir-after` output goes.
   llvm::raw_ostream *DumpStream = nullptr;
 };

@@ -112,6 +112,12 @@ std::string formatQuantity(double SI, const Dimension &D, bool IsBool) {
   std::string Symbol = D.str();
   // Masses in tonnes from a tonne up (143 t of CO2e, 1.2 kt), in grams
   // below a kilogram (0.12 g per token); volumes in litres.
+  // A rate of mass or volume reads best an hour: a fleet's CO2e and water.
+  if (Symbol == "kg/s")
+    return formatQuantity(SI * 3600, Dimension::base(BaseDim::Mass), false) +
+           "/h";
+  if (Symbol == "m^3/s")
+    return withPrefix(SI * 3600 * 1000, "L/h", true);
   if (Symbol == "kg" || Symbol.rfind("kg/", 0) == 0) {
     std::string Per = Symbol.substr(2);
     if (std::fabs(SI) >= 1000)

@@ -71,8 +71,12 @@ bool lowerEnergy(LoweringContext &Ctx) {
     PUE = Ctx.required(*Site, "pue", "the facility's power");
     Grid = Ctx.required(*Site, "carbon_intensity", "operational carbon");
     WUE = Ctx.field(*Site, "wue");
-    B.publish(MetricId::FacilityPower,
-              B.apply(FormulaId::FacilityPower, {Power, *PUE}, ""));
+    NodeId Facility = B.apply(FormulaId::FacilityPower, {Power, *PUE}, "");
+    B.publish(MetricId::FacilityPower, Facility);
+    // The same per hour, which a fleet sums by site.
+    B.publish(MetricId::CarbonRate, B.op(Op::Mul, {Facility, *Grid}));
+    if (WUE)
+      B.publish(MetricId::WaterRate, B.op(Op::Mul, {Power, *WUE}));
   }
   // Embodied carbon: the devices' manufacturing over the node's life.
   std::optional<NodeId> Embodied;

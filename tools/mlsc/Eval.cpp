@@ -37,6 +37,9 @@ int evalCommand(const DriverOptions &O,
     E.run();
     Results.push_back(scenarioResult(E, C->SM));
   }
+  std::vector<FleetResult> Fleets;
+  for (const query::Fleet &F : C->Fleets)
+    Fleets.push_back(fleetResult(F, Results));
   std::vector<FoldedAssert> Asserts = foldedAsserts(*C);
   llvm::raw_ostream &OS = llvm::outs();
   if (O.Format == OutputFormat::Json) {
@@ -46,6 +49,11 @@ int evalCommand(const DriverOptions &O,
         for (const ScenarioResult &R : Results)
           scorecardJSON(R, J);
       });
+      if (!Fleets.empty())
+        J.attributeArray("fleets", [&] {
+          for (const FleetResult &F : Fleets)
+            fleetJSON(F, J);
+        });
       J.attributeArray("asserts", [&] {
         for (const FoldedAssert &A : Asserts)
           J.object([&] {
@@ -62,6 +70,10 @@ int evalCommand(const DriverOptions &O,
     if (I)
       OS << "\n";
     printScorecard(Results[I], OS);
+  }
+  for (const FleetResult &F : Fleets) {
+    OS << "\n";
+    printFleet(F, OS);
   }
   if (!Asserts.empty())
     OS << (Results.empty() ? "" : "\n") << "Asserts\n";

@@ -10,6 +10,7 @@
 #ifndef MLSC_TOOLS_MLSC_RENDER_H
 #define MLSC_TOOLS_MLSC_RENDER_H
 
+#include "runtime/Fleet.h"
 #include "runtime/Result.h"
 
 #include "llvm/Support/JSON.h"
@@ -21,6 +22,10 @@ namespace mlsc::driver {
 /// `mlsc eval`: the three-level scorecard.
 void printScorecard(const ScenarioResult &R, llvm::raw_ostream &OS);
 void scorecardJSON(const ScenarioResult &R, llvm::json::OStream &J);
+
+/// `mlsc eval` of a file with fleets: a fleet's members, sites and totals.
+void printFleet(const FleetResult &F, llvm::raw_ostream &OS);
+void fleetJSON(const FleetResult &F, llvm::json::OStream &J);
 
 /// `mlsc explain`: the derivation of a value down to its literals.
 void printExplain(const Evaluator &E, graph::NodeId Node, llvm::SourceMgr &SM,
