@@ -247,6 +247,14 @@ public:
   /// cluster's halves gets (the bisection per node over its devices); an
   /// all-to-all that leaves the node runs at most this fast.
   std::optional<NodeId> BisectionPerDevice;
+  /// Wall 10's tiers, for wall 14: a fat tree's pod size and
+  /// oversubscription, and the latency of a path across the network's
+  /// diameter (an all-to-all's peers, a step between pods). None outside a
+  /// cluster with a scale-out fabric.
+  struct Tiers {
+    NodeId PodNodes, Oversubscription, FarLatency;
+  };
+  std::optional<Tiers> Network;
   WorkloadFamily Family = WorkloadFamily::DecoderInference;
   /// An input is missing or out of its domain: later steps stop.
   bool Failed = false;

@@ -139,11 +139,12 @@ static PhaseTimes lowerPhaseTimes(LoweringContext &Ctx, PhaseId P,
       NodeId Across = M.InterBW;
       if (Ctx.BisectionPerDevice)
         Across = B.op(Op::Min, {M.InterBW, *Ctx.BisectionPerDevice});
-      NodeId Layer =
-          B.apply(FormulaId::ExpertAllToAllTime,
-                  {Routed, *M.EP, M.ReplicaDevices, M.NodeRanks, *M.FabricBW,
-                   *M.FabricLatency, Across, M.InterLatency, M.EtaComm},
-                  "");
+      NodeId Layer = B.apply(
+          FormulaId::ExpertAllToAllTime,
+          {Routed, *M.EP, M.ReplicaDevices, M.NodeRanks, *M.FabricBW,
+           *M.FabricLatency, Across,
+           Ctx.Network ? Ctx.Network->FarLatency : M.InterLatency, M.EtaComm},
+          "");
       NodeId AllToAll = B.op(Op::Mul, {M.MoeLayers, Layer});
       Pub(PM::ExpertAllToAllTime, AllToAll);
       Comm = B.op(Op::Add, {Comm, AllToAll});

@@ -140,11 +140,12 @@ StageTimes stageTimes(LoweringContext &Ctx, NodeId Layers, bool Output,
     NodeId Across = T.InterBW;
     if (Ctx.BisectionPerDevice)
       Across = B.op(Op::Min, {T.InterBW, *Ctx.BisectionPerDevice});
-    NodeId PerLayer =
-        B.apply(FormulaId::ExpertAllToAllTime,
-                {Routed, T.EP, B.op(Op::Mul, {T.TP, T.EP}), T.NodeRanks,
-                 T.IntraBW, T.IntraLatency, Across, T.InterLatency, T.EtaComm},
-                "");
+    NodeId PerLayer = B.apply(
+        FormulaId::ExpertAllToAllTime,
+        {Routed, T.EP, B.op(Op::Mul, {T.TP, T.EP}), T.NodeRanks, T.IntraBW,
+         T.IntraLatency, Across,
+         Ctx.Network ? Ctx.Network->FarLatency : T.InterLatency, T.EtaComm},
+        "");
     NodeId MoeLayers = B.op(Op::Mul, {Layers, T.MoeShare});
     R.Ep = exposed(
         B.op(Op::Mul,
@@ -234,15 +235,31 @@ bool lowerTrainingStep(LoweringContext &Ctx) {
   NodeId DpComm = Zero;
   NodeId Group = B.op(Op::Mul, {T.DP, T.CP});
   if (T.HasFabric) {
+    // Wall 10's tiers: the pods the layout's nodes fill; a cluster without
+    // them (a node) is one pod.
+    NodeId Pods, Oversub, Far;
+    if (Ctx.Network) {
+      NodeId LayoutNodes =
+          B.op(Op::Ceil, {B.op(Op::Div, {T.Devices, T.NodeRanks})});
+      Pods =
+          B.op(Op::Ceil, {B.op(Op::Div, {LayoutNodes, Ctx.Network->PodNodes})});
+      B.label(Pods, "dp_pods");
+      Oversub = Ctx.Network->Oversubscription;
+      Far = Ctx.Network->FarLatency;
+    } else {
+      Pods = B.constant(1, "one pod: no cluster network");
+      Oversub = B.constant(1, "no oversubscribed tier");
+      Far = T.InterLatency;
+    }
     NodeId PeersInNode = B.op(
         Op::Max, {B.op(Op::Div, {T.NodeRanks, B.op(Op::Mul, {T.TP, T.CP})}),
                   B.constant(1, "at least the rank itself")});
-    NodeId Sync =
-        B.apply(FormulaId::DataParallelSyncTime,
-                {T.SharedStage, T.GradBytes, T.WeightBytes, T.Zero, Group,
-                 B.op(Op::Floor, {PeersInNode}), T.IntraBW, T.IntraLatency,
-                 T.InterBW, T.InterLatency, T.EtaComm},
-                "");
+    NodeId Sync = B.apply(FormulaId::DataParallelSyncTime,
+                          {T.SharedStage, T.GradBytes, T.WeightBytes, T.Zero,
+                           Group, B.op(Op::Floor, {PeersInNode}), Pods,
+                           T.IntraBW, T.IntraLatency, T.InterBW, T.InterLatency,
+                           Oversub, Far, T.EtaComm},
+                          "");
     if (T.Moe)
       Sync = B.op(
           Op::Add,
@@ -253,8 +270,8 @@ bool lowerTrainingStep(LoweringContext &Ctx) {
                     B.op(Op::Max,
                          {B.op(Op::Floor, {B.op(Op::Div, {PeersInNode, T.EP})}),
                           B.constant(1, "at least the rank itself")}),
-                    T.IntraBW, T.IntraLatency, T.InterBW, T.InterLatency,
-                    T.EtaComm},
+                    Pods, T.IntraBW, T.IntraLatency, T.InterBW, T.InterLatency,
+                    Oversub, Far, T.EtaComm},
                    "expert_sync_time")});
     // The gradients are final only in the last micro-batch's backward
     // pass, which is all a reduce can hide behind; a sharded optimizer's

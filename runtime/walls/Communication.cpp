@@ -9,7 +9,8 @@
 // collective over ranks in several nodes is hierarchical: rings in the
 // nodes, and across them on the scale-out fabric (Mikami et al. 2018); the
 // sends between pipeline stages cross the fabric their boundary is on.
-// Tree and in-switch (NVLink SHARP) algorithms are not modelled.
+// Across nodes the faster of a ring and NCCL's double binary tree; in-switch
+// reduction (NVLink SHARP) is not modelled.
 // Known answers: test/unit/CommunicationTest.cpp.
 //
 //===----------------------------------------------------------------------===//
@@ -40,6 +41,21 @@ Time ringReduceScatterTime(Bytes Message, Number Ranks, Bandwidth LinkBW,
   return ringAllGatherTime(Message, Ranks, LinkBW, Efficiency, Latency);
 }
 
+Time treeAllReduceTime(Bytes Message, Number Ranks, Bandwidth LinkBW,
+                       Number Efficiency, Time Latency) {
+  if (Ranks.value() <= 1)
+    return in<Time>(0);
+  return 2.0 * Message / (LinkBW * Efficiency) +
+         2.0 * std::log2(Ranks.value()) * Latency;
+}
+
+/// Across nodes NCCL runs the faster of its ring and its tree.
+static Time acrossNodes(Bytes Message, Number Nodes, Bandwidth BW,
+                        Number Efficiency, Time Latency) {
+  return std::min(ringAllReduceTime(Message, Nodes, BW, Efficiency, Latency),
+                  treeAllReduceTime(Message, Nodes, BW, Efficiency, Latency));
+}
+
 Bytes tensorParallelMessage(Number Batch, Tokens Length, Number Hidden,
                             Bytes ActivationPrecision) {
   return Batch * (Length / OneToken) * Hidden * ActivationPrecision;
@@ -55,8 +71,33 @@ Time hierarchicalAllReduceTime(Bytes Message, Number Ranks, Number NodeRanks,
   Number G = NodeRanks;
   Number Nodes = in<Number>(std::ceil((Ranks / G).value()));
   return ringReduceScatterTime(Message, G, IntraBW, Efficiency, IntraLatency) +
-         ringAllReduceTime(Message / G, Nodes, InterBW, Efficiency,
-                           InterLatency) +
+         acrossNodes(Message / G, Nodes, InterBW, Efficiency, InterLatency) +
+         ringAllGatherTime(Message, G, IntraBW, Efficiency, IntraLatency);
+}
+
+Time tieredAllReduceTime(Bytes Message, Number Ranks, Number NodeRanks,
+                         Number Pods, Bandwidth IntraBW, Time IntraLatency,
+                         Bandwidth InterBW, Time InterLatency,
+                         Number Oversubscription, Time CrossLatency,
+                         Number Efficiency) {
+  Number G = NodeRanks;
+  double Nodes = std::ceil((Ranks / G).value());
+  // A non-blocking network has no tier to cross: its rings keep their
+  // neighbours near (the one-switch latency) at the NIC's rate.
+  if (Pods.value() <= 1 || Nodes <= 1 || Oversubscription.value() <= 1)
+    return hierarchicalAllReduceTime(Message, Ranks, NodeRanks, IntraBW,
+                                     IntraLatency, InterBW, InterLatency,
+                                     Efficiency);
+  // The group's nodes spread evenly over the pods it spans.
+  double PerPod = std::max(1.0, std::floor(Nodes / Pods.value()));
+  Number Q = in<Number>(PerPod);
+  Number Across = in<Number>(std::ceil(Nodes / PerPod));
+  Bytes Shard = Message / G;
+  return ringReduceScatterTime(Message, G, IntraBW, Efficiency, IntraLatency) +
+         ringReduceScatterTime(Shard, Q, InterBW, Efficiency, InterLatency) +
+         acrossNodes(Shard / Q, Across, InterBW / Oversubscription, Efficiency,
+                     CrossLatency) +
+         ringAllGatherTime(Shard, Q, InterBW, Efficiency, InterLatency) +
          ringAllGatherTime(Message, G, IntraBW, Efficiency, IntraLatency);
 }
 
@@ -111,14 +152,16 @@ Number moeBusiestRankParams(Number Params, Number ActiveParams, Number Experts,
 
 Time dataParallelSyncTime(Number Params, Bytes GradientBytes, Bytes WeightBytes,
                           Number Stage, Number Ranks, Number NodeRanks,
-                          Bandwidth IntraBW, Time IntraLatency,
+                          Number Pods, Bandwidth IntraBW, Time IntraLatency,
                           Bandwidth InterBW, Time InterLatency,
+                          Number Oversubscription, Time CrossLatency,
                           Number Efficiency) {
   if (Ranks.value() <= 1)
     return in<Time>(0);
   auto allReduce = [&](Bytes M) {
-    return hierarchicalAllReduceTime(M, Ranks, NodeRanks, IntraBW, IntraLatency,
-                                     InterBW, InterLatency, Efficiency);
+    return tieredAllReduceTime(M, Ranks, NodeRanks, Pods, IntraBW, IntraLatency,
+                               InterBW, InterLatency, Oversubscription,
+                               CrossLatency, Efficiency);
   };
   Time Gradients = allReduce(Params * GradientBytes);
   if (Stage.value() < 1)

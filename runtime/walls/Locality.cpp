@@ -7,6 +7,7 @@
 
 #include "runtime/walls/Formulas.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace mlsc::walls {
@@ -14,7 +15,8 @@ namespace mlsc::walls {
 using namespace q;
 
 Bandwidth bisectionBandwidth(Number Topology, Number Nodes,
-                             Bandwidth NodeBandwidth, Number Oversubscription) {
+                             Bandwidth NodeBandwidth, Number Oversubscription,
+                             Number PodNodes) {
   double N = Nodes.value(), B = NodeBandwidth.value();
   if (N < 2)
     return in<Bandwidth>(0); // one node: nothing to cut
@@ -26,8 +28,40 @@ Bandwidth bisectionBandwidth(Number Topology, Number Nodes,
   case 5:
     return NodeBandwidth;
   default:
+    // One pod is non-blocking; the oversubscribed tier joins pods.
+    if (N <= PodNodes.value())
+      return in<Bandwidth>(N * B / 2);
     return in<Bandwidth>(N * B / (2 * Oversubscription.value()));
   }
+}
+
+Number networkDiameter(Number Topology, Number Nodes, Number NodeNics,
+                       Number Radix) {
+  double N = Nodes.value();
+  if (N <= 1)
+    return in<Number>(1);
+  switch (static_cast<int>(Topology.value())) {
+  case 0:
+    return in<Number>(1);
+  case 3: {
+    double K = std::round(std::cbrt(N));
+    return in<Number>(3 * std::floor(K / 2) + 1);
+  }
+  case 4:
+    return in<Number>(4);
+  case 5:
+    return in<Number>(std::floor(N / 2) + 1);
+  default: {
+    // The fewest tiers whose k-ary fat tree connects every NIC.
+    double E = N * NodeNics.value(), R = Radix.value();
+    double Tiers = E <= R ? 1 : E <= R * R / 2 ? 2 : E <= R * R * R / 4 ? 3 : 4;
+    return in<Number>(2 * Tiers - 1);
+  }
+  }
+}
+
+Time pathLatency(Time FabricLatency, Number Switches, Time SwitchLatency) {
+  return FabricLatency + std::max(Switches.value() - 1.0, 0.0) * SwitchLatency;
 }
 
 } // namespace mlsc::walls

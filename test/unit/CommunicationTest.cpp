@@ -132,6 +132,39 @@ TEST(CommunicationWall, TensorParallelAcrossNodesCrossesTheNetwork) {
                    2 * Hier.value());
 }
 
+TEST(CommunicationWall, TreeBeatsTheRingAcrossManyNodesForSmallMessages) {
+  using namespace mlsc::q;
+  // NCCL's double binary tree over 1,024 nodes, 50 GB/s NICs, 1 us, eta 1:
+  // 2 x 1 MB / 50 GB/s = 40 us + 2 log2(1024) = 20 latencies = 60 us; the
+  // ring pays 2 x 1,023 = 2,046 latencies, 2.046 ms, for about the same
+  // 40 us of bandwidth.
+  Bytes M = in<Bytes>(1e6);
+  Bandwidth B = in<Bandwidth>(50e9);
+  Time A = in<Time>(1e-6);
+  EXPECT_NEAR(
+      treeAllReduceTime(M, in<Number>(1024), B, in<Number>(1), A).value(),
+      60e-6, 1e-12);
+  EXPECT_NEAR(
+      ringAllReduceTime(M, in<Number>(1024), B, in<Number>(1), A).value(),
+      2 * 1023.0 / 1024 * 1e6 / 50e9 + 2046e-6, 1e-12);
+  // The hierarchical all-reduce takes the tree across those nodes (8 GPUs
+  // each, 450 GB/s NVLink, 1 us): 2 x 7/8 x 8 MB / 450 GB/s + 14 us in the
+  // nodes, 60 us across them.
+  Time Hier =
+      hierarchicalAllReduceTime(in<Bytes>(8e6), in<Number>(8192), in<Number>(8),
+                                in<Bandwidth>(450e9), A, B, A, in<Number>(1));
+  EXPECT_NEAR(Hier.value(), 2 * 7.0 / 8 * 8e6 / 450e9 + 14e-6 + 60e-6, 1e-12);
+  // A large message over two nodes stays on the ring: it moves half as
+  // much (2 x 1/2 x M against the tree's 2 M).
+  EXPECT_LT(
+      ringAllReduceTime(in<Bytes>(1e9), in<Number>(2), B, in<Number>(1), A)
+          .value(),
+      treeAllReduceTime(in<Bytes>(1e9), in<Number>(2), B, in<Number>(1), A)
+          .value());
+  EXPECT_EQ(treeAllReduceTime(M, in<Number>(1), B, in<Number>(1), A).value(),
+            0.0);
+}
+
 TEST(CommunicationWall, PipelineSendsUseTheLinkEachBoundaryIsOn) {
   // Issue 12, item 1: the hidden state of one decode token of a batch of 32
   // at hidden 8,192 in bf16 is M = 524,288 B.

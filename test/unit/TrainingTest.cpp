@@ -291,8 +291,9 @@ TEST(Training, DataParallelSyncByZeroStage) {
   // 7).
   auto Sync = [](double Stage) {
     return dataParallelSyncTime(N(1e9), in<Bytes>(4), in<Bytes>(2), N(Stage),
-                                N(8), N(8), in<Bandwidth>(450e9), in<Time>(0),
-                                in<Bandwidth>(50e9), in<Time>(0), N(1))
+                                N(8), N(8), N(1), in<Bandwidth>(450e9),
+                                in<Time>(0), in<Bandwidth>(50e9), in<Time>(0),
+                                N(1), in<Time>(0), N(1))
         .value();
   };
   EXPECT_NEAR(Sync(0), 2 * 7.0 / 8 * 4e9 / 450e9, 1e-15);
@@ -300,10 +301,31 @@ TEST(Training, DataParallelSyncByZeroStage) {
   EXPECT_NEAR(Sync(3), 7.0 / 8 * 4e9 / 450e9 + 2 * 7.0 / 8 * 2e9 / 450e9,
               1e-15);
   EXPECT_NEAR(Sync(0) * 1e3, 15.556, 1e-3);
+  // Tiers (wall 10): 64 ranks, 8 to a node, 8 nodes in 2 pods of 4, 1 GB
+  // of gradients, 450 GB/s NVLink, 50 GB/s NICs, 4:1 above the pods, no
+  // latency, eta 1. Reduce-scatter in the node 7/8 x 1e9 / 450e9 = 1.944
+  // ms; across the pod's 4 nodes 3/4 x 125 MB / 50 GB/s = 1.875 ms; the
+  // 31.25 MB shard all-reduced across 2 pods at 12.5 GB/s: 2 x 1/2 x
+  // 31.25e6 / 12.5e9 = 2.5 ms; then the all-gathers, 1.875 + 1.944 ms:
+  // 10.14 ms in all. One pod: 2 x 1.944 + 2 x 7/8 x 125e6 / 50e9 = 8.264
+  // ms, cheaper, as the shard crossing the tier is small.
+  auto Tiered = [](double Pods) {
+    return tieredAllReduceTime(in<Bytes>(1e9), N(64), N(8), N(Pods),
+                               in<Bandwidth>(450e9), in<Time>(0),
+                               in<Bandwidth>(50e9), in<Time>(0), N(4),
+                               in<Time>(0), N(1))
+        .value();
+  };
+  double RsNode = 7.0 / 8 * 1e9 / 450e9, RsPod = 3.0 / 4 * 125e6 / 50e9;
+  EXPECT_NEAR(Tiered(2), 2 * RsNode + 2 * RsPod + 31.25e6 / 12.5e9, 1e-12);
+  EXPECT_NEAR(Tiered(2) * 1e3, 10.139, 1e-3);
+  EXPECT_NEAR(Tiered(1), 2 * RsNode + 2 * 7.0 / 8 * 125e6 / 50e9, 1e-12);
+  EXPECT_NEAR(Tiered(1) * 1e3, 8.264, 1e-3);
   // One rank syncs nothing.
   EXPECT_EQ(dataParallelSyncTime(N(1e9), in<Bytes>(4), in<Bytes>(2), N(0), N(1),
-                                 N(8), in<Bandwidth>(450e9), in<Time>(0),
-                                 in<Bandwidth>(50e9), in<Time>(0), N(1))
+                                 N(8), N(1), in<Bandwidth>(450e9), in<Time>(0),
+                                 in<Bandwidth>(50e9), in<Time>(0), N(1),
+                                 in<Time>(0), N(1))
                 .value(),
             0.0);
 }

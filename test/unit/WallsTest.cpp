@@ -324,19 +324,56 @@ TEST(Locality, BisectionByTopology) {
   auto N = [](double V) { return in<Number>(V); };
   Bandwidth B = in<Bandwidth>(400e9);
   // A non-blocking fat tree of 64 nodes: 64 x 400 GB/s / 2 = 12.8 TB/s;
-  // at 7:1 oversubscription a seventh of it.
-  EXPECT_DOUBLE_EQ(bisectionBandwidth(N(1), N(64), B, N(1)).value(), 12.8e12);
-  EXPECT_NEAR(bisectionBandwidth(N(1), N(64), B, N(7)).value(), 12.8e12 / 7, 1);
+  // at 7:1 oversubscription above pods of 32 nodes a seventh of it.
+  EXPECT_DOUBLE_EQ(bisectionBandwidth(N(1), N(64), B, N(1), N(32)).value(),
+                   12.8e12);
+  EXPECT_NEAR(bisectionBandwidth(N(1), N(64), B, N(7), N(32)).value(),
+              12.8e12 / 7, 1);
+  // 64 nodes in one pod of 64 never cross the oversubscribed tier.
+  EXPECT_DOUBLE_EQ(bisectionBandwidth(N(1), N(64), B, N(7), N(64)).value(),
+                   12.8e12);
   // A 4 x 4 x 4 torus: the cut crosses 2 x 4^2 = 32 links of 400 / 6 GB/s.
-  EXPECT_NEAR(bisectionBandwidth(N(3), N(64), B, N(1)).value(), 32 * 400e9 / 6,
-              1);
+  EXPECT_NEAR(bisectionBandwidth(N(3), N(64), B, N(1), N(32)).value(),
+              32 * 400e9 / 6, 1);
   // A balanced dragonfly (a = 2p = 2h): g = a h + 1 groups of a p = 2 h^2
   // nodes, so N = a p g, about g^2; (g/2)^2 = N / 4 global channels of b
   // cross the cut. A ring cuts 2 links of b / 2.
-  EXPECT_DOUBLE_EQ(bisectionBandwidth(N(4), N(64), B, N(1)).value(), 6.4e12);
-  EXPECT_DOUBLE_EQ(bisectionBandwidth(N(5), N(64), B, N(1)).value(), 400e9);
+  EXPECT_DOUBLE_EQ(bisectionBandwidth(N(4), N(64), B, N(1), N(32)).value(),
+                   6.4e12);
+  EXPECT_DOUBLE_EQ(bisectionBandwidth(N(5), N(64), B, N(1), N(32)).value(),
+                   400e9);
   // One node has nothing to cut.
-  EXPECT_DOUBLE_EQ(bisectionBandwidth(N(1), N(1), B, N(1)).value(), 0);
+  EXPECT_DOUBLE_EQ(bisectionBandwidth(N(1), N(1), B, N(1), N(32)).value(), 0);
+}
+
+TEST(Locality, DiameterAndPathLatency) {
+  using namespace mlsc::q;
+  auto N = [](double V) { return in<Number>(V); };
+  // One switch. Fat trees of 64-port switches, 8 NICs a node: 8 nodes (64
+  // NICs) on one switch; 256 nodes (2,048 = 64^2 / 2 NICs) in two tiers,
+  // leaf-spine-leaf, 3 switches (DGX SuperPOD's 8 scalable units); 512
+  // nodes need a core tier (16 SU), 5; Llama 3's 24,576 GPUs fit three
+  // tiers (64^3 / 4 = 65,536 NICs), 5.
+  EXPECT_EQ(networkDiameter(N(0), N(64), N(8), N(64)).value(), 1);
+  EXPECT_EQ(networkDiameter(N(1), N(8), N(8), N(64)).value(), 1);
+  EXPECT_EQ(networkDiameter(N(1), N(256), N(8), N(64)).value(), 3);
+  EXPECT_EQ(networkDiameter(N(2), N(512), N(8), N(64)).value(), 5);
+  EXPECT_EQ(networkDiameter(N(1), N(3072), N(8), N(64)).value(), 5);
+  EXPECT_EQ(networkDiameter(N(1), N(16384), N(8), N(64)).value(), 7);
+  // A 4 x 4 x 4 torus: 2 hops in each of 3 dimensions, 6 hops, 7 routers;
+  // 8 x 8 x 8: 12 hops, 13 routers.
+  EXPECT_EQ(networkDiameter(N(3), N(64), N(8), N(64)).value(), 7);
+  EXPECT_EQ(networkDiameter(N(3), N(512), N(8), N(64)).value(), 13);
+  // A dragonfly: local, global, local - 4 routers; a ring of 10: 5 hops.
+  EXPECT_EQ(networkDiameter(N(4), N(9856), N(4), N(64)).value(), 4);
+  EXPECT_EQ(networkDiameter(N(5), N(10), N(8), N(64)).value(), 6);
+  // One node: its own switch.
+  EXPECT_EQ(networkDiameter(N(1), N(1), N(8), N(64)).value(), 1);
+  // 1 us over one switch, 4 more switches at 0.5 us: 3 us.
+  EXPECT_NEAR(pathLatency(in<Time>(1e-6), N(5), in<Time>(0.5e-6)).value(), 3e-6,
+              1e-15);
+  EXPECT_NEAR(pathLatency(in<Time>(1e-6), N(1), in<Time>(0.5e-6)).value(), 1e-6,
+              1e-15);
 }
 
 TEST(Capital, OwnedClusterByHand) {
