@@ -27,6 +27,8 @@ bool inDomain(ValueDomain D, double V) {
     return V >= 0 && V < 1;
   case ValueDomain::Efficiency:
     return V > 0 && V <= 1;
+  case ValueDomain::WholeAtLeastTwo:
+    return V >= 2 && V <= Exact && V == std::floor(V);
   }
   return true;
 }
@@ -49,6 +51,8 @@ const char *describeDomain(ValueDomain D) {
     return "a fraction from 0 up to (not including) 1";
   case ValueDomain::Efficiency:
     return "a fraction above 0, at most 1";
+  case ValueDomain::WholeAtLeastTwo:
+    return "a whole number from 2 to 2^53";
   }
   return "";
 }

@@ -25,6 +25,7 @@ enum class ValueDomain : uint8_t {
   Fraction,         ///< in [0, 1]
   FractionBelowOne, ///< in [0, 1)
   Efficiency,       ///< in (0, 1]
+  WholeAtLeastTwo,  ///< a whole number from 2 to 2^53 (a switch's ports)
 };
 
 /// Whether \p V (in SI base units) lies in \p D; NaN and infinities never.

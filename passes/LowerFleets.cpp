@@ -18,6 +18,8 @@
 
 #include <fmt/format.h>
 
+#include "llvm/ADT/DenseMap.h"
+
 #include <algorithm>
 #include <set>
 
@@ -48,8 +50,9 @@ double numberField(const ir::Entity &E, llvm::StringRef Path) {
 class FleetLowering {
 public:
   FleetLowering(Compilation &C, const ir::Entity &F,
-                const std::vector<const ir::Entity *> &Scenarios)
-      : C(C), FE(F), Scenarios(Scenarios) {}
+                const std::vector<const ir::Entity *> &Scenarios,
+                llvm::DenseMap<const ir::Entity *, const ir::Entity *> &Owners)
+      : C(C), FE(F), Scenarios(Scenarios), Owners(Owners) {}
 
   std::optional<query::Fleet> run() {
     query::Fleet Fl;
@@ -71,6 +74,14 @@ public:
                 fmt::format("cluster `{}` is listed twice", P->Name));
           continue;
         }
+        if (const ir::Entity *Owner = Owners.lookup(P)) {
+          error(DiagKind::MalformedFleet, E->Range,
+                fmt::format("cluster `{}` is owned by fleet `{}` too; each "
+                            "cluster's nodes are counted by one fleet",
+                            P->Name, Owner->Name));
+          continue;
+        }
+        Owners[P] = &FE;
         PoolEntities.push_back(P);
         query::FleetPool Pool;
         Pool.Cluster = P->Name;
@@ -80,9 +91,30 @@ public:
         Fl.Pools.push_back(Pool);
       }
     }
+    // A fleet cluster derived from another would count its nodes twice.
+    if (const ir::Field *Cl = FE.field("clusters"))
+      for (const ir::ExprPtr &E : Cl->Conditions) {
+        const ir::Entity *P = named(*E);
+        if (!P || P->Kind != "cluster")
+          continue;
+        for (const ir::Entity *B = P->Base; B; B = B->Base)
+          if (std::count(PoolEntities.begin(), PoolEntities.end(), B)) {
+            error(DiagKind::MalformedFleet, E->Range,
+                  fmt::format("cluster `{}` derives from `{}`, which the "
+                              "fleet also owns; list `{}` once and give "
+                              "members partitions of it",
+                              P->Name, B->Name, B->Name));
+            break;
+          }
+      }
     const ir::Field *Mf = FE.field("members");
     if (!Mf)
       return std::nullopt; // diagnosed by build-ir (a required field)
+    if (Mf->Conditions.empty())
+      error(DiagKind::MalformedFleet, Mf->Range,
+            fmt::format("fleet `{}` has no members: list its scenarios, one "
+                        "per line",
+                        FE.Name));
     std::set<const ir::Entity *> Seen;
     for (const ir::ExprPtr &E : Mf->Conditions) {
       const ir::Entity *S = named(*E);
@@ -127,9 +159,19 @@ public:
             if (P == PoolEntities.end())
               continue;
             query::FleetPool &Pool = Fl.Pools[P - PoolEntities.begin()];
+            // A partition is of the pool's nodes, where the pool stands.
+            for (const char *Field : {"node", "site"})
+              if (Sys != B &&
+                  entityField(*Sys, Field) != entityField(*B, Field))
+                error(DiagKind::MalformedFleet, E->Range,
+                      fmt::format("`{}` runs on `{}`, a partition of fleet "
+                                  "cluster `{}` with another `{}`; a "
+                                  "partition keeps its cluster's {}",
+                                  S->Name, Sys->Name, B->Name, Field, Field));
             M.Pool = Pool.Cluster;
+            bool Fitted = Pool.Used <= Pool.Nodes;
             Pool.Used += M.Nodes;
-            if (Pool.Used > Pool.Nodes)
+            if (Fitted && Pool.Used > Pool.Nodes)
               error(DiagKind::FleetOverCommitted, E->Range,
                     fmt::format("with `{}` the fleet's members take {} nodes "
                                 "of cluster `{}`, which has {}",
@@ -147,10 +189,15 @@ public:
     return Fl;
   }
 
+public:
+  /// Which fleet owns each cluster, across the file's fleets.
+  using OwnerMap = llvm::DenseMap<const ir::Entity *, const ir::Entity *>;
+
 private:
   Compilation &C;
   const ir::Entity &FE;
   const std::vector<const ir::Entity *> &Scenarios;
+  OwnerMap &Owners;
   bool Failed = false;
 
   void error(DiagKind K, llvm::SMRange R, std::string Message,
@@ -166,11 +213,13 @@ private:
 
 void lowerFleets(Compilation &C,
                  const std::vector<const ir::Entity *> &Scenarios) {
+  FleetLowering::OwnerMap Owners;
   for (const auto &E : C.Program.Entities) {
     if (E->Kind != "fleet" || C.SM.FindBufferContainingLoc(
                                   E->NameRange.Start) != C.Program.MainBufferId)
       continue;
-    if (std::optional<query::Fleet> F = FleetLowering(C, *E, Scenarios).run())
+    if (std::optional<query::Fleet> F =
+            FleetLowering(C, *E, Scenarios, Owners).run())
       C.Fleets.push_back(std::move(*F));
   }
 }

@@ -27,6 +27,9 @@ FleetRow memberRow(const query::FleetMember &Mb, const ScenarioResult &R) {
   Row.Verdict = !R.Feasible ? "INFEASIBLE" : R.Performance;
   if (R.has(M::Devices))
     Row.Devices = R[M::Devices];
+  // Nothing of an infeasible member runs: it gives no figures.
+  if (!R.Feasible)
+    return Row;
   for (MetricId Id :
        {M::ServedThroughput, M::TrainingThroughput, M::SystemSampleThroughput})
     if (R.has(Id)) {
@@ -36,6 +39,8 @@ FleetRow memberRow(const query::FleetMember &Mb, const ScenarioResult &R) {
     }
   Row.Power = R.has(M::FacilityPower) ? metric(R, M::FacilityPower)
                                       : metric(R, M::Power);
+  Row.Powered = Row.Power.has_value();
+  Row.Metered = R.has(M::FacilityPower);
   Row.CostRate = metric(R, M::CostPerHour);
   Row.CarbonRate = metric(R, M::CarbonRate);
   Row.WaterRate = metric(R, M::WaterRate);
@@ -54,12 +59,16 @@ void accumulate(FleetRow &Sum, const FleetRow &Row) {
   ++Sum.Members;
   Sum.Devices += Row.Devices;
   // Tokens served add up; tokens trained and samples are another work.
-  if (Row.Throughput && !Row.Trains && Row.ThroughputDim == Sum.ThroughputDim)
+  if (Row.Throughput && !Row.Trains && Row.ThroughputDim == Sum.ThroughputDim) {
     add(Sum.Throughput, Row.Throughput);
+    ++Sum.Served;
+  }
   add(Sum.Power, Row.Power);
   add(Sum.CostRate, Row.CostRate);
   add(Sum.CarbonRate, Row.CarbonRate);
   add(Sum.WaterRate, Row.WaterRate);
+  Sum.Powered += Row.Powered;
+  Sum.Metered += Row.Metered;
   Sum.Priced += Row.Priced;
   Sum.Carbon += Row.Carbon;
   Sum.Water += Row.Water;

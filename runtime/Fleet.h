@@ -36,8 +36,12 @@ struct FleetRow {
   /// Power at the site's meter (IT power for a system without a site).
   std::optional<double> Power;
   std::optional<double> CostRate, CarbonRate, WaterRate;
-  /// Of a sum: how many members gave each figure.
-  unsigned Priced = 0, Carbon = 0, Water = 0;
+  /// Of a sum: how many members gave each figure (an infeasible member
+  /// gives none: nothing of it runs); Served counts the members whose
+  /// tokens served are in the sum, Metered those whose power is at a
+  /// meter.
+  unsigned Priced = 0, Carbon = 0, Water = 0, Served = 0, Powered = 0,
+           Metered = 0;
 };
 
 struct FleetResult {

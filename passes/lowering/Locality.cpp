@@ -24,7 +24,8 @@ bool lowerLocality(LoweringContext &Ctx) {
     return true;
   const ir::Entity &Cluster = *Ctx.SystemEntity;
   const ir::Entity *Inter = Ctx.entity(*Sys.Node, "inter");
-  if (!Inter)
+  // One node has no network between nodes to describe.
+  if (!Inter || Ctx.foldedNumber(Cluster, "nodes") <= 1)
     return true;
   NodeId PerNode = B.op(
       Op::Mul, {*Sys.NodeDevices,

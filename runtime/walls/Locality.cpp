@@ -21,6 +21,8 @@ Bandwidth bisectionBandwidth(Number Topology, Number Nodes,
   if (N < 2)
     return in<Bandwidth>(0); // one node: nothing to cut
   switch (static_cast<int>(Topology.value())) {
+  case 0:
+    return in<Bandwidth>(N * B / 2); // one non-blocking switch
   case 3:
     return in<Bandwidth>(std::cbrt(N) * std::cbrt(N) * B / 3);
   case 4:
@@ -44,7 +46,8 @@ Number networkDiameter(Number Topology, Number Nodes, Number NodeNics,
   case 0:
     return in<Number>(1);
   case 3: {
-    double K = std::round(std::cbrt(N));
+    // The smallest cube of side k that holds the nodes.
+    double K = std::ceil(std::cbrt(N) - 1e-9);
     return in<Number>(3 * std::floor(K / 2) + 1);
   }
   case 4:
@@ -54,7 +57,10 @@ Number networkDiameter(Number Topology, Number Nodes, Number NodeNics,
   default: {
     // The fewest tiers whose k-ary fat tree connects every NIC.
     double E = N * NodeNics.value(), R = Radix.value();
-    double Tiers = E <= R ? 1 : E <= R * R / 2 ? 2 : E <= R * R * R / 4 ? 3 : 4;
+    // t tiers connect 2 (r/2)^t NICs: r, r^2/2, r^3/4, r^4/8, ...
+    double Tiers = 1;
+    while (E > 2 * std::pow(R / 2, Tiers) && Tiers < 16)
+      ++Tiers;
     return in<Number>(2 * Tiers - 1);
   }
   }

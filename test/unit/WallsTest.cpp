@@ -342,6 +342,9 @@ TEST(Locality, BisectionByTopology) {
                    6.4e12);
   EXPECT_DOUBLE_EQ(bisectionBandwidth(N(5), N(64), B, N(1), N(32)).value(),
                    400e9);
+  // One switch is non-blocking: an oversubscription does not apply.
+  EXPECT_DOUBLE_EQ(bisectionBandwidth(N(0), N(64), B, N(4), N(1)).value(),
+                   12.8e12);
   // One node has nothing to cut.
   EXPECT_DOUBLE_EQ(bisectionBandwidth(N(1), N(1), B, N(1), N(32)).value(), 0);
 }
@@ -360,10 +363,14 @@ TEST(Locality, DiameterAndPathLatency) {
   EXPECT_EQ(networkDiameter(N(2), N(512), N(8), N(64)).value(), 5);
   EXPECT_EQ(networkDiameter(N(1), N(3072), N(8), N(64)).value(), 5);
   EXPECT_EQ(networkDiameter(N(1), N(16384), N(8), N(64)).value(), 7);
+  // Four tiers reach 64^4 / 8 = 2,097,152 NICs; a fifth beyond.
+  EXPECT_EQ(networkDiameter(N(1), N(262144), N(8), N(64)).value(), 7);
+  EXPECT_EQ(networkDiameter(N(1), N(262145), N(8), N(64)).value(), 9);
   // A 4 x 4 x 4 torus: 2 hops in each of 3 dimensions, 6 hops, 7 routers;
-  // 8 x 8 x 8: 12 hops, 13 routers.
+  // 8 x 8 x 8: 12 hops, 13 routers; 2 nodes need a cube of side 2: 3 hops.
   EXPECT_EQ(networkDiameter(N(3), N(64), N(8), N(64)).value(), 7);
   EXPECT_EQ(networkDiameter(N(3), N(512), N(8), N(64)).value(), 13);
+  EXPECT_EQ(networkDiameter(N(3), N(2), N(8), N(64)).value(), 4);
   // A dragonfly: local, global, local - 4 routers; a ring of 10: 5 hops.
   EXPECT_EQ(networkDiameter(N(4), N(9856), N(4), N(64)).value(), 4);
   EXPECT_EQ(networkDiameter(N(5), N(10), N(8), N(64)).value(), 6);

@@ -11,9 +11,12 @@
 
 #include "runtime/Format.h"
 
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringRef.h"
 
 #include <fmt/format.h>
+
+#include <algorithm>
 
 namespace mlsc::driver {
 
@@ -57,6 +60,23 @@ std::vector<std::string> cells(const FleetRow &R, bool Member) {
   if (R.Throughput)
     Work = formatQuantity(*R.Throughput, R.ThroughputDim) +
            (Member && R.Trains ? " trained" : "");
+  if (!Member && R.Throughput && R.Served < R.Members)
+    Work += fmt::format(" ({} of {})", R.Served, R.Members);
+  // Power without a site's PUE is IT power, and says so.
+  std::string Power = "-";
+  if (R.Power) {
+    Power = formatQuantity(*R.Power, watt());
+    unsigned IT = Member ? !R.Metered : R.Powered - R.Metered;
+    std::vector<std::string> Notes;
+    if (!Member && R.Powered < R.Members)
+      Notes.push_back(fmt::format("{} of {}", R.Powered, R.Members));
+    if (!Member && IT)
+      Notes.push_back(fmt::format("{} IT", IT));
+    if (Member && IT)
+      Power += " IT";
+    else if (!Notes.empty())
+      Power += " (" + llvm::join(Notes, ", ") + ")";
+  }
   return {
       R.Name.empty() ? "(no site)" : R.Name,
       Member ? R.Workload
@@ -66,11 +86,18 @@ std::vector<std::string> cells(const FleetRow &R, bool Member) {
       Member ? (R.Site.empty() ? "-" : R.Site) : "",
       formatNumber(R.Devices),
       Work,
-      cell(R.Power, watt()),
+      Power,
       cell(R.CostRate, usdPerSecond(), R.Priced, R.Members),
       cell(R.CarbonRate, kgPerSecond(), R.Carbon, R.Members),
       cell(R.WaterRate, m3PerSecond(), R.Water, R.Members),
       Member ? R.Verdict : ""};
+}
+
+/// The JSON key of a row's throughput, by what it counts.
+const char *throughputKey(const FleetRow &R, bool Member) {
+  if (R.ThroughputDim.str() == "sample/s")
+    return "sample_throughput";
+  return Member && R.Trains ? "training_throughput" : "served_throughput";
 }
 
 void printTable(const std::vector<std::vector<std::string>> &Table,
@@ -90,12 +117,18 @@ void printTable(const std::vector<std::vector<std::string>> &Table,
 void rowJSON(const FleetRow &R, bool Member, llvm::json::OStream &J,
              llvm::StringRef Key) {
   J.object([&] {
-    J.attribute(Key, R.Name);
+    auto name = [&](llvm::StringRef K, const std::string &V) {
+      if (V.empty())
+        J.attribute(K, nullptr); // no site
+      else
+        J.attribute(K, V);
+    };
+    name(Key, R.Name);
     if (Member) {
       J.attribute("workload", R.Workload);
       J.attribute("mode", R.Mode);
       J.attribute("system", R.System);
-      J.attribute("site", R.Site);
+      name("site", R.Site);
       J.attribute("verdict", R.Verdict);
     } else {
       J.attribute("members", static_cast<int64_t>(R.Members));
@@ -110,13 +143,14 @@ void rowJSON(const FleetRow &R, bool Member, llvm::json::OStream &J,
         J.value(nullptr);
       J.attributeEnd();
     };
-    opt(Member && R.Trains ? "training_throughput" : "served_throughput",
-        R.Throughput, R.ThroughputDim);
+    opt(throughputKey(R, Member), R.Throughput, R.ThroughputDim);
     opt("power", R.Power, watt());
     opt("cost_per_hour", R.CostRate, usdPerSecond());
     opt("carbon_rate", R.CarbonRate, kgPerSecond());
     opt("water_rate", R.WaterRate, m3PerSecond());
     if (!Member) {
+      J.attribute("served", static_cast<int64_t>(R.Served));
+      J.attribute("metered", static_cast<int64_t>(R.Metered));
       J.attribute("priced", static_cast<int64_t>(R.Priced));
       J.attribute("with_carbon", static_cast<int64_t>(R.Carbon));
       J.attribute("with_water", static_cast<int64_t>(R.Water));
@@ -127,9 +161,13 @@ void rowJSON(const FleetRow &R, bool Member, llvm::json::OStream &J,
 } // namespace
 
 void printFleet(const FleetResult &F, llvm::raw_ostream &OS) {
-  OS << fmt::format("Fleet {}: {} member{} at {} site{}\n", F.Name,
-                    F.Members.size(), F.Members.size() == 1 ? "" : "s",
-                    F.Sites.size(), F.Sites.size() == 1 ? "" : "s");
+  size_t Sites =
+      std::count_if(F.Sites.begin(), F.Sites.end(),
+                    [](const FleetRow &R) { return !R.Name.empty(); });
+  bool Unsited = Sites < F.Sites.size();
+  OS << fmt::format("Fleet {}: {} member{} at {} site{}{}\n", F.Name,
+                    F.Members.size(), F.Members.size() == 1 ? "" : "s", Sites,
+                    Sites == 1 ? "" : "s", Unsited ? " and without one" : "");
   std::vector<std::vector<std::string>> Table{
       {"member", "workload", "mode", "system", "site", "devices", "throughput",
        "power", "cost", "CO2e", "water", "verdict"}};
@@ -142,15 +180,17 @@ void printFleet(const FleetResult &F, llvm::raw_ostream &OS) {
   Table.push_back(cells(F.Total, false));
   Table.back()[0] = "fleet";
   printTable(Table, OS);
-  OS << "  throughput: tokens served (a sum counts those only); power at "
-        "the site's meter (PUE); cost, CO2e (location-based) and water an "
-        "hour [walls 17-18]\n";
+  OS << "  throughput: tokens served, tokens trained or samples a second "
+        "(a sum adds the tokens served); power at the site's meter (PUE), IT "
+        "power without a site; cost, CO2e (location-based) and water an "
+        "hour [walls 17-18]; an infeasible member gives no figures\n";
   for (const query::FleetPool &P : F.Pools) {
     double Idle = P.Nodes - P.Used;
     OS << fmt::format(
-        "  cluster {}{}: {} nodes, {} taken by members, {} idle{}\n", P.Cluster,
-        P.Site.empty() ? "" : " (" + P.Site + ")", formatNumber(P.Nodes),
-        formatNumber(P.Used), formatNumber(Idle),
+        "  cluster {}{}: {} node{}, {} taken by members, {} idle{}\n",
+        P.Cluster, P.Site.empty() ? "" : " (" + P.Site + ")",
+        formatNumber(P.Nodes), P.Nodes == 1 ? "" : "s", formatNumber(P.Used),
+        formatNumber(Idle),
         Idle > 0 ? " (their cost and power are not in the sums)" : "");
   }
 }
@@ -173,7 +213,10 @@ void fleetJSON(const FleetResult &F, llvm::json::OStream &J) {
       for (const query::FleetPool &P : F.Pools)
         J.object([&] {
           J.attribute("cluster", P.Cluster);
-          J.attribute("site", P.Site);
+          if (P.Site.empty())
+            J.attribute("site", nullptr);
+          else
+            J.attribute("site", P.Site);
           number(J, "nodes", P.Nodes);
           number(J, "taken", P.Used);
           number(J, "idle", P.Nodes - P.Used);
