@@ -31,6 +31,7 @@ bench: build
 	python3 bench/eval_latency.py --mlsc $(BUILD)/bin/mlsc
 	python3 bench/eval_latency.py --mlsc $(BUILD)/bin/mlsc --all-registries
 	./$(BUILD)/bin/mlsc_query_bench bench/query_bench.mls
+	./$(BUILD)/bin/mlsc_sim_bench bench/sim_bench.mls
 	python3 bench/search_bench.py --mlsc $(BUILD)/bin/mlsc
 
 # Address + undefined-behaviour sanitizers over the whole suite (CI runs it).

@@ -62,18 +62,29 @@ std::optional<StepModel> StepModel::of(const Evaluator &E) {
 }
 
 StepTime StepModel::step(double Batch, double Cached, double New) const {
-  const Number B = in<Number>(Batch), L = in<Number>(Layers),
-               // A one-token step attends as decode does (MLA: over
-               // the latent); more tokens as a prefill.
-      D = in<Number>(New == 1 ? DecodeAttnDim : AttnDim), Tp = in<Number>(TP);
   // Attention pairs per sequence: each new token attends to the cached
   // ones and to the new ones up to itself.
-  const double Pairs = New * Cached + New * (New + 1) / 2;
+  const double Pairs = Batch * (New * Cached + New * (New + 1) / 2);
+  StepShape S;
+  S.Sequences = Batch;
+  S.Tokens = Batch * New;
+  // A one-token step attends as decode does (MLA: over the latent); more
+  // tokens as a prefill.
+  (New == 1 ? S.DecodePairs : S.PrefillPairs) = Pairs;
+  S.ContextTokens = Batch * (Cached + New);
+  return shape(S);
+}
+
+StepTime StepModel::shape(const StepShape &S) const {
+  const double New = 1; // messages and routing count the step's tokens
+  const Number L = in<Number>(Layers), Tp = in<Number>(TP);
   const FlopsPerToken Two = in<FlopsPerToken>(2);
   const Tokens OneToken = in<Tokens>(1);
   StepTime T;
-  Flops Attention = Two * OneToken * L * B * D * in<Number>(Pairs) / Tp;
-  Flops Weights = Two * in<Number>(Params) * B * in<Tokens>(New) / Tp;
+  Flops Attention =
+      Two * OneToken * L *
+      in<Number>(DecodeAttnDim * S.DecodePairs + AttnDim * S.PrefillPairs) / Tp;
+  Flops Weights = Two * in<Number>(Params) * in<Tokens>(S.Tokens) / Tp;
   Flops Total = Weights + Attention;
   // A step runs every pipeline stage in turn: a tensor-parallel rank reads
   // its share of every stage's weights (an MoE model's: sharded tp ways).
@@ -83,10 +94,10 @@ StepTime StepModel::step(double Batch, double Cached, double New) const {
   else if (Moe)
     Read = moeWeightBytesRead(in<Number>(MoeParams), in<Number>(MoeActive),
                               in<Number>(MoeExperts), in<Number>(MoeTopK),
-                              in<Tokens>(Batch * New * MoeImbalance),
+                              in<Tokens>(S.Tokens * MoeImbalance),
                               in<Bytes>(BytesPerWeight), Tp, in<Number>(EP));
-  Bytes Moved = Read + in<Tokens>(Batch * (Cached + New)) *
-                           in<BytesPerToken>(KV) / in<Number>(KVShards);
+  Bytes Moved = Read + in<Tokens>(S.ContextTokens) * in<BytesPerToken>(KV) /
+                           in<Number>(KVShards);
   Number Eta = blendedEfficiency(Total, Attention, in<Number>(EtaGemm),
                                  in<Number>(EtaAttention));
   Time Compute = computeTime(Total, in<FlopRate>(Peak), Eta);
@@ -101,7 +112,7 @@ StepTime StepModel::step(double Batch, double Cached, double New) const {
   if (Streams) {
     Time Layer = weightStreamingLayerTime(
         in<Number>(Params / (Layers * TP)), in<Bytes>(BytesPerWeight),
-        in<Bandwidth>(InjectBW), in<Tokens>(Batch * New), in<FlopRate>(Peak),
+        in<Bandwidth>(InjectBW), in<Tokens>(S.Tokens), in<FlopRate>(Peak),
         in<Number>(EtaGemm));
     Time Streaming = weightStreamingModelTime(L, Layer);
     T.Streaming = Streaming.value();
@@ -109,8 +120,10 @@ StepTime StepModel::step(double Batch, double Cached, double New) const {
   }
   Time Comm = in<Time>(0);
   if (Fabric) {
-    Bytes Message = tensorParallelMessage(
-        B, in<Tokens>(New), in<Number>(Hidden), in<Bytes>(ActivationBytes));
+    // The step's tokens' hidden states, whichever sequences they are of.
+    Bytes Message =
+        tensorParallelMessage(in<Number>(S.Tokens), in<Tokens>(New),
+                              in<Number>(Hidden), in<Bytes>(ActivationBytes));
     Comm = L * tensorParallelLayerTime(
                    Message, Tp, in<Number>(NodeRanks), in<Bandwidth>(FabricBW),
                    in<Time>(FabricLatency), in<Bandwidth>(InterBW),
@@ -123,7 +136,7 @@ StepTime StepModel::step(double Batch, double Cached, double New) const {
             .value();
     Comm = Comm + in<Time>(T.PipelineSends);
     if (Moe) {
-      Bytes Routed = tensorParallelMessage(in<Number>(Batch / EP),
+      Bytes Routed = tensorParallelMessage(in<Number>(S.Tokens / EP),
                                            in<Tokens>(New), in<Number>(Hidden),
                                            in<Bytes>(ActivationBytes)) *
                      in<Number>(MoeTopK * MoeImbalance);

@@ -41,6 +41,18 @@ struct StepTime {
   double Time = 0; ///< max(compute, memory, streaming) + comm + overhead
 };
 
+/// What one iteration of a continuous-batching engine runs: sequences
+/// each processing some new tokens (one in decode, a chunk of the prompt
+/// in prefill), the attention pairs those tokens form with the cache and
+/// with each other, and the tokens whose KV the step reads.
+struct StepShape {
+  double Sequences = 0;
+  double Tokens = 0;        ///< new tokens, all sequences
+  double DecodePairs = 0;   ///< attention pairs of one-token (decode) steps
+  double PrefillPairs = 0;  ///< attention pairs of prompt chunks
+  double ContextTokens = 0; ///< cached + new tokens whose KV is read
+};
+
 class StepModel {
 public:
   /// The step model of an evaluated decoder graph; none for a graph
@@ -54,6 +66,9 @@ public:
   double time(double Batch, double Cached, double New) const {
     return step(Batch, Cached, New).Time;
   }
+  /// A mixed iteration: decodes and prompt chunks in one step (the serving
+  /// simulator's). step() is this with every sequence alike.
+  StepTime shape(const StepShape &S) const;
 
 private:
   double Params = 0, Layers = 0, AttnDim = 0, DecodeAttnDim = 0, Hidden = 0,

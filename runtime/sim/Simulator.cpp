@@ -1,0 +1,405 @@
+//===- Simulator.cpp - A discrete-event simulator of LLM serving ----------===//
+//
+// Events are arrivals and the ends of replicas' iterations, in time order
+// (ties by creation order, so runs are reproducible). A replica's
+// decoding sequences advance one token an iteration together, so the
+// replica keeps their count, the sum of their contexts and a heap of the
+// iterations they finish in, instead of visiting each one every iteration.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/sim/Simulator.h"
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+#include <queue>
+#include <random>
+#include <stdexcept>
+
+namespace mlsc::sim {
+
+namespace {
+
+constexpr double MinSeconds = 1e-9, BinWidth = 0.01;
+const double LogStep = std::log1p(BinWidth);
+constexpr size_t NumBins = 3500; // 1 ns x 1.01^3500 > 10^6 s
+
+/// Uniform on [0, 1) from the engine's 53 high bits: the same numbers on
+/// every platform (std::mt19937_64 is specified exactly; the standard
+/// distributions are not).
+class Rng {
+public:
+  explicit Rng(uint64_t Seed) : E(Seed) {}
+  double uniform() { return static_cast<double>(E() >> 11) * 0x1.0p-53; }
+  double exponential(double Rate) { return -std::log1p(-uniform()) / Rate; }
+  double normal() {
+    // Box-Muller, one of the pair.
+    double U1 = uniform(), U2 = uniform();
+    return std::sqrt(-2 * std::log1p(-U1)) * std::cos(2 * M_PI * U2);
+  }
+
+private:
+  std::mt19937_64 E;
+};
+
+uint32_t draw(const Length &L, Rng &R) {
+  double V = L.A;
+  switch (L.K) {
+  case Length::Kind::Fixed:
+    break;
+  case Length::Kind::Uniform:
+    V = L.A + std::floor(R.uniform() * (L.B - L.A + 1));
+    break;
+  case Length::Kind::Geometric: {
+    // P(k) = p (1 - p)^(k - 1), k >= 1.
+    double P = 1 / L.A;
+    V = P >= 1 ? 1 : 1 + std::floor(std::log1p(-R.uniform()) / std::log1p(-P));
+    break;
+  }
+  case Length::Kind::Lognormal: {
+    double S2 = std::log1p(L.B * L.B);
+    double Mu = std::log(L.A) - S2 / 2;
+    V = std::round(std::exp(Mu + std::sqrt(S2) * R.normal()));
+    break;
+  }
+  }
+  return static_cast<uint32_t>(std::clamp(V, 1.0, 4.0e9));
+}
+
+struct Request {
+  double Arrival = 0, FirstToken = 0;
+  uint32_t Prompt = 0, Output = 0, Done = 0; ///< Done: prompt tokens run
+};
+
+/// A request's slot, reused once it completes.
+using Slot = uint32_t;
+
+struct Chunk {
+  Slot S;
+  uint32_t Tokens;
+};
+
+struct Replica {
+  std::deque<Slot> Waiting, Prefilling;
+  double Decoding = 0;  ///< sequences decoding
+  double DecodeCtx = 0; ///< the cached tokens of their next step, summed
+  /// (finishing iteration, slot), earliest first.
+  std::priority_queue<std::pair<uint64_t, Slot>,
+                      std::vector<std::pair<uint64_t, Slot>>, std::greater<>>
+      Finishing;
+  uint64_t Iter = 0;
+  unsigned Running = 0; ///< admitted and not complete
+  double KVUsed = 0;
+  bool Busy = false;
+  double Started = 0, DecodersNow = 0;
+  std::vector<Chunk> Chunks; ///< this iteration's prompt chunks
+};
+
+enum class EventKind : uint8_t { Arrival, IterationEnd };
+
+struct Event {
+  double Time;
+  uint64_t Seq;
+  EventKind Kind;
+  unsigned Replica;
+  bool operator>(const Event &O) const {
+    return Time != O.Time ? Time > O.Time : Seq > O.Seq;
+  }
+};
+
+Stats stats(const Histogram &H) {
+  Stats S;
+  S.Count = H.count();
+  if (!S.Count)
+    return S;
+  S.Mean = H.mean();
+  S.P50 = H.quantile(0.5);
+  S.P90 = H.quantile(0.9);
+  S.P99 = H.quantile(0.99);
+  S.P999 = H.quantile(0.999);
+  return S;
+}
+
+class Simulation {
+public:
+  Simulation(const Config &C, const StepFunction &Step)
+      : C(C), Step(Step), R(C.Seed), Replicas(C.Replicas) {}
+
+  Result run() {
+    push(R.exponential(C.ArrivalRate), EventKind::Arrival, 0);
+    while (!Events.empty()) {
+      Event E = Events.top();
+      Events.pop();
+      advance(E.Time);
+      if (E.Kind == EventKind::Arrival)
+        arrive();
+      else
+        finishIteration(E.Replica);
+    }
+    Result Out;
+    Out.TTFT = stats(TTFT);
+    Out.TPOT = stats(TPOT);
+    Out.ITL = stats(ITL);
+    Out.E2E = stats(E2E);
+    Out.QueueWait = stats(Wait);
+    Out.Arrived = Arrived;
+    Out.Completed = Completed;
+    Out.Rejected = Rejected;
+    Out.OutputTokens = OutputTokens;
+    Out.Iterations = Iterations;
+    Out.Makespan = Last - First;
+    if (Out.Makespan > 0) {
+      Out.Throughput = static_cast<double>(OutputTokens) / Out.Makespan;
+      Out.MeanInSystem = Area / Out.Makespan;
+      Out.ArrivalRateSeen = static_cast<double>(Completed) / Out.Makespan;
+    }
+    Out.MeanBatch = Iterations ? BatchSum / static_cast<double>(Iterations) : 0;
+    return Out;
+  }
+
+private:
+  const Config &C;
+  const StepFunction &Step;
+  Rng R;
+  std::vector<Replica> Replicas;
+  std::vector<Request> Requests;
+  std::vector<Slot> Free;
+  std::priority_queue<Event, std::vector<Event>, std::greater<>> Events;
+  uint64_t Seq = 0, Arrived = 0, Completed = 0, Rejected = 0, OutputTokens = 0,
+           Iterations = 0;
+  unsigned NextReplica = 0;
+  double Now = 0, First = 0, Last = 0, Area = 0, BatchSum = 0;
+  Histogram TTFT, TPOT, ITL, E2E, Wait;
+
+  void push(double T, EventKind K, unsigned Rep) {
+    Events.push({T, Seq++, K, Rep});
+  }
+
+  /// Moves the clock, integrating the requests in the system (Little's L).
+  void advance(double T) {
+    Area += static_cast<double>(Arrived - Completed - Rejected) * (T - Now);
+    Now = T;
+  }
+
+  void arrive() {
+    if (Arrived == 0)
+      First = Now;
+    ++Arrived;
+    Slot S;
+    if (Free.empty()) {
+      S = static_cast<Slot>(Requests.size());
+      Requests.emplace_back();
+    } else {
+      S = Free.back();
+      Free.pop_back();
+    }
+    Request &Q = Requests[S];
+    Q = Request();
+    Q.Arrival = Now;
+    Q.Prompt = draw(C.Prompt, R);
+    Q.Output = draw(C.Output, R);
+    if (Arrived < C.Requests)
+      push(Now + R.exponential(C.ArrivalRate), EventKind::Arrival, 0);
+    // A request whose cache would not fit an empty replica never could.
+    if (C.KVCapacityTokens > 0 &&
+        static_cast<double>(Q.Prompt) + Q.Output > C.KVCapacityTokens) {
+      ++Rejected;
+      Free.push_back(S);
+      return;
+    }
+    unsigned To = route();
+    Replicas[To].Waiting.push_back(S);
+    if (!Replicas[To].Busy)
+      startIteration(To);
+  }
+
+  unsigned route() {
+    if (C.Route == Routing::RoundRobin) {
+      unsigned To = NextReplica;
+      NextReplica = (NextReplica + 1) % C.Replicas;
+      return To;
+    }
+    unsigned Best = 0;
+    size_t BestLoad = SIZE_MAX;
+    for (unsigned I = 0; I < C.Replicas; ++I) {
+      size_t Load = Replicas[I].Waiting.size() + Replicas[I].Running;
+      if (Load < BestLoad) {
+        Best = I;
+        BestLoad = Load;
+      }
+    }
+    return Best;
+  }
+
+  /// vLLM's order: the decodes, then the running prompts' chunks, then new
+  /// requests while slots, token budget and KV capacity allow.
+  void startIteration(unsigned I) {
+    Replica &P = Replicas[I];
+    StepShape Shape;
+    double Budget = C.MaxBatchedTokens;
+    Shape.Sequences = P.Decoding;
+    Shape.Tokens = P.Decoding;
+    // A decode step of a sequence with c cached tokens: c + 1 pairs, c + 1
+    // tokens of KV read.
+    Shape.DecodePairs = P.DecodeCtx + P.Decoding;
+    Shape.ContextTokens = P.DecodeCtx + P.Decoding;
+    Budget -= P.Decoding;
+    P.Chunks.clear();
+    auto chunk = [&](Slot S) {
+      Request &Q = Requests[S];
+      double N = std::min<double>(Q.Prompt - Q.Done, Budget);
+      Shape.Sequences += 1;
+      Shape.Tokens += N;
+      Shape.PrefillPairs += N * Q.Done + N * (N + 1) / 2;
+      Shape.ContextTokens += Q.Done + N;
+      Budget -= N;
+      P.Chunks.push_back({S, static_cast<uint32_t>(N)});
+    };
+    for (Slot S : P.Prefilling) {
+      if (Budget < 1)
+        break;
+      chunk(S);
+    }
+    while (Budget >= 1 && !P.Waiting.empty() && P.Running < C.MaxSequences) {
+      Slot S = P.Waiting.front();
+      Request &Q = Requests[S];
+      double Need = static_cast<double>(Q.Prompt) + Q.Output;
+      if (C.KVCapacityTokens > 0 && P.KVUsed + Need > C.KVCapacityTokens)
+        break; // waits for a completion to free its cache
+      P.Waiting.pop_front();
+      P.KVUsed += Need;
+      ++P.Running;
+      Wait.add(Now - Q.Arrival);
+      P.Prefilling.push_back(S);
+      chunk(S);
+    }
+    if (Shape.Tokens == 0) {
+      P.Busy = false;
+      return;
+    }
+    P.Busy = true;
+    P.Started = Now;
+    P.DecodersNow = P.Decoding;
+    BatchSum += Shape.Sequences;
+    ++Iterations;
+    push(Now + Step(Shape), EventKind::IterationEnd, I);
+  }
+
+  void complete(Slot S) {
+    Request &Q = Requests[S];
+    E2E.add(Now - Q.Arrival);
+    if (Q.Output > 1)
+      TPOT.add((Now - Q.FirstToken) / (Q.Output - 1));
+    ++Completed;
+    Last = Now;
+    Free.push_back(S);
+  }
+
+  void finishIteration(unsigned I) {
+    Replica &P = Replicas[I];
+    double Took = Now - P.Started;
+    // Every sequence that decoded emits a token, after a gap of this
+    // iteration (it emitted in the one before, which ended when this began).
+    if (P.DecodersNow > 0) {
+      ITL.add(Took, static_cast<uint64_t>(P.DecodersNow));
+      OutputTokens += static_cast<uint64_t>(P.DecodersNow);
+      P.DecodeCtx += P.DecodersNow;
+    }
+    while (!P.Finishing.empty() && P.Finishing.top().first <= P.Iter) {
+      Slot S = P.Finishing.top().second;
+      P.Finishing.pop();
+      Request &Q = Requests[S];
+      P.Decoding -= 1;
+      P.DecodeCtx -= static_cast<double>(Q.Prompt) + Q.Output - 1;
+      P.KVUsed -= static_cast<double>(Q.Prompt) + Q.Output;
+      --P.Running;
+      complete(S);
+    }
+    for (const Chunk &K : P.Chunks) {
+      Request &Q = Requests[K.S];
+      Q.Done += K.Tokens;
+      if (Q.Done < Q.Prompt)
+        continue;
+      // The prompt's last chunk samples the first token.
+      P.Prefilling.erase(
+          std::find(P.Prefilling.begin(), P.Prefilling.end(), K.S));
+      Q.FirstToken = Now;
+      TTFT.add(Now - Q.Arrival);
+      ++OutputTokens;
+      if (Q.Output == 1) {
+        P.KVUsed -= static_cast<double>(Q.Prompt) + 1;
+        --P.Running;
+        complete(K.S);
+        continue;
+      }
+      P.Decoding += 1;
+      P.DecodeCtx += Q.Prompt;
+      P.Finishing.push({P.Iter + Q.Output - 1, K.S});
+    }
+    ++P.Iter;
+    startIteration(I);
+  }
+};
+
+} // namespace
+
+double Length::mean() const {
+  switch (K) {
+  case Kind::Fixed:
+  case Kind::Geometric:
+  case Kind::Lognormal:
+    return A;
+  case Kind::Uniform:
+    return (A + B) / 2;
+  }
+  return A;
+}
+
+Histogram::Histogram() : Bins(NumBins, 0) {}
+
+void Histogram::add(double Seconds, uint64_t Count) {
+  if (!Count)
+    return;
+  N += Count;
+  Sum += Seconds * static_cast<double>(Count);
+  double Index = Seconds <= MinSeconds
+                     ? 0
+                     : std::floor(std::log(Seconds / MinSeconds) / LogStep);
+  Bins[static_cast<size_t>(std::clamp(Index, 0.0, NumBins - 1.0))] += Count;
+}
+
+double Histogram::quantile(double Q) const {
+  if (!N)
+    return 0;
+  // The smallest bin holding the ceil(Q N)-th sample; its geometric middle.
+  uint64_t Rank = static_cast<uint64_t>(std::ceil(Q * static_cast<double>(N)));
+  Rank = std::max<uint64_t>(Rank, 1);
+  uint64_t Seen = 0;
+  for (size_t I = 0; I < Bins.size(); ++I) {
+    Seen += Bins[I];
+    if (Seen >= Rank)
+      return MinSeconds * std::exp((static_cast<double>(I) + 0.5) * LogStep);
+  }
+  return MinSeconds * std::exp(static_cast<double>(NumBins) * LogStep);
+}
+
+Result simulate(const Config &C, const StepFunction &Step) {
+  if (C.Replicas == 0 || C.MaxSequences == 0 || !(C.ArrivalRate > 0) ||
+      C.Requests == 0)
+    throw std::invalid_argument(
+        "a simulation needs replicas, slots, requests and an arrival rate");
+  if (C.MaxBatchedTokens < C.MaxSequences)
+    throw std::invalid_argument(
+        "the token budget of an iteration must hold every running "
+        "sequence's decode token (max batched tokens >= max sequences)");
+  for (const Length *L : {&C.Prompt, &C.Output})
+    if (!(L->A >= 1) || (L->K == Length::Kind::Uniform && !(L->B >= L->A)) ||
+        (L->K == Length::Kind::Lognormal && !(L->B >= 0)))
+      throw std::invalid_argument("a length distribution needs a mean of at "
+                                  "least 1 token (and B >= A for a uniform "
+                                  "one, a spread >= 0 for a lognormal one)");
+  return Simulation(C, Step).run();
+}
+
+} // namespace mlsc::sim
