@@ -160,6 +160,18 @@ struct StepInputs {
   NodeId StepOverhead, LayerOverhead; ///< a step's fixed costs (wall 3)
 };
 
+/// What the serving simulator needs of a scenario with a `simulate` block
+/// (docs/simulator.md): its options, the replicas and their slots, the
+/// load and its lengths, and the KV-cache tokens a replica holds.
+struct SimInputs {
+  NodeId Requests, Seed, Router, MaxBatchedTokens;
+  NodeId Replicas, Slots, Arrival;
+  NodeId Prompt, PromptCV, Output, OutputCV;
+  NodeId KVTokens;
+  /// Why the scenario is not simulated ("" when it is).
+  std::string NotSimulated;
+};
+
 struct Graph {
   std::string Scenario;
   llvm::SMRange ScenarioRange; ///< where the scenario's name is declared
@@ -189,6 +201,8 @@ struct Graph {
   bool DecoderTraining = false;
   /// A decoder's step model inputs; none for other workloads.
   std::optional<StepInputs> Step;
+  /// A `simulate` block's inputs; none without one.
+  std::optional<SimInputs> Sim;
 
   const Node &node(NodeId N) const { return Nodes[N.index()]; }
   Node &node(NodeId N) { return Nodes[N.index()]; }

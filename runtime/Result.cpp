@@ -138,6 +138,14 @@ ScenarioResult scenarioResult(const Evaluator &E, llvm::SourceMgr &SM) {
   if (R.Kind == ResultKind::DecoderTraining && !R.has(MetricId::StepTime) &&
       !AnyFail)
     R.Performance = "WARN";
+  // The serving simulator, next to the closed forms.
+  if (G.Sim) {
+    R.HasSimulate = true;
+    if (!R.Feasible)
+      R.NotSimulated = "the scenario does not fit";
+    else
+      R.Simulated = sim::simulateScenario(E, R.NotSimulated);
+  }
   return R;
 }
 

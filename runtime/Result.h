@@ -13,6 +13,7 @@
 
 #include "runtime/Binding.h"
 #include "runtime/Evaluator.h"
+#include "runtime/sim/Simulator.h"
 
 #include "llvm/Support/SourceMgr.h"
 
@@ -85,6 +86,10 @@ struct ScenarioResult {
   std::optional<BindingWall> Binding;
   std::vector<ConditionResult> Conditions;
   std::vector<NotComputed> Missing;
+  /// A `simulate` block's run (docs/simulator.md), or why it did not run.
+  std::optional<sim::Simulated> Simulated;
+  std::string NotSimulated;
+  bool HasSimulate = false;
 
   bool has(MetricId M) const {
     return Metrics[static_cast<unsigned>(M)].has_value();

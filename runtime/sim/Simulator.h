@@ -23,6 +23,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -105,6 +106,18 @@ struct Result {
 /// Runs \p C to completion: every request arrives and completes.
 /// Throws std::invalid_argument for a configuration it cannot run.
 Result simulate(const Config &C, const StepFunction &Step);
+
+/// A scenario's simulation: the configuration its `simulate` block and
+/// graph gave, and what it found.
+struct Simulated {
+  Config Cfg;
+  Result R;
+};
+
+/// Simulates the scenario of an evaluated graph with a `simulate` block,
+/// timing iterations with its step model; none without a block, or, with
+/// \p Why set, when the scenario cannot be simulated yet.
+std::optional<Simulated> simulateScenario(const Evaluator &E, std::string &Why);
 
 } // namespace mlsc::sim
 

@@ -652,6 +652,65 @@ void printConditions(const ScenarioResult &R, llvm::raw_ostream &OS) {
 
 } // namespace
 
+/// A `simulate` block: the simulator's percentiles next to the closed
+/// forms' (docs/simulator.md).
+void printSimulated(const ScenarioResult &R, llvm::raw_ostream &OS) {
+  if (!R.HasSimulate)
+    return;
+  if (!R.Simulated) {
+    OS << "\nSimulated    not run: " << R.NotSimulated << "\n";
+    return;
+  }
+  const sim::Config &C = R.Simulated->Cfg;
+  const sim::Result &S = R.Simulated->R;
+  const Dimension Sec = Dimension::base(BaseDim::Time);
+  OS << fmt::format(
+      "\nSimulated    {} requests, seed {}, {}, {} replica{} of {} "
+      "slots, {} tokens an iteration [docs/simulator.md]\n",
+      formatNumber(static_cast<double>(C.Requests)), C.Seed,
+      C.Route == sim::Routing::RoundRobin ? "round robin" : "least outstanding",
+      C.Replicas, C.Replicas == 1 ? "" : "s", C.MaxSequences,
+      formatNumber(C.MaxBatchedTokens));
+  std::vector<std::vector<std::string>> Table{{"", "closed form", "simulated"}};
+  auto line = [&](const char *Label, std::optional<MetricId> Id,
+                  double Simulated) {
+    Table.push_back({Label, Id && R.has(*Id) ? show(R, *Id) : "-",
+                     formatQuantity(Simulated, Sec)});
+  };
+  line("TTFT p50", M::TtftP50, S.TTFT.P50);
+  line("TTFT p99", M::TtftP99, S.TTFT.P99);
+  line("TPOT p50", M::TpotP50, S.TPOT.P50);
+  line("TPOT p99", M::TpotP99, S.TPOT.P99);
+  line("ITL p50", M::ItlP50, S.ITL.P50);
+  line("ITL p99", M::ItlP99, S.ITL.P99);
+  line("latency p50", M::LatencyP50, S.E2E.P50);
+  line("latency p99", M::LatencyP99, S.E2E.P99);
+  line("queue wait", std::nullopt, S.QueueWait.Mean);
+  Table.back()[0] = "wait, mean";
+  Table.push_back({"running batch",
+                   R.has(M::RunningBatch) ? show(R, M::RunningBatch) : "-",
+                   formatNumber(S.MeanBatch)});
+  Table.push_back(
+      {"tokens served",
+       R.has(M::ServedThroughput) ? show(R, M::ServedThroughput) : "-",
+       formatQuantity(S.Throughput, Dimension::base(BaseDim::Token) /
+                                        Dimension::base(BaseDim::Time))});
+  std::vector<size_t> Width(3, 0);
+  for (const auto &L : Table)
+    for (size_t I = 0; I < 3; ++I)
+      Width[I] = std::max(Width[I], L[I].size());
+  for (const auto &L : Table) {
+    std::string Text = "  ";
+    for (size_t I = 0; I < 3; ++I)
+      Text += L[I] + std::string(Width[I] - L[I].size() + 3, ' ');
+    OS << llvm::StringRef(Text).rtrim() << "\n";
+  }
+  if (S.Rejected)
+    OS << fmt::format("  {} requests rejected: their prompt and output "
+                      "exceed a replica's KV cache\n",
+                      S.Rejected);
+}
+
 void printScorecard(const ScenarioResult &R, llvm::raw_ostream &OS) {
   OS << "scenario " << R.Scenario << "\n";
   switch (R.Kind) {
@@ -702,6 +761,7 @@ void printScorecard(const ScenarioResult &R, llvm::raw_ostream &OS) {
     levelRows(R, Level::Macro, OS);
     break;
   }
+  printSimulated(R, OS);
   printConditions(R, OS);
   if (!R.Unavailable.empty()) {
     std::vector<std::string> Names;

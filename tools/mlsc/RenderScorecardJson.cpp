@@ -28,6 +28,51 @@ const char *verdictLower(Verdict V) {
 
 } // namespace
 
+void statsJSON(llvm::json::OStream &J, llvm::StringRef Key,
+               const sim::Stats &S) {
+  J.attributeObject(Key, [&] {
+    J.attribute("count", static_cast<int64_t>(S.Count));
+    number(J, "mean", S.Mean);
+    number(J, "p50", S.P50);
+    number(J, "p90", S.P90);
+    number(J, "p99", S.P99);
+    number(J, "p999", S.P999);
+  });
+}
+
+void simulatedJSON(const ScenarioResult &R, llvm::json::OStream &J) {
+  J.attributeObject("simulated", [&] {
+    if (!R.Simulated) {
+      J.attribute("run", false);
+      J.attribute("why", R.NotSimulated);
+      return;
+    }
+    const sim::Config &C = R.Simulated->Cfg;
+    const sim::Result &S = R.Simulated->R;
+    J.attribute("run", true);
+    J.attribute("requests", static_cast<int64_t>(C.Requests));
+    J.attribute("seed", static_cast<int64_t>(C.Seed));
+    J.attribute("router", C.Route == sim::Routing::RoundRobin
+                              ? "round_robin"
+                              : "least_outstanding");
+    J.attribute("replicas", static_cast<int64_t>(C.Replicas));
+    J.attribute("slots", static_cast<int64_t>(C.MaxSequences));
+    number(J, "max_batched_tokens", C.MaxBatchedTokens);
+    number(J, "kv_capacity_tokens", C.KVCapacityTokens);
+    statsJSON(J, "ttft", S.TTFT);
+    statsJSON(J, "tpot", S.TPOT);
+    statsJSON(J, "itl", S.ITL);
+    statsJSON(J, "latency", S.E2E);
+    statsJSON(J, "queue_wait", S.QueueWait);
+    J.attribute("completed", static_cast<int64_t>(S.Completed));
+    J.attribute("rejected", static_cast<int64_t>(S.Rejected));
+    J.attribute("iterations", static_cast<int64_t>(S.Iterations));
+    number(J, "mean_batch", S.MeanBatch);
+    number(J, "output_tokens_per_s", S.Throughput);
+    number(J, "makespan_s", S.Makespan);
+  });
+}
+
 void scorecardJSON(const ScenarioResult &R, llvm::json::OStream &J) {
   J.object([&] {
     J.attribute("scenario", R.Scenario);
@@ -96,6 +141,8 @@ void scorecardJSON(const ScenarioResult &R, llvm::json::OStream &J) {
         J.attribute("reason", "infeasible");
       }
     });
+    if (R.HasSimulate)
+      simulatedJSON(R, J);
     J.attributeArray("conditions", [&] {
       for (const ConditionResult &C : R.Conditions)
         J.object([&] {

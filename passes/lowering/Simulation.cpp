@@ -1,0 +1,66 @@
+//===- Simulation.cpp - What the serving simulator needs of a scenario ----===//
+//
+// A scenario with a `simulate` block exports graph::SimInputs: the
+// simulation's options (requests, seed, router, the iteration's token
+// budget), the replicas and their slots, the arrival rate, the prompt and
+// output lengths (mean and spread), and the KV-cache tokens a replica's
+// free memory holds. The simulator (runtime/sim/, docs/simulator.md)
+// reads their values after evaluation; it never reads the IR. A scenario
+// the simulator cannot play yet says why (NotSimulated).
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/lowering/Steps.h"
+
+namespace mlsc {
+
+using graph::Op;
+
+bool lowerSimulation(LoweringContext &Ctx) {
+  const ir::Entity &S = Ctx.Scenario;
+  std::optional<NodeId> Requests = Ctx.field(S, "simulate.requests");
+  if (!Requests)
+    return true;
+  GraphBuilder &B = Ctx.B;
+  DecoderState &D = Ctx.Decoder;
+  const ir::Entity &W = *Ctx.Workload;
+  graph::SimInputs In;
+  In.Requests = *Requests;
+  In.Seed = Ctx.orDefault(S, DefaultId::SimSeed);
+  In.Router = Ctx.choice(S, "simulate.router", 0,
+                         "0: round robin, 1: least outstanding");
+  In.MaxBatchedTokens = Ctx.orDefault(S, DefaultId::SimMaxBatchedTokens);
+  In.Replicas = D.Replicas;
+  In.Slots = D.Batch;
+  In.Prompt = D.Prompt;
+  In.Output = D.Output;
+  auto spread = [&](const char *Field) {
+    std::optional<NodeId> CV = Ctx.field(W, Field);
+    return CV ? *CV : B.constant(0, "one length: the workload gives no spread");
+  };
+  In.PromptCV = spread("prompt_cv");
+  In.OutputCV = spread("output_cv");
+  // The tokens whose KV the free memory holds: free bytes over a token's
+  // bytes on a device.
+  NodeId Free =
+      B.op(Op::Sub, {B.op(Op::Sub, {D.Capacity, D.FixedMemory}), D.Reserve});
+  In.KVTokens = B.op(
+      Op::Floor, {B.op(Op::Div, {B.op(Op::Mul, {Free, D.KVShards}), D.KV})});
+  B.label(In.KVTokens, "sim_kv_tokens");
+  if (D.Arrival)
+    In.Arrival = *D.Arrival;
+  else
+    In.NotSimulated = "the workload gives no arrival rate";
+  if (D.Static)
+    In.NotSimulated = "static batching is not simulated yet";
+  else if (D.Draft)
+    In.NotSimulated = "speculative decoding is not simulated yet";
+  else if (D.PrefillReplicas)
+    In.NotSimulated = "prefill/decode disaggregation is not simulated yet";
+  else if (Ctx.foldedNumber(W, "parallel.pp") > 1)
+    In.NotSimulated = "pipeline parallelism is not simulated yet";
+  B.G.Sim = In;
+  return true;
+}
+
+} // namespace mlsc
