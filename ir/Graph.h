@@ -167,6 +167,8 @@ struct SimInputs {
   NodeId Requests, Seed, Router, MaxBatchedTokens;
   NodeId Replicas, Slots, Arrival;
   NodeId Prompt, PromptCV, Output, OutputCV;
+  /// Uniform lengths instead, when the block gives both ends.
+  NodeId PromptMin, PromptMax, OutputMin, OutputMax;
   NodeId KVTokens;
   /// Why the scenario is not simulated ("" when it is).
   std::string NotSimulated;

@@ -12,6 +12,10 @@
 
 #include "passes/lowering/Steps.h"
 
+#include <fmt/format.h>
+
+#include <tuple>
+
 namespace mlsc {
 
 using graph::Op;
@@ -28,7 +32,8 @@ bool lowerSimulation(LoweringContext &Ctx) {
   In.Requests = *Requests;
   In.Seed = Ctx.orDefault(S, DefaultId::SimSeed);
   In.Router = Ctx.choice(S, "simulate.router", 0,
-                         "0: round robin, 1: least outstanding");
+                         "0: round robin, 1: least outstanding, 2: a shared "
+                         "queue");
   In.MaxBatchedTokens = Ctx.orDefault(S, DefaultId::SimMaxBatchedTokens);
   In.Replicas = D.Replicas;
   In.Slots = D.Batch;
@@ -40,6 +45,34 @@ bool lowerSimulation(LoweringContext &Ctx) {
   };
   In.PromptCV = spread("prompt_cv");
   In.OutputCV = spread("output_cv");
+  // Uniform lengths: both ends, or neither.
+  for (auto [Min, Max, Lo, Hi] :
+       {std::tuple{"simulate.prompt_min", "simulate.prompt_max", &In.PromptMin,
+                   &In.PromptMax},
+        std::tuple{"simulate.output_min", "simulate.output_max", &In.OutputMin,
+                   &In.OutputMax}}) {
+    std::optional<NodeId> A = Ctx.field(S, Min), B2 = Ctx.field(S, Max);
+    if (A.has_value() != B2.has_value()) {
+      const char *Given = A ? Min : Max;
+      Ctx.C.Diags.report(
+          DiagKind::MissingInput, S.field(Given)->Range,
+          fmt::format("`{}` needs `{}` too: simulated lengths are uniform "
+                      "between the two",
+                      Given, A ? Max : Min));
+      Ctx.Failed = true;
+      return false;
+    }
+    if (A) {
+      if (Ctx.foldedNumber(S, Min) > Ctx.foldedNumber(S, Max)) {
+        Ctx.C.Diags.report(DiagKind::DomainError, S.field(Min)->Range,
+                           fmt::format("`{}` exceeds `{}`", Min, Max));
+        Ctx.Failed = true;
+        return false;
+      }
+      *Lo = *A;
+      *Hi = *B2;
+    }
+  }
   // The tokens whose KV the free memory holds: free bytes over a token's
   // bytes on a device.
   NodeId Free =

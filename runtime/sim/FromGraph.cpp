@@ -48,9 +48,19 @@ std::optional<Simulated> simulateScenario(const Evaluator &E,
   C.ArrivalRate = v(In.Arrival);
   C.Prompt = lengthOf(v(In.Prompt), v(In.PromptCV));
   C.Output = lengthOf(v(In.Output), v(In.OutputCV));
+  if (In.PromptMin.isValid())
+    C.Prompt = {Length::Kind::Uniform, std::round(v(In.PromptMin)),
+                std::round(v(In.PromptMax))};
+  if (In.OutputMin.isValid())
+    C.Output = {Length::Kind::Uniform, std::round(v(In.OutputMin)),
+                std::round(v(In.OutputMax))};
   C.Requests = static_cast<uint64_t>(v(In.Requests));
   C.Seed = static_cast<uint64_t>(v(In.Seed));
-  C.Route = v(In.Router) >= 1 ? Routing::LeastOutstanding : Routing::RoundRobin;
+  // The choice's code: its position in the schema's SimRouter.
+  double Router = v(In.Router);
+  C.Route = Router >= 2   ? Routing::SharedQueue
+            : Router >= 1 ? Routing::LeastOutstanding
+                          : Routing::RoundRobin;
   if (C.MaxBatchedTokens < C.MaxSequences) {
     Why = fmt::format("simulate.max_batched_tokens ({}) must hold a decode "
                       "token of each of the {} slots",

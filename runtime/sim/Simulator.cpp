@@ -165,6 +165,7 @@ private:
   std::vector<Replica> Replicas;
   std::vector<Request> Requests;
   std::vector<Slot> Free;
+  std::deque<Slot> Shared; ///< the shared queue (Routing::SharedQueue)
   std::priority_queue<Event, std::vector<Event>, std::greater<>> Events;
   uint64_t Seq = 0, Arrived = 0, Completed = 0, Rejected = 0, OutputTokens = 0,
            Iterations = 0;
@@ -206,6 +207,17 @@ private:
         static_cast<double>(Q.Prompt) + Q.Output > C.KVCapacityTokens) {
       ++Rejected;
       Free.push_back(S);
+      return;
+    }
+    if (C.Route == Routing::SharedQueue) {
+      Shared.push_back(S);
+      // The first idle replica takes it; busy ones take from the queue
+      // when their iteration ends.
+      for (unsigned I = 0; I < C.Replicas; ++I)
+        if (!Replicas[I].Busy) {
+          startIteration(I);
+          break;
+        }
       return;
     }
     unsigned To = route();
@@ -261,13 +273,15 @@ private:
         break;
       chunk(S);
     }
-    while (Budget >= 1 && !P.Waiting.empty() && P.Running < C.MaxSequences) {
-      Slot S = P.Waiting.front();
+    std::deque<Slot> &Waiting =
+        C.Route == Routing::SharedQueue ? Shared : P.Waiting;
+    while (Budget >= 1 && !Waiting.empty() && P.Running < C.MaxSequences) {
+      Slot S = Waiting.front();
       Request &Q = Requests[S];
       double Need = static_cast<double>(Q.Prompt) + Q.Output;
       if (C.KVCapacityTokens > 0 && P.KVUsed + Need > C.KVCapacityTokens)
         break; // waits for a completion to free its cache
-      P.Waiting.pop_front();
+      Waiting.pop_front();
       P.KVUsed += Need;
       ++P.Running;
       Wait.add(Now - Q.Arrival);
@@ -343,6 +357,18 @@ private:
 };
 
 } // namespace
+
+const char *routingName(Routing R, bool Symbol) {
+  switch (R) {
+  case Routing::RoundRobin:
+    return Symbol ? "round_robin" : "round robin";
+  case Routing::LeastOutstanding:
+    return Symbol ? "least_outstanding" : "least outstanding";
+  case Routing::SharedQueue:
+    return Symbol ? "shared_queue" : "a shared queue";
+  }
+  return "";
+}
 
 double Length::mean() const {
   switch (K) {

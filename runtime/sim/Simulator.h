@@ -43,9 +43,16 @@ struct Length {
 };
 
 enum class Routing {
-  RoundRobin,      ///< in turn
-  LeastOutstanding ///< the replica with the fewest requests, waiting or running
+  RoundRobin,       ///< in turn
+  LeastOutstanding, ///< the replica with the fewest requests, waiting or
+                    ///< running
+  SharedQueue       ///< no routing at arrival: one queue, a request goes to the
+                    ///< first replica with room when it starts an iteration
+                    ///< (late binding; M/M/c's queue)
 };
+
+/// "round_robin" (\p Symbol: as the language spells it) or "round robin".
+const char *routingName(Routing R, bool Symbol);
 
 struct Config {
   unsigned Replicas = 1;

@@ -54,6 +54,24 @@ TEST(Simulator, MG1WaitMatchesPollaczekKhinchine) {
   EXPECT_NEAR(R.E2E.Mean / 0.199, 1, 0.03);
 }
 
+TEST(Simulator, SharedQueueMatchesErlangC) {
+  // Four replicas of one slot, service as above (E[S] = 0.1 s), 32 req/s:
+  // a = 3.2 erlangs, rho = 0.8. Erlang C: sum_{k<4} a^k / k! = 1 + 3.2 +
+  // 5.12 + 5.4613 = 14.7813; a^4 / 4! x 4 / (4 - 3.2) = 4.3691 x 5 =
+  // 21.8453; C = 21.8453 / 36.6266 = 0.59644; W_q = C / (c mu - lambda) =
+  // 0.59644 / 8 = 74.56 ms. One shared queue (late binding) is M/G/c.
+  Config C = mg1(32, 50, 400000);
+  C.Replicas = 4;
+  C.Route = Routing::SharedQueue;
+  Result R = simulate(C, constant(2e-3));
+  EXPECT_NEAR(R.QueueWait.Mean / 0.07456, 1, 0.03);
+  // Least-outstanding routing binds a request to a replica at arrival, and
+  // it may wait there behind a long service while another replica frees:
+  // it waits longer than the shared queue.
+  C.Route = Routing::LeastOutstanding;
+  EXPECT_GT(simulate(C, constant(2e-3)).QueueWait.Mean, 0.07456 * 1.03);
+}
+
 TEST(Simulator, LittlesLawAndConservation) {
   Config C;
   C.Replicas = 3;

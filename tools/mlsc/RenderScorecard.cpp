@@ -668,9 +668,8 @@ void printSimulated(const ScenarioResult &R, llvm::raw_ostream &OS) {
       "\nSimulated    {} requests, seed {}, {}, {} replica{} of {} "
       "slots, {} tokens an iteration [docs/simulator.md]\n",
       formatNumber(static_cast<double>(C.Requests)), C.Seed,
-      C.Route == sim::Routing::RoundRobin ? "round robin" : "least outstanding",
-      C.Replicas, C.Replicas == 1 ? "" : "s", C.MaxSequences,
-      formatNumber(C.MaxBatchedTokens));
+      sim::routingName(C.Route, false), C.Replicas, C.Replicas == 1 ? "" : "s",
+      C.MaxSequences, formatNumber(C.MaxBatchedTokens));
   std::vector<std::vector<std::string>> Table{{"", "closed form", "simulated"}};
   auto line = [&](const char *Label, std::optional<MetricId> Id,
                   double Simulated) {

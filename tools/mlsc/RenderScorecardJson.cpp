@@ -52,9 +52,7 @@ void simulatedJSON(const ScenarioResult &R, llvm::json::OStream &J) {
     J.attribute("run", true);
     J.attribute("requests", static_cast<int64_t>(C.Requests));
     J.attribute("seed", static_cast<int64_t>(C.Seed));
-    J.attribute("router", C.Route == sim::Routing::RoundRobin
-                              ? "round_robin"
-                              : "least_outstanding");
+    J.attribute("router", sim::routingName(C.Route, true));
     J.attribute("replicas", static_cast<int64_t>(C.Replicas));
     J.attribute("slots", static_cast<int64_t>(C.MaxSequences));
     number(J, "max_batched_tokens", C.MaxBatchedTokens);
