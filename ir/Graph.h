@@ -172,6 +172,9 @@ struct SimInputs {
   NodeId KVTokens;
   /// Why the scenario is not simulated ("" when it is).
   std::string NotSimulated;
+  /// The scenario has a `simulate` block (else the inputs were exported
+  /// for `mlsc validate`, and `mlsc eval` does not simulate).
+  bool Requested = false;
 };
 
 struct Graph {

@@ -52,6 +52,10 @@ struct CompileOptions {
   double MaxGridPoints = 1e7;
   /// Imported modules kept from earlier compilations; none by default.
   ModuleCache *Modules = nullptr;
+  /// Export the serving simulator's inputs for every served decoder, not
+  /// only those with a `simulate` block (`mlsc validate` runs its serving
+  /// anchors through the simulator too).
+  bool SimulateServing = false;
 };
 
 struct Compilation {

@@ -139,7 +139,7 @@ ScenarioResult scenarioResult(const Evaluator &E, llvm::SourceMgr &SM) {
       !AnyFail)
     R.Performance = "WARN";
   // The serving simulator, next to the closed forms.
-  if (G.Sim) {
+  if (G.Sim && G.Sim->Requested) {
     R.HasSimulate = true;
     if (!R.Feasible)
       R.NotSimulated = "the scenario does not fit";

@@ -16,6 +16,7 @@
 
 #include "runtime/Evaluator.h"
 #include "runtime/Format.h"
+#include "runtime/sim/Simulator.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/JSON.h"
@@ -42,6 +43,10 @@ struct Row {
   bool Training = false; ///< the anchor's scenario trains a model
   std::string Sets, KnownMiss, Source, SourceTitle, SourceUrl;
   Status S = Status::Within;
+  /// The serving simulator's value of a latency percentile, and its error
+  /// (docs/simulator.md); none for other quantities.
+  std::optional<double> SimPredicted, SimError;
+  std::string SimShown;
 
   bool fails() const {
     return S == Status::Outside || S == Status::NoLongerMisses;
@@ -60,6 +65,35 @@ struct Row {
     return "";
   }
 };
+
+/// The simulator's figure for an anchor's quantity, when it is one of the
+/// latency percentiles it measures.
+std::optional<double> simulatedValue(const sim::Result &S,
+                                     llvm::StringRef Quantity) {
+  auto [What, Level] = Quantity.split('.');
+  const sim::Stats *St = What == "ttft"      ? &S.TTFT
+                         : What == "tpot"    ? &S.TPOT
+                         : What == "itl"     ? &S.ITL
+                         : What == "latency" ? &S.E2E
+                                             : nullptr;
+  if (!St || !St->Count)
+    return std::nullopt;
+  if (Level == "p50")
+    return St->P50;
+  if (Level == "p90")
+    return St->P90;
+  if (Level == "p99")
+    return St->P99;
+  if (Level == "p999")
+    return St->P999;
+  return std::nullopt;
+}
+
+bool measuredBySimulator(llvm::StringRef Quantity) {
+  sim::Result Probe;
+  Probe.TTFT.Count = Probe.TPOT.Count = Probe.ITL.Count = Probe.E2E.Count = 1;
+  return simulatedValue(Probe, Quantity).has_value();
+}
 
 /// "+6.7%".
 std::string percent(double E) {
@@ -101,15 +135,24 @@ Summary summarize(const std::vector<Row> &Rows, bool Calibration,
 }
 
 void printText(const std::vector<Row> &Rows, llvm::raw_ostream &OS) {
+  bool AnySim = std::any_of(Rows.begin(), Rows.end(),
+                            [](const Row &R) { return R.SimPredicted; });
   std::vector<std::vector<std::string>> Table{
       {"anchor", "quantity", "published", "predicted", "error", "tolerance",
        "role", "status"}};
-  for (const Row &R : Rows)
+  if (AnySim)
+    Table.front().insert(Table.front().begin() + 5, {"simulated", "error"});
+  for (const Row &R : Rows) {
     Table.push_back(
         {R.Anchor, R.Quantity, R.PublishedShown, R.PredictedShown,
          percent(R.Error), fmt::format("{:.0f}%", 100 * R.Tolerance),
          R.Calibration ? "calibration" : "validation",
          std::string(R.statusText()) + (R.Feasible ? "" : " (infeasible)")});
+    if (AnySim)
+      Table.back().insert(Table.back().begin() + 5,
+                          {R.SimPredicted ? R.SimShown : "-",
+                           R.SimError ? percent(*R.SimError) : "-"});
+  }
   std::vector<size_t> Width(Table.front().size(), 0);
   for (const auto &Line : Table)
     for (size_t I = 0; I < Line.size(); ++I)
@@ -139,6 +182,19 @@ void printText(const std::vector<Row> &Rows, llvm::raw_ostream &OS) {
                         "<= 10%, max <= {})\n",
                         Name, K.Count, share(K.Median), share(K.Max), Goal);
   }
+  // The simulator against the closed forms on the rows it measures.
+  std::vector<double> SimErrors, SameRows;
+  for (const Row &R : Rows)
+    if (!R.Calibration && R.SimError) {
+      SimErrors.push_back(std::fabs(*R.SimError));
+      SameRows.push_back(std::fabs(R.Error));
+    }
+  if (!SimErrors.empty())
+    OS << fmt::format("  simulated (serving simulator, {} latency rows): "
+                      "median |error| {}; the closed forms on the same "
+                      "rows: {}\n",
+                      SimErrors.size(), share(median(SimErrors)),
+                      share(median(SameRows)));
   OS << fmt::format("calibration anchors: {}", C.Count);
   std::vector<std::string> Sets;
   for (const Row &R : Rows)
@@ -202,6 +258,11 @@ void printJSON(const std::vector<Row> &Rows, llvm::raw_ostream &OS) {
           if (!R.KnownMiss.empty())
             J.attribute("known_miss", R.KnownMiss);
           J.attribute("status", R.statusText());
+          if (R.SimPredicted)
+            J.attributeObject("simulated", [&] {
+              number(J, "predicted", *R.SimPredicted);
+              number(J, "error", *R.SimError);
+            });
           J.attribute("feasible", R.Feasible);
           J.attribute("training", R.Training);
           J.attributeObject("source", [&] {
@@ -226,8 +287,11 @@ int validateCommand(const DriverOptions &O) {
   if (!collectFiles(O, O.Compile.DataDir + "/validation", Unique))
     return InputErrors;
   std::vector<Row> Rows;
+  // Serving anchors run through the simulator too.
+  DriverOptions V = O;
+  V.Compile.SimulateServing = true;
   bool Errors = !compileEach(
-      O, Unique, [&](Compilation &C, bool Compiled, const std::string &Shown) {
+      V, Unique, [&](Compilation &C, bool Compiled, const std::string &Shown) {
         if (!Compiled)
           return;
         for (const query::Query &Q : C.Queries) {
@@ -256,6 +320,16 @@ int validateCommand(const DriverOptions &O) {
           R.SourceTitle = Q.A.SourceTitle;
           R.SourceUrl = Q.A.SourceUrl;
           R.Training = G.DecoderTraining || G.has(MetricId::StepTime);
+          // The serving simulator's figure for a latency percentile.
+          if (G.Sim && R.Feasible && measuredBySimulator(T.Text)) {
+            std::string Why;
+            if (std::optional<sim::Simulated> S = sim::simulateScenario(E, Why))
+              if (std::optional<double> V = simulatedValue(S->R, T.Text)) {
+                R.SimPredicted = *V;
+                R.SimError = *V / R.Published - 1;
+                R.SimShown = formatQuantity(*V, T.Dim);
+              }
+          }
           if (G.has(MetricId::Feasible))
             R.Feasible = E.value(G.get(MetricId::Feasible)) != 0;
           // A published measurement ran: a scenario the model calls
