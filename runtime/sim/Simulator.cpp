@@ -16,6 +16,7 @@
 #include <queue>
 #include <random>
 #include <stdexcept>
+#include <tuple>
 
 namespace mlsc::sim {
 
@@ -68,8 +69,19 @@ uint32_t draw(const Length &L, Rng &R) {
 }
 
 struct Request {
-  double Arrival = 0, FirstToken = 0;
-  uint32_t Prompt = 0, Output = 0, Done = 0; ///< Done: prompt tokens run
+  double Arrival = 0, FirstToken = 0, LastToken = 0;
+  uint32_t Prompt = 0, Output = 0;
+  /// The tokens its next prefill runs: the prompt, and after a preemption
+  /// the prompt and the tokens generated so far (recomputed, as vLLM's
+  /// default preemption does); Done of them have run.
+  uint32_t Prefill = 0, Done = 0;
+  uint32_t Generated = 0; ///< output tokens emitted
+  /// While decoding: the iteration it joined, its context then and the
+  /// tokens it had generated then.
+  uint64_t JoinIter = 0;
+  uint32_t JoinCtx = 0, JoinGenerated = 0;
+  bool Decoding = false;
+  uint32_t Gen = 0; ///< bumped when it leaves a replica's running set
 };
 
 /// A request's slot, reused once it completes.
@@ -84,13 +96,18 @@ struct Replica {
   std::deque<Slot> Waiting, Prefilling;
   double Decoding = 0;  ///< sequences decoding
   double DecodeCtx = 0; ///< the cached tokens of their next step, summed
-  /// (finishing iteration, slot), earliest first.
-  std::priority_queue<std::pair<uint64_t, Slot>,
-                      std::vector<std::pair<uint64_t, Slot>>, std::greater<>>
+  /// (finishing iteration, slot, generation), earliest first; entries of a
+  /// request preempted since are stale.
+  std::priority_queue<std::tuple<uint64_t, Slot, uint32_t>,
+                      std::vector<std::tuple<uint64_t, Slot, uint32_t>>,
+                      std::greater<>>
       Finishing;
+  /// Running requests in admission order (slot, generation), for
+  /// preemption from the newest; entries of requests gone since are stale.
+  std::deque<std::pair<Slot, uint32_t>> Admitted;
   uint64_t Iter = 0;
   unsigned Running = 0; ///< admitted and not complete
-  double KVUsed = 0;
+  double KVUsed = 0;    ///< tokens whose KV the cache holds
   bool Busy = false;
   double Started = 0, DecodersNow = 0;
   std::vector<Chunk> Chunks; ///< this iteration's prompt chunks
@@ -146,6 +163,8 @@ public:
     Out.Arrived = Arrived;
     Out.Completed = Completed;
     Out.Rejected = Rejected;
+    Out.Preemptions = Preemptions;
+    Out.PeakKVTokens = PeakKV;
     Out.OutputTokens = OutputTokens;
     Out.Iterations = Iterations;
     Out.Makespan = Last - First;
@@ -168,9 +187,9 @@ private:
   std::deque<Slot> Shared; ///< the shared queue (Routing::SharedQueue)
   std::priority_queue<Event, std::vector<Event>, std::greater<>> Events;
   uint64_t Seq = 0, Arrived = 0, Completed = 0, Rejected = 0, OutputTokens = 0,
-           Iterations = 0;
+           Iterations = 0, Preemptions = 0;
   unsigned NextReplica = 0;
-  double Now = 0, First = 0, Last = 0, Area = 0, BatchSum = 0;
+  double Now = 0, First = 0, Last = 0, Area = 0, BatchSum = 0, PeakKV = 0;
   Histogram TTFT, TPOT, ITL, E2E, Wait;
 
   void push(double T, EventKind K, unsigned Rep) {
@@ -200,6 +219,7 @@ private:
     Q.Arrival = Now;
     Q.Prompt = draw(C.Prompt, R);
     Q.Output = draw(C.Output, R);
+    Q.Prefill = Q.Prompt;
     if (Arrived < C.Requests)
       push(Now + R.exponential(C.ArrivalRate), EventKind::Arrival, 0);
     // A request whose cache would not fit an empty replica never could.
@@ -244,10 +264,58 @@ private:
     return Best;
   }
 
+  /// The context of a decoding request's next step (its KV tokens held).
+  static double contextOf(const Replica &P, const Request &Q) {
+    return Q.JoinCtx + static_cast<double>(P.Iter - Q.JoinIter);
+  }
+
+  /// Preempts the newest running request (vLLM's recompute preemption): its
+  /// cache is freed, and it waits at the head of the queue to run its
+  /// prompt and what it generated again. False when none runs.
+  bool preemptNewest(Replica &P, std::deque<Slot> &Waiting) {
+    while (!P.Admitted.empty()) {
+      auto [S, G] = P.Admitted.back();
+      P.Admitted.pop_back();
+      Request &Q = Requests[S];
+      if (Q.Gen != G)
+        continue; // completed or preempted since
+      ++Q.Gen;
+      if (Q.Decoding) {
+        double Ctx = contextOf(P, Q);
+        Q.Generated =
+            Q.JoinGenerated + static_cast<uint32_t>(P.Iter - Q.JoinIter);
+        P.Decoding -= 1;
+        P.DecodeCtx -= Ctx;
+        P.KVUsed -= Ctx;
+        Q.Decoding = false;
+        Q.LastToken = Now; // it emitted at the end of the last iteration
+      } else {
+        P.Prefilling.erase(
+            std::find(P.Prefilling.begin(), P.Prefilling.end(), S));
+        P.KVUsed -= Q.Prefill;
+      }
+      Q.Prefill = Q.Prompt + Q.Generated;
+      Q.Done = 0;
+      --P.Running;
+      ++Preemptions;
+      Waiting.push_front(S);
+      return true;
+    }
+    return false;
+  }
+
   /// vLLM's order: the decodes, then the running prompts' chunks, then new
-  /// requests while slots, token budget and KV capacity allow.
+  /// requests while slots, token budget and KV capacity allow. A decode
+  /// stores one more token; when the cache cannot hold them, the newest
+  /// requests are preempted.
   void startIteration(unsigned I) {
     Replica &P = Replicas[I];
+    std::deque<Slot> &Waiting =
+        C.Route == Routing::SharedQueue ? Shared : P.Waiting;
+    if (C.KVCapacityTokens > 0)
+      while (P.KVUsed + P.Decoding > C.KVCapacityTokens &&
+             preemptNewest(P, Waiting))
+        ;
     StepShape Shape;
     double Budget = C.MaxBatchedTokens;
     Shape.Sequences = P.Decoding;
@@ -260,7 +328,7 @@ private:
     P.Chunks.clear();
     auto chunk = [&](Slot S) {
       Request &Q = Requests[S];
-      double N = std::min<double>(Q.Prompt - Q.Done, Budget);
+      double N = std::min<double>(Q.Prefill - Q.Done, Budget);
       Shape.Sequences += 1;
       Shape.Tokens += N;
       Shape.PrefillPairs += N * Q.Done + N * (N + 1) / 2;
@@ -273,28 +341,40 @@ private:
         break;
       chunk(S);
     }
-    std::deque<Slot> &Waiting =
-        C.Route == Routing::SharedQueue ? Shared : P.Waiting;
     while (Budget >= 1 && !Waiting.empty() && P.Running < C.MaxSequences) {
       Slot S = Waiting.front();
       Request &Q = Requests[S];
-      double Need = static_cast<double>(Q.Prompt) + Q.Output;
-      if (C.KVCapacityTokens > 0 && P.KVUsed + Need > C.KVCapacityTokens)
+      // Admitted when the cache holds its prompt beside the decodes'
+      // next tokens.
+      if (C.KVCapacityTokens > 0 &&
+          P.KVUsed + P.Decoding + Q.Prefill > C.KVCapacityTokens)
         break; // waits for a completion to free its cache
       Waiting.pop_front();
-      P.KVUsed += Need;
+      P.KVUsed += Q.Prefill;
       ++P.Running;
-      Wait.add(Now - Q.Arrival);
+      if (Q.Generated == 0)
+        Wait.add(Now - Q.Arrival);
       P.Prefilling.push_back(S);
+      P.Admitted.push_back({S, Q.Gen});
       chunk(S);
     }
     if (Shape.Tokens == 0) {
       P.Busy = false;
       return;
     }
+    // The stale entries of completed requests, once they are many.
+    if (P.Admitted.size() > 2 * static_cast<size_t>(P.Running) + 64) {
+      std::deque<std::pair<Slot, uint32_t>> Live;
+      for (auto E : P.Admitted)
+        if (Requests[E.first].Gen == E.second)
+          Live.push_back(E);
+      P.Admitted.swap(Live);
+    }
     P.Busy = true;
     P.Started = Now;
     P.DecodersNow = P.Decoding;
+    P.KVUsed += P.Decoding;
+    PeakKV = std::max(PeakKV, P.KVUsed);
     BatchSum += Shape.Sequences;
     ++Iterations;
     push(Now + Step(Shape), EventKind::IterationEnd, I);
@@ -302,6 +382,7 @@ private:
 
   void complete(Slot S) {
     Request &Q = Requests[S];
+    ++Q.Gen;
     E2E.add(Now - Q.Arrival);
     if (Q.Output > 1)
       TPOT.add((Now - Q.FirstToken) / (Q.Output - 1));
@@ -320,36 +401,50 @@ private:
       OutputTokens += static_cast<uint64_t>(P.DecodersNow);
       P.DecodeCtx += P.DecodersNow;
     }
-    while (!P.Finishing.empty() && P.Finishing.top().first <= P.Iter) {
-      Slot S = P.Finishing.top().second;
+    while (!P.Finishing.empty() && std::get<0>(P.Finishing.top()) <= P.Iter) {
+      auto [At, S, G] = P.Finishing.top();
       P.Finishing.pop();
       Request &Q = Requests[S];
+      if (Q.Gen != G)
+        continue; // preempted since
+      double Ctx = Q.JoinCtx + static_cast<double>(Q.Output - Q.JoinGenerated);
       P.Decoding -= 1;
-      P.DecodeCtx -= static_cast<double>(Q.Prompt) + Q.Output - 1;
-      P.KVUsed -= static_cast<double>(Q.Prompt) + Q.Output;
+      P.DecodeCtx -= Ctx;
+      P.KVUsed -= Ctx;
       --P.Running;
+      Q.Decoding = false;
       complete(S);
     }
     for (const Chunk &K : P.Chunks) {
       Request &Q = Requests[K.S];
       Q.Done += K.Tokens;
-      if (Q.Done < Q.Prompt)
+      if (Q.Done < Q.Prefill)
         continue;
-      // The prompt's last chunk samples the first token.
+      // The prompt's last chunk samples the next token: the first, or,
+      // after a preemption, the next one of its output.
       P.Prefilling.erase(
           std::find(P.Prefilling.begin(), P.Prefilling.end(), K.S));
-      Q.FirstToken = Now;
-      TTFT.add(Now - Q.Arrival);
+      if (Q.Generated == 0) {
+        Q.FirstToken = Now;
+        TTFT.add(Now - Q.Arrival);
+      } else {
+        ITL.add(Now - Q.LastToken);
+      }
+      ++Q.Generated;
       ++OutputTokens;
-      if (Q.Output == 1) {
-        P.KVUsed -= static_cast<double>(Q.Prompt) + 1;
+      if (Q.Generated >= Q.Output) {
+        P.KVUsed -= Q.Prefill;
         --P.Running;
         complete(K.S);
         continue;
       }
+      Q.Decoding = true;
+      Q.JoinIter = P.Iter + 1;
+      Q.JoinCtx = Q.Prefill;
+      Q.JoinGenerated = Q.Generated;
       P.Decoding += 1;
-      P.DecodeCtx += Q.Prompt;
-      P.Finishing.push({P.Iter + Q.Output - 1, K.S});
+      P.DecodeCtx += Q.Prefill;
+      P.Finishing.push({P.Iter + Q.Output - Q.Generated, K.S, Q.Gen});
     }
     ++P.Iter;
     startIteration(I);

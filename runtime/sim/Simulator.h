@@ -58,8 +58,9 @@ struct Config {
   unsigned Replicas = 1;
   unsigned MaxSequences = 256;    ///< running sequences a replica holds
   double MaxBatchedTokens = 8192; ///< new tokens an iteration runs
-  /// KV-cache tokens a replica holds; a request reserves its prompt and
-  /// output when admitted (no preemption). 0: unlimited.
+  /// KV-cache tokens a replica holds: a request takes its prompt's when
+  /// admitted and one a decoded token; when the cache runs out the newest
+  /// request is preempted (recomputed later). 0: unlimited.
   double KVCapacityTokens = 0;
   double ArrivalRate = 1; ///< requests a second, Poisson
   Length Prompt, Output;
@@ -103,6 +104,10 @@ struct Result {
   /// output would not fit an empty replica's KV cache).
   uint64_t Arrived = 0, Completed = 0, Rejected = 0, OutputTokens = 0,
            Iterations = 0;
+  /// Requests preempted when the KV cache ran out, each counted every time
+  /// (vLLM's recompute: it runs its prompt and output so far again).
+  uint64_t Preemptions = 0;
+  double PeakKVTokens = 0;    ///< the most KV tokens a replica held at once
   double Makespan = 0;        ///< first arrival to last completion
   double Throughput = 0;      ///< output tokens a second over the makespan
   double MeanInSystem = 0;    ///< time-average requests in the system (L)

@@ -122,6 +122,29 @@ TEST(Simulator, RequestsTooLargeForTheCacheAreRejected) {
   EXPECT_NEAR(static_cast<double>(R.Rejected) / 1000, 0.5, 0.05);
 }
 
+TEST(Simulator, PreemptsTheNewestWhenTheCacheRunsOut) {
+  // A cache of 200 tokens; requests of 20 prompt and 30 output tokens are
+  // admitted on their prompts (8 slots x 20 = 160), then grow by a token
+  // an iteration: at 50 tokens each only 4 fit, so the newest are
+  // preempted and run their prompt and output so far again later.
+  Config C = mg1(200, 1, 2000);
+  C.MaxSequences = 8;
+  C.MaxBatchedTokens = 64;
+  C.Prompt = {Length::Kind::Fixed, 20, 0};
+  C.Output = {Length::Kind::Fixed, 30, 0};
+  C.KVCapacityTokens = 200;
+  Result R = simulate(C, constant(1e-3));
+  EXPECT_GT(R.Preemptions, 0u);
+  EXPECT_LE(R.PeakKVTokens, 200);
+  EXPECT_EQ(R.Completed, 2000u);
+  // Every output token once, the recomputed ones included.
+  EXPECT_EQ(R.OutputTokens, 2000u * 30);
+  EXPECT_EQ(R.OutputTokens, R.TTFT.Count + R.ITL.Count);
+  // Without the limit nothing is preempted.
+  C.KVCapacityTokens = 0;
+  EXPECT_EQ(simulate(C, constant(1e-3)).Preemptions, 0u);
+}
+
 TEST(Simulator, RefusesConfigurationsItCannotRun) {
   Config C = mg1(5, 10, 10);
   C.MaxSequences = 4;

@@ -704,6 +704,10 @@ void printSimulated(const ScenarioResult &R, llvm::raw_ostream &OS) {
       Text += L[I] + std::string(Width[I] - L[I].size() + 3, ' ');
     OS << llvm::StringRef(Text).rtrim() << "\n";
   }
+  if (S.Preemptions)
+    OS << fmt::format("  {} preemptions: the KV cache ran out, and the newest "
+                      "requests ran their prompt and output again\n",
+                      S.Preemptions);
   if (S.Rejected)
     OS << fmt::format("  {} requests rejected: their prompt and output "
                       "exceed a replica's KV cache\n",
