@@ -312,10 +312,11 @@ private:
     Replica &P = Replicas[I];
     std::deque<Slot> &Waiting =
         C.Route == Routing::SharedQueue ? Shared : P.Waiting;
+    bool Preempted = false;
     if (C.KVCapacityTokens > 0)
       while (P.KVUsed + P.Decoding > C.KVCapacityTokens &&
              preemptNewest(P, Waiting))
-        ;
+        Preempted = true;
     StepShape Shape;
     double Budget = C.MaxBatchedTokens;
     Shape.Sequences = P.Decoding;
@@ -341,7 +342,10 @@ private:
         break;
       chunk(S);
     }
-    while (Budget >= 1 && !Waiting.empty() && P.Running < C.MaxSequences) {
+    // After a preemption no request is admitted this iteration (vLLM's
+    // scheduler does the same): the one just preempted would come back.
+    while ((!Preempted || P.Running == 0) && Budget >= 1 && !Waiting.empty() &&
+           P.Running < C.MaxSequences) {
       Slot S = Waiting.front();
       Request &Q = Requests[S];
       // Admitted when the cache holds its prompt beside the decodes'
