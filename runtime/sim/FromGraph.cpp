@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <stdexcept>
 
 namespace mlsc::sim {
 
@@ -71,9 +72,18 @@ std::optional<Simulated> simulateScenario(const Evaluator &E,
     Why = "no memory is left for the KV cache";
     return std::nullopt;
   }
+  if (!(C.ArrivalRate > 0) || !std::isfinite(C.ArrivalRate)) {
+    Why = "the arrival rate is not a positive number";
+    return std::nullopt;
+  }
   Simulated Out;
   Out.Cfg = C;
-  Out.R = simulate(C, [&](const StepShape &S) { return M->shape(S).Time; });
+  try {
+    Out.R = simulate(C, [&](const StepShape &S) { return M->shape(S).Time; });
+  } catch (const std::invalid_argument &E) {
+    Why = E.what();
+    return std::nullopt;
+  }
   return Out;
 }
 

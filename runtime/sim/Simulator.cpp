@@ -11,8 +11,10 @@
 #include "runtime/sim/Simulator.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cmath>
 #include <deque>
+#include <numbers>
 #include <queue>
 #include <random>
 #include <stdexcept>
@@ -37,7 +39,8 @@ public:
   double normal() {
     // Box-Muller, one of the pair.
     double U1 = uniform(), U2 = uniform();
-    return std::sqrt(-2 * std::log1p(-U1)) * std::cos(2 * M_PI * U2);
+    return std::sqrt(-2 * std::log1p(-U1)) *
+           std::cos(2 * std::numbers::pi * U2);
   }
 
 private:
@@ -81,7 +84,8 @@ struct Request {
   uint64_t JoinIter = 0;
   uint32_t JoinCtx = 0, JoinGenerated = 0;
   bool Decoding = false;
-  uint32_t Gen = 0; ///< bumped when it leaves a replica's running set
+  bool Waited = false; ///< its wait for a slot is recorded (once)
+  uint32_t Gen = 0;    ///< bumped when it leaves a replica's running set
 };
 
 /// A request's slot, reused once it completes.
@@ -167,7 +171,7 @@ public:
     Out.PeakKVTokens = PeakKV;
     Out.OutputTokens = OutputTokens;
     Out.Iterations = Iterations;
-    Out.Makespan = Last - First;
+    Out.Makespan = Completed ? Last - First : 0;
     if (Out.Makespan > 0) {
       Out.Throughput = static_cast<double>(OutputTokens) / Out.Makespan;
       Out.MeanInSystem = Area / Out.Makespan;
@@ -215,16 +219,22 @@ private:
       Free.pop_back();
     }
     Request &Q = Requests[S];
+    // A reused slot keeps its generation, so that entries stale from its
+    // earlier requests never match this one.
+    uint32_t Gen = Q.Gen;
     Q = Request();
+    Q.Gen = Gen;
     Q.Arrival = Now;
     Q.Prompt = draw(C.Prompt, R);
     Q.Output = draw(C.Output, R);
     Q.Prefill = Q.Prompt;
     if (Arrived < C.Requests)
       push(Now + R.exponential(C.ArrivalRate), EventKind::Arrival, 0);
-    // A request whose cache would not fit an empty replica never could.
+    // A request whose cache (its prompt and every output token but the
+    // last, whose KV is never stored) would not fit an empty replica
+    // never could.
     if (C.KVCapacityTokens > 0 &&
-        static_cast<double>(Q.Prompt) + Q.Output > C.KVCapacityTokens) {
+        static_cast<double>(Q.Prompt) + Q.Output - 1 > C.KVCapacityTokens) {
       ++Rejected;
       Free.push_back(S);
       return;
@@ -290,8 +300,9 @@ private:
         Q.Decoding = false;
         Q.LastToken = Now; // it emitted at the end of the last iteration
       } else {
-        P.Prefilling.erase(
-            std::find(P.Prefilling.begin(), P.Prefilling.end(), S));
+        auto It = std::find(P.Prefilling.begin(), P.Prefilling.end(), S);
+        assert(It != P.Prefilling.end() && "a running request prefills");
+        P.Prefilling.erase(It);
         P.KVUsed -= Q.Prefill;
       }
       Q.Prefill = Q.Prompt + Q.Generated;
@@ -356,8 +367,10 @@ private:
       Waiting.pop_front();
       P.KVUsed += Q.Prefill;
       ++P.Running;
-      if (Q.Generated == 0)
+      if (!Q.Waited) {
         Wait.add(Now - Q.Arrival);
+        Q.Waited = true;
+      }
       P.Prefilling.push_back(S);
       P.Admitted.push_back({S, Q.Gen});
       chunk(S);
@@ -376,6 +389,14 @@ private:
     }
     P.Busy = true;
     P.Started = Now;
+    // A request preempted into the shared queue goes to the first idle
+    // replica, as an arrival would.
+    if (Preempted && C.Route == Routing::SharedQueue && !Shared.empty())
+      for (unsigned J = 0; J < C.Replicas; ++J)
+        if (!Replicas[J].Busy) {
+          startIteration(J);
+          break;
+        }
     P.DecodersNow = P.Decoding;
     P.KVUsed += P.Decoding;
     PeakKV = std::max(PeakKV, P.KVUsed);

@@ -671,20 +671,21 @@ void printSimulated(const ScenarioResult &R, llvm::raw_ostream &OS) {
       sim::routingName(C.Route, false), C.Replicas, C.Replicas == 1 ? "" : "s",
       C.MaxSequences, formatNumber(C.MaxBatchedTokens));
   std::vector<std::vector<std::string>> Table{{"", "closed form", "simulated"}};
+  // A statistic no request gave (all rejected, one-token outputs) is "-".
   auto line = [&](const char *Label, std::optional<MetricId> Id,
-                  double Simulated) {
+                  const sim::Stats &St, double Simulated) {
     Table.push_back({Label, Id && R.has(*Id) ? show(R, *Id) : "-",
-                     formatQuantity(Simulated, Sec)});
+                     St.Count ? formatQuantity(Simulated, Sec) : "-"});
   };
-  line("TTFT p50", M::TtftP50, S.TTFT.P50);
-  line("TTFT p99", M::TtftP99, S.TTFT.P99);
-  line("TPOT p50", M::TpotP50, S.TPOT.P50);
-  line("TPOT p99", M::TpotP99, S.TPOT.P99);
-  line("ITL p50", M::ItlP50, S.ITL.P50);
-  line("ITL p99", M::ItlP99, S.ITL.P99);
-  line("latency p50", M::LatencyP50, S.E2E.P50);
-  line("latency p99", M::LatencyP99, S.E2E.P99);
-  line("queue wait", std::nullopt, S.QueueWait.Mean);
+  line("TTFT p50", M::TtftP50, S.TTFT, S.TTFT.P50);
+  line("TTFT p99", M::TtftP99, S.TTFT, S.TTFT.P99);
+  line("TPOT p50", M::TpotP50, S.TPOT, S.TPOT.P50);
+  line("TPOT p99", M::TpotP99, S.TPOT, S.TPOT.P99);
+  line("ITL p50", M::ItlP50, S.ITL, S.ITL.P50);
+  line("ITL p99", M::ItlP99, S.ITL, S.ITL.P99);
+  line("latency p50", M::LatencyP50, S.E2E, S.E2E.P50);
+  line("latency p99", M::LatencyP99, S.E2E, S.E2E.P99);
+  line("queue wait", std::nullopt, S.QueueWait, S.QueueWait.Mean);
   Table.back()[0] = "wait, mean";
   Table.push_back({"running batch",
                    R.has(M::RunningBatch) ? show(R, M::RunningBatch) : "-",
