@@ -24,6 +24,12 @@ config.substitutions.append(("%expect-exit",
                              os.path.join(config.mlsc_src_root, "utils",
                                           "expect-exit.sh")))
 config.substitutions.append(("%python", config.python_executable))
+# Peak-memory bounds are the Release build's; AddressSanitizer's shadow
+# memory and redzones take about twice as much again (read-input.test).
+config.substitutions.append(
+    ("%rss-scale",
+     "3" if getattr(config, "mlsc_sanitize", "OFF") in ("ON", "1", "TRUE")
+     else "1"))
 config.substitutions.append(("%lit", config.python_executable + " " + config.lit_py))
 config.substitutions.append(("%src", config.mlsc_src_root))
 config.substitutions.append(("%utils", os.path.join(config.mlsc_src_root, "utils")))
