@@ -1,6 +1,7 @@
 //===- SimulatorTest.cpp - The serving simulator against queueing theory --===//
 
 #include "runtime/sim/Simulator.h"
+#include "StepModelFixture.h"
 #include "passes/Pipeline.h"
 #include "runtime/Evaluator.h"
 
@@ -202,19 +203,8 @@ TEST(Simulator, HistogramQuantilesWithinHalfABin) {
 /// alone takes its prefill, by the same code the graph's TTFT uses, and
 /// then its decode steps, context growing one token each.
 TEST(Simulator, OneRequestAloneTakesTheStepModelsTimes) {
-  auto Comp = std::make_unique<Compilation>();
-  Comp->Options.LoadPrelude = false;
-  Comp->Options.DataDir = MLSC_SOURCE_DIR;
-  ASSERT_TRUE(compile(*Comp, llvm::MemoryBuffer::getMemBufferCopy(R"(
-accelerator gpu { hbm.capacity = 80 GB; hbm.bandwidth = 2 TB/s; tdp = 700 W
-                  peak.bf16 = 1000 TFLOP/s }
-precision bf16 { bytes = 2 B }
-model m { params = 10e9; layers = 10; heads = 8; head_dim = 64; kv_heads = 8 }
-workload w : inference { model = m; precision = bf16; prompt = 1000 tok
-                         output = 200 tok; batch = 2 }
-scenario s { workload = w; system = gpu }
-)",
-                                                                  "t.mls")));
+  auto Comp = test::compileText(test::SmallDecoderScenario, "t.mls");
+  ASSERT_TRUE(Comp);
   Evaluator E(Comp->Graphs[0]);
   E.run();
   std::optional<StepModel> M = StepModel::of(E);

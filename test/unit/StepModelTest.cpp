@@ -1,6 +1,7 @@
 //===- StepModelTest.cpp - The exported step model against the graph ------===//
 
 #include "runtime/StepModel.h"
+#include "StepModelFixture.h"
 #include "passes/Pipeline.h"
 #include "runtime/Evaluator.h"
 
@@ -17,25 +18,8 @@ using namespace mlsc;
 
 namespace {
 
-const char *const Scenario = R"(
-accelerator gpu { hbm.capacity = 80 GB; hbm.bandwidth = 2 TB/s; tdp = 700 W
-                  peak.bf16 = 1000 TFLOP/s }
-precision bf16 { bytes = 2 B }
-model m { params = 10e9; layers = 10; heads = 8; head_dim = 64; kv_heads = 8 }
-workload w : inference { model = m; precision = bf16; prompt = 1000 tok
-                         output = 200 tok; batch = 2 }
-scenario s { workload = w; system = gpu }
-)";
-
-std::unique_ptr<Compilation> compileText(const std::string &Text,
-                                         llvm::StringRef Name) {
-  auto C = std::make_unique<Compilation>();
-  C->Options.LoadPrelude = false;
-  C->Options.DataDir = MLSC_SOURCE_DIR;
-  if (!compile(*C, llvm::MemoryBuffer::getMemBufferCopy(Text, Name)))
-    return nullptr;
-  return C;
-}
+using test::compileText;
+const char *const Scenario = test::SmallDecoderScenario;
 
 TEST(StepModel, DecodeStepsTheGraphNeverLoweredByHand) {
   auto C = compileText(Scenario, "t.mls");

@@ -67,33 +67,27 @@ struct Row {
   }
 };
 
-/// The simulator's figure for an anchor's quantity, when it is one of the
-/// latency percentiles it measures.
-std::optional<double> simulatedValue(const sim::Result &S,
-                                     llvm::StringRef Quantity) {
+/// The simulator's statistic and percentile an anchor's quantity names
+/// (`ttft.p99`), when it is a latency percentile the simulator measures.
+struct SimMeasure {
+  const sim::Stats sim::Result::*Stat;
+  double sim::Stats::*Level;
+};
+std::optional<SimMeasure> simMeasure(llvm::StringRef Quantity) {
   auto [What, Level] = Quantity.split('.');
-  const sim::Stats *St = What == "ttft"      ? &S.TTFT
-                         : What == "tpot"    ? &S.TPOT
-                         : What == "itl"     ? &S.ITL
-                         : What == "latency" ? &S.E2E
-                                             : nullptr;
-  if (!St || !St->Count)
+  const sim::Stats sim::Result::*Stat = What == "ttft"      ? &sim::Result::TTFT
+                                        : What == "tpot"    ? &sim::Result::TPOT
+                                        : What == "itl"     ? &sim::Result::ITL
+                                        : What == "latency" ? &sim::Result::E2E
+                                                            : nullptr;
+  double sim::Stats::*L = Level == "p50"    ? &sim::Stats::P50
+                          : Level == "p90"  ? &sim::Stats::P90
+                          : Level == "p99"  ? &sim::Stats::P99
+                          : Level == "p999" ? &sim::Stats::P999
+                                            : nullptr;
+  if (!Stat || !L)
     return std::nullopt;
-  if (Level == "p50")
-    return St->P50;
-  if (Level == "p90")
-    return St->P90;
-  if (Level == "p99")
-    return St->P99;
-  if (Level == "p999")
-    return St->P999;
-  return std::nullopt;
-}
-
-bool measuredBySimulator(llvm::StringRef Quantity) {
-  sim::Result Probe;
-  Probe.TTFT.Count = Probe.TPOT.Count = Probe.ITL.Count = Probe.E2E.Count = 1;
-  return simulatedValue(Probe, Quantity).has_value();
+  return SimMeasure{Stat, L};
 }
 
 /// "+6.7%".
@@ -326,19 +320,21 @@ int validateCommand(const DriverOptions &O) {
             R.Feasible = E.value(G.get(MetricId::Feasible)) != 0;
           // The serving simulator's figure for a latency percentile: one
           // run a scenario, whatever rows read it.
-          if (G.Sim && R.Feasible && measuredBySimulator(T.Text)) {
+          std::optional<SimMeasure> Measure = simMeasure(T.Text);
+          if (G.Sim && R.Feasible && Measure) {
             auto [It, New] = Simulations.try_emplace(Q.Graph);
             if (New) {
               std::string Why;
               It->second = sim::simulateScenario(E, Why);
             }
-            if (It->second)
-              if (std::optional<double> V =
-                      simulatedValue(It->second->R, T.Text)) {
-                R.SimPredicted = *V;
-                R.SimError = *V / R.Published - 1;
-                R.SimShown = formatQuantity(*V, T.Dim);
-              }
+            const sim::Stats *St =
+                It->second ? &(It->second->R.*Measure->Stat) : nullptr;
+            if (St && St->Count) {
+              double V = St->*Measure->Level;
+              R.SimPredicted = V;
+              R.SimError = V / R.Published - 1;
+              R.SimShown = formatQuantity(V, T.Dim);
+            }
           }
           // A published measurement ran: a scenario the model calls
           // infeasible misses it, whatever its number.
