@@ -1,10 +1,11 @@
 //===- Simulator.cpp - A discrete-event simulator of LLM serving ----------===//
 //
-// Events are arrivals and the ends of replicas' iterations, in time order
-// (ties by creation order, so runs are reproducible). A replica's
-// decoding sequences advance one token an iteration together, so the
-// replica keeps their count, the sum of their contexts and a heap of the
-// iterations they finish in, instead of visiting each one every iteration.
+// Events are arrivals, the ends of replicas' iterations and the landings
+// of KV-cache transfers, in time order (ties by creation order, so runs
+// are reproducible). A replica's decoding sequences advance one token an
+// iteration together, so the replica keeps their count, the sum of their
+// contexts and a heap of the iterations they finish in, instead of
+// visiting each one every iteration.
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,6 +15,8 @@
 #include <cassert>
 #include <cmath>
 #include <deque>
+#include <limits>
+#include <list>
 #include <numbers>
 #include <queue>
 #include <random>
@@ -27,6 +30,7 @@ namespace {
 constexpr double MinSeconds = 1e-9, BinWidth = 0.01;
 const double LogStep = std::log1p(BinWidth);
 constexpr size_t NumBins = 3500; // 1 ns x 1.01^3500 > 10^6 s
+constexpr uint32_t NoGroup = std::numeric_limits<uint32_t>::max();
 
 /// Uniform on [0, 1) from the engine's 53 high bits: the same numbers on
 /// every platform (std::mt19937_64 is specified exactly; the standard
@@ -41,6 +45,24 @@ public:
     double U1 = uniform(), U2 = uniform();
     return std::sqrt(-2 * std::log1p(-U1)) *
            std::cos(2 * std::numbers::pi * U2);
+  }
+  /// Gamma of shape K and scale 1: Marsaglia and Tsang, "A simple method
+  /// for generating gamma variables", ACM TOMS 26(3), 2000; a shape below
+  /// 1 through Gamma(K + 1) U^(1/K).
+  double gamma(double K) {
+    if (K < 1)
+      return gamma(K + 1) * std::pow(uniform(), 1 / K);
+    double D = K - 1.0 / 3, C = 1 / std::sqrt(9 * D);
+    for (;;) {
+      double X = normal(), V = 1 + C * X;
+      if (V <= 0)
+        continue;
+      V = V * V * V;
+      double U = uniform();
+      if (U < 1 - 0.0331 * X * X * X * X ||
+          std::log(U) < 0.5 * X * X + D * (1 - V + std::log(V)))
+        return D * V;
+    }
   }
 
 private:
@@ -73,19 +95,30 @@ uint32_t draw(const Length &L, Rng &R) {
 
 struct Request {
   double Arrival = 0, FirstToken = 0, LastToken = 0;
+  uint64_t Id = 0;
   uint32_t Prompt = 0, Output = 0;
   /// The tokens its next prefill runs: the prompt, and after a preemption
   /// the prompt and the tokens generated so far (recomputed, as vLLM's
-  /// default preemption does); Done of them have run.
+  /// default preemption does); Done of them have run (a cached prefix's
+  /// from the start).
   uint32_t Prefill = 0, Done = 0;
   uint32_t Generated = 0; ///< output tokens emitted
   /// While decoding: the iteration it joined, its context then and the
   /// tokens it had generated then.
   uint64_t JoinIter = 0;
   uint32_t JoinCtx = 0, JoinGenerated = 0;
+  uint32_t Group = NoGroup; ///< its shared prefix
+  uint32_t Cached = 0;      ///< prompt tokens a prefix cache held
+  uint32_t Preempted = 0;
+  uint32_t Gen = 0; ///< bumped when it leaves a replica's running set
+  uint16_t Class = 0;
+  uint8_t Level = 0; ///< its class's priority rank, 0 first
   bool Decoding = false;
-  bool Waited = false; ///< its wait for a slot is recorded (once)
-  uint32_t Gen = 0;    ///< bumped when it leaves a replica's running set
+  bool Waited = false;  ///< its wait for a slot is recorded (once)
+  bool Shared = false;  ///< it holds a reference on its cached prefix
+  bool KVReady = false; ///< its prompt's KV cache arrived from a prefill
+                        ///< replica: it joins the decodes
+  unsigned Replica = 0;
 };
 
 /// A request's slot, reused once it completes.
@@ -96,8 +129,55 @@ struct Chunk {
   uint32_t Tokens;
 };
 
+/// Waiting requests, by priority level, each level first come first
+/// served.
+class WaitQueue {
+public:
+  void setLevels(size_t N) { Levels.resize(N); }
+  bool empty() const { return Size == 0; }
+  size_t size() const { return Size; }
+  void pushBack(Slot S, unsigned Level) {
+    Levels[Level].push_back(S);
+    ++Size;
+  }
+  void pushFront(Slot S, unsigned Level) {
+    Levels[Level].push_front(S);
+    ++Size;
+  }
+  Slot front() const {
+    for (const auto &L : Levels)
+      if (!L.empty())
+        return L.front();
+    assert(false && "front of an empty queue");
+    return 0;
+  }
+  void popFront() {
+    for (auto &L : Levels)
+      if (!L.empty()) {
+        L.pop_front();
+        --Size;
+        return;
+      }
+  }
+
+private:
+  std::vector<std::deque<Slot>> Levels;
+  size_t Size = 0;
+};
+
+/// A shared prefix in a replica's cache: resident (its KV held), ready
+/// (computed; a request computing it holds it before), and referenced by
+/// the running requests that use it; an unreferenced resident prefix is on
+/// the replica's LRU list, evicted when the cache needs room.
+struct PrefixEntry {
+  uint32_t Refs = 0;
+  bool Resident = false, Ready = false;
+  std::list<uint32_t>::iterator Lru;
+};
+
 struct Replica {
-  std::deque<Slot> Waiting, Prefilling;
+  WaitQueue Waiting;
+  std::deque<Slot> Prefilling;
   double Decoding = 0;  ///< sequences decoding
   double DecodeCtx = 0; ///< the cached tokens of their next step, summed
   /// (finishing iteration, slot, generation), earliest first; entries of a
@@ -110,20 +190,39 @@ struct Replica {
   /// preemption from the newest; entries of requests gone since are stale.
   std::deque<std::pair<Slot, uint32_t>> Admitted;
   uint64_t Iter = 0;
-  unsigned Running = 0; ///< admitted and not complete
-  double KVUsed = 0;    ///< tokens whose KV the cache holds
+  unsigned Running = 0;  ///< admitted and not complete
+  unsigned Incoming = 0; ///< KV transfers on their way here
+  double KVUsed = 0;     ///< tokens whose KV the cache holds
   bool Busy = false;
+  bool PrefillOnly = false;
+  unsigned Pool = 0;
   double Started = 0, DecodersNow = 0;
-  std::vector<Chunk> Chunks; ///< this iteration's prompt chunks
+  std::vector<Chunk> Chunks;       ///< this iteration's prompt chunks
+  std::vector<Slot> Joined;        ///< transferred requests' first decodes
+  std::vector<PrefixEntry> Prefix; ///< by group
+  std::list<uint32_t> Idle;        ///< unreferenced prefixes, oldest first
+  double IdleTokens = 0;
+  double LinkFree = 0; ///< when its link is next free (disaggregation)
+  double BusyTime = 0, KVArea = 0;
 };
 
-enum class EventKind : uint8_t { Arrival, IterationEnd };
+/// Replicas that serve the same requests: every replica, or under
+/// disaggregation the decode pool (0) and the prefill pool (1).
+struct Pool {
+  unsigned First = 0, Count = 0;
+  bool UsesShared = false; ///< a shared queue instead of routing
+  WaitQueue Shared;
+  unsigned Next = 0; ///< round robin's next
+};
+
+enum class EventKind : uint8_t { Arrival, IterationEnd, KVArrived };
 
 struct Event {
   double Time;
   uint64_t Seq;
   EventKind Kind;
   unsigned Replica;
+  Slot S;
   bool operator>(const Event &O) const {
     return Time != O.Time ? Time > O.Time : Seq > O.Seq;
   }
@@ -142,28 +241,119 @@ Stats stats(const Histogram &H) {
   return S;
 }
 
+struct ClassHistograms {
+  Histogram TTFT, TPOT, E2E;
+  uint64_t Completed = 0, Rejected = 0, Met = 0;
+};
+
 class Simulation {
 public:
-  Simulation(const Config &C, const StepFunction &Step)
-      : C(C), Step(Step), R(C.Seed), Replicas(C.Replicas) {}
+  Simulation(const Config &Cfg, const StepFunction &Step,
+             const RequestSink &Sink)
+      : C(Cfg), Step(Step), Sink(Sink), R(Cfg.Seed) {
+    Classes = C.Classes;
+    if (Classes.empty()) {
+      RequestClass One;
+      One.Prompt = C.Prompt;
+      One.Output = C.Output;
+      Classes.push_back(One);
+    }
+    for (const RequestClass &K : Classes)
+      TotalShare += K.Share;
+    // Priority levels: the classes' distinct priorities, lowest first.
+    std::vector<int> Ps;
+    for (const RequestClass &K : Classes)
+      Ps.push_back(K.Priority);
+    std::sort(Ps.begin(), Ps.end());
+    Ps.erase(std::unique(Ps.begin(), Ps.end()), Ps.end());
+    NumLevels = Ps.size();
+    for (const RequestClass &K : Classes)
+      LevelOf.push_back(static_cast<uint8_t>(
+          std::lower_bound(Ps.begin(), Ps.end(), K.Priority) - Ps.begin()));
+    PerClass.resize(Classes.size());
+    Disaggregated = C.Disagg.PrefillReplicas > 0;
+    unsigned N = C.Replicas + C.Disagg.PrefillReplicas;
+    Replicas.resize(N);
+    Pools.resize(Disaggregated ? 2 : 1);
+    Pools[0] = {0, C.Replicas,
+                C.Route == Routing::SharedQueue && !Disaggregated, WaitQueue(),
+                0};
+    if (Disaggregated)
+      Pools[1] = {C.Replicas, C.Disagg.PrefillReplicas,
+                  C.Route == Routing::SharedQueue, WaitQueue(), 0};
+    for (Pool &Pl : Pools)
+      Pl.Shared.setLevels(NumLevels);
+    Caching = C.PrefixCaching && C.Prefix.Groups > 0 && C.Prefix.Tokens > 0;
+    for (unsigned I = 0; I < N; ++I) {
+      Replica &P = Replicas[I];
+      P.Waiting.setLevels(NumLevels);
+      P.Pool = I < C.Replicas ? 0 : 1;
+      P.PrefillOnly = P.Pool == 1;
+      if (Caching)
+        P.Prefix.resize(C.Prefix.Groups);
+    }
+  }
 
   Result run() {
-    push(R.exponential(C.ArrivalRate), EventKind::Arrival, 0);
+    if (C.Arrive.K == Arrivals::Kind::Closed) {
+      for (unsigned U = 0; U < C.Arrive.Users && Issued < C.Requests; ++U)
+        issue(think());
+    } else {
+      if (C.Arrive.K == Arrivals::Kind::OnOff)
+        BurstEnd = R.exponential(1 / C.Arrive.On);
+      issue(nextArrival(0));
+    }
     while (!Events.empty()) {
       Event E = Events.top();
       Events.pop();
       advance(E.Time);
-      if (E.Kind == EventKind::Arrival)
+      switch (E.Kind) {
+      case EventKind::Arrival:
         arrive();
-      else
+        break;
+      case EventKind::IterationEnd:
         finishIteration(E.Replica);
+        break;
+      case EventKind::KVArrived:
+        landed(E.Replica, E.S);
+        break;
+      }
     }
+    return result();
+  }
+
+private:
+  const Config &C;
+  const StepFunction &Step;
+  const RequestSink &Sink;
+  Rng R;
+  std::vector<RequestClass> Classes;
+  std::vector<uint8_t> LevelOf;
+  size_t NumLevels = 1;
+  double TotalShare = 0;
+  bool Disaggregated = false, Caching = false;
+  std::vector<Replica> Replicas;
+  std::vector<Pool> Pools;
+  std::vector<Request> Requests;
+  std::vector<Slot> Free;
+  std::priority_queue<Event, std::vector<Event>, std::greater<>> Events;
+  uint64_t Seq = 0, Issued = 0, Arrived = 0, Completed = 0, Rejected = 0,
+           OutputTokens = 0, Iterations = 0, Preemptions = 0, Transfers = 0,
+           LocalPrefills = 0;
+  double Now = 0, First = 0, Last = 0, Area = 0, BatchSum = 0, PeakKV = 0;
+  double BurstEnd = 0; ///< Arrivals::OnOff: when the current burst ends
+  double PromptTokens = 0, CachedTokens = 0;
+  Histogram TTFT, TPOT, ITL, E2E, Wait, Transfer;
+  std::vector<ClassHistograms> PerClass;
+
+  Result result() {
     Result Out;
     Out.TTFT = stats(TTFT);
     Out.TPOT = stats(TPOT);
     Out.ITL = stats(ITL);
     Out.E2E = stats(E2E);
     Out.QueueWait = stats(Wait);
+    Out.Transfer = stats(Transfer);
     Out.Arrived = Arrived;
     Out.Completed = Completed;
     Out.Rejected = Rejected;
@@ -171,33 +361,99 @@ public:
     Out.PeakKVTokens = PeakKV;
     Out.OutputTokens = OutputTokens;
     Out.Iterations = Iterations;
+    Out.Transfers = Transfers;
+    Out.LocalPrefills = LocalPrefills;
+    Out.PromptTokens = PromptTokens;
+    Out.CachedTokens = CachedTokens;
+    Out.PrefixHitRate = PromptTokens > 0 ? CachedTokens / PromptTokens : 0;
     Out.Makespan = Completed ? Last - First : 0;
+    for (size_t K = 0; K < Classes.size(); ++K) {
+      ClassResult CR;
+      CR.Name = Classes[K].Name;
+      CR.TTFT = stats(PerClass[K].TTFT);
+      CR.TPOT = stats(PerClass[K].TPOT);
+      CR.E2E = stats(PerClass[K].E2E);
+      CR.Completed = PerClass[K].Completed;
+      CR.Rejected = PerClass[K].Rejected;
+      CR.MetTargets = PerClass[K].Met;
+      Out.MetTargets += CR.MetTargets;
+      Out.Classes.push_back(CR);
+    }
     if (Out.Makespan > 0) {
       Out.Throughput = static_cast<double>(OutputTokens) / Out.Makespan;
       Out.MeanInSystem = Area / Out.Makespan;
       Out.ArrivalRateSeen = static_cast<double>(Completed) / Out.Makespan;
+      Out.Goodput = static_cast<double>(Out.MetTargets) / Out.Makespan;
+      for (ClassResult &CR : Out.Classes)
+        CR.Goodput = static_cast<double>(CR.MetTargets) / Out.Makespan;
+      double Busy = 0, KV = 0;
+      for (const Replica &P : Replicas) {
+        Busy += P.BusyTime;
+        KV += P.KVArea;
+      }
+      double Span = Out.Makespan * static_cast<double>(Replicas.size());
+      Out.Utilisation = Busy / Span;
+      if (C.KVCapacityTokens > 0)
+        Out.KVUtilisation = KV / (Span * C.KVCapacityTokens);
     }
     Out.MeanBatch = Iterations ? BatchSum / static_cast<double>(Iterations) : 0;
     return Out;
   }
 
-private:
-  const Config &C;
-  const StepFunction &Step;
-  Rng R;
-  std::vector<Replica> Replicas;
-  std::vector<Request> Requests;
-  std::vector<Slot> Free;
-  std::deque<Slot> Shared; ///< the shared queue (Routing::SharedQueue)
-  std::priority_queue<Event, std::vector<Event>, std::greater<>> Events;
-  uint64_t Seq = 0, Arrived = 0, Completed = 0, Rejected = 0, OutputTokens = 0,
-           Iterations = 0, Preemptions = 0;
-  unsigned NextReplica = 0;
-  double Now = 0, First = 0, Last = 0, Area = 0, BatchSum = 0, PeakKV = 0;
-  Histogram TTFT, TPOT, ITL, E2E, Wait;
+  void push(double T, EventKind K, unsigned Rep, Slot S = 0) {
+    Events.push({T, Seq++, K, Rep, S});
+  }
 
-  void push(double T, EventKind K, unsigned Rep) {
-    Events.push({T, Seq++, K, Rep});
+  void issue(double T) {
+    ++Issued;
+    push(T, EventKind::Arrival, 0);
+  }
+
+  /// A closed-loop client's think time.
+  double think() {
+    return C.Arrive.Think > 0 ? Now + R.exponential(1 / C.Arrive.Think) : Now;
+  }
+
+  /// The next arrival of an open process after \p T.
+  double nextArrival(double T) {
+    const Arrivals &A = C.Arrive;
+    switch (A.K) {
+    case Arrivals::Kind::Poisson:
+    case Arrivals::Kind::Closed:
+      return T + R.exponential(C.ArrivalRate);
+    case Arrivals::Kind::Gamma: {
+      // Gaps of mean 1 / rate and coefficient of variation CV: shape
+      // 1 / CV^2, scale CV^2 / rate.
+      double K = 1 / (A.CV * A.CV);
+      return T + R.gamma(K) / (K * C.ArrivalRate);
+    }
+    case Arrivals::Kind::OnOff: {
+      // Memoryless both ways: an arrival past the burst's end is dropped
+      // and drawn again from the next burst's start.
+      double Rate = C.ArrivalRate * (A.On + A.Off) / A.On;
+      for (;;) {
+        double X = T + R.exponential(Rate);
+        if (X <= BurstEnd)
+          return X;
+        T = BurstEnd + R.exponential(1 / A.Off);
+        BurstEnd = T + R.exponential(1 / A.On);
+      }
+    }
+    case Arrivals::Kind::Diurnal: {
+      // Thinning (Lewis and Shedler, 1979): candidates at the peak rate,
+      // each kept with the rate at its time over the peak.
+      double Peak = C.ArrivalRate * (1 + A.Amplitude);
+      for (;;) {
+        T += R.exponential(Peak);
+        double Rate =
+            C.ArrivalRate *
+            (1 + A.Amplitude * std::sin(2 * std::numbers::pi * T / A.Period));
+        if (R.uniform() * Peak <= Rate)
+          return T;
+      }
+    }
+    }
+    return T;
   }
 
   /// Moves the clock, integrating the requests in the system (Little's L).
@@ -206,10 +462,21 @@ private:
     Now = T;
   }
 
+  unsigned drawClass() {
+    if (Classes.size() == 1)
+      return 0;
+    double U = R.uniform() * TotalShare;
+    for (size_t K = 0; K + 1 < Classes.size(); ++K) {
+      if (U < Classes[K].Share)
+        return static_cast<unsigned>(K);
+      U -= Classes[K].Share;
+    }
+    return static_cast<unsigned>(Classes.size() - 1);
+  }
+
   void arrive() {
     if (Arrived == 0)
       First = Now;
-    ++Arrived;
     Slot S;
     if (Free.empty()) {
       S = static_cast<Slot>(Requests.size());
@@ -224,54 +491,154 @@ private:
     uint32_t Gen = Q.Gen;
     Q = Request();
     Q.Gen = Gen;
+    Q.Id = Arrived++;
     Q.Arrival = Now;
-    Q.Prompt = draw(C.Prompt, R);
-    Q.Output = draw(C.Output, R);
+    unsigned K = drawClass();
+    Q.Class = static_cast<uint16_t>(K);
+    Q.Level = LevelOf[K];
+    Q.Prompt = draw(Classes[K].Prompt, R);
+    Q.Output = draw(Classes[K].Output, R);
+    if (C.Prefix.Groups > 0 && C.Prefix.Tokens > 0 &&
+        R.uniform() < C.Prefix.Share) {
+      Q.Group = std::min(static_cast<uint32_t>(R.uniform() * C.Prefix.Groups),
+                         C.Prefix.Groups - 1);
+      Q.Prompt += C.Prefix.Tokens;
+    }
     Q.Prefill = Q.Prompt;
-    if (Arrived < C.Requests)
-      push(Now + R.exponential(C.ArrivalRate), EventKind::Arrival, 0);
+    if (C.Arrive.K != Arrivals::Kind::Closed && Issued < C.Requests)
+      issue(nextArrival(Now));
     // A request whose cache (its prompt and every output token but the
     // last, whose KV is never stored) would not fit an empty replica
     // never could.
     if (C.KVCapacityTokens > 0 &&
         static_cast<double>(Q.Prompt) + Q.Output - 1 > C.KVCapacityTokens) {
       ++Rejected;
+      ++PerClass[K].Rejected;
+      record(Q, true);
       Free.push_back(S);
+      nextOfClient();
       return;
     }
-    if (C.Route == Routing::SharedQueue) {
-      Shared.push_back(S);
-      // The first idle replica takes it; busy ones take from the queue
-      // when their iteration ends.
-      for (unsigned I = 0; I < C.Replicas; ++I)
+    bool Remote = Disaggregated && Q.Prompt >= C.Disagg.LocalBelow;
+    if (Disaggregated && !Remote)
+      ++LocalPrefills;
+    enqueue(Remote ? 1 : 0, S);
+  }
+
+  /// A closed-loop client whose request finished sends its next one.
+  void nextOfClient() {
+    if (C.Arrive.K == Arrivals::Kind::Closed && Issued < C.Requests)
+      issue(think());
+  }
+
+  /// A request joins pool \p Pl: its shared queue (the first idle replica
+  /// takes it) or a replica's queue.
+  void enqueue(unsigned PoolIndex, Slot S) {
+    Pool &Pl = Pools[PoolIndex];
+    Request &Q = Requests[S];
+    if (Pl.UsesShared) {
+      Pl.Shared.pushBack(S, Q.Level);
+      for (unsigned I = Pl.First; I < Pl.First + Pl.Count; ++I)
         if (!Replicas[I].Busy) {
           startIteration(I);
           break;
         }
       return;
     }
-    unsigned To = route();
-    Replicas[To].Waiting.push_back(S);
+    unsigned To = route(Pl, Q);
+    Replicas[To].Waiting.pushBack(S, Q.Level);
     if (!Replicas[To].Busy)
       startIteration(To);
   }
 
-  unsigned route() {
-    if (C.Route == Routing::RoundRobin) {
-      unsigned To = NextReplica;
-      NextReplica = (NextReplica + 1) % C.Replicas;
+  size_t outstanding(const Replica &P) const {
+    return P.Waiting.size() + P.Running + P.Incoming;
+  }
+
+  /// The KV tokens running requests hold (cached prefixes no request uses
+  /// are free to evict).
+  double kvInUse(const Replica &P) const { return P.KVUsed - P.IdleTokens; }
+
+  bool caches(const Replica &P, const Request &Q) const {
+    return Caching && Q.Group != NoGroup && P.Prefix[Q.Group].Resident;
+  }
+
+  unsigned leastOutstanding(const Pool &Pl) const {
+    unsigned Best = Pl.First;
+    size_t BestLoad = SIZE_MAX;
+    for (unsigned I = Pl.First; I < Pl.First + Pl.Count; ++I)
+      if (outstanding(Replicas[I]) < BestLoad) {
+        Best = I;
+        BestLoad = outstanding(Replicas[I]);
+      }
+    return Best;
+  }
+
+  unsigned route(Pool &Pl, const Request &Q) {
+    unsigned End = Pl.First + Pl.Count;
+    switch (C.Route) {
+    case Routing::RoundRobin: {
+      unsigned To = Pl.First + Pl.Next;
+      Pl.Next = (Pl.Next + 1) % Pl.Count;
       return To;
     }
-    unsigned Best = 0;
-    size_t BestLoad = SIZE_MAX;
-    for (unsigned I = 0; I < C.Replicas; ++I) {
-      size_t Load = Replicas[I].Waiting.size() + Replicas[I].Running;
-      if (Load < BestLoad) {
-        Best = I;
-        BestLoad = Load;
+    case Routing::Random:
+      return Pl.First + std::min(static_cast<unsigned>(R.uniform() * Pl.Count),
+                                 Pl.Count - 1);
+    case Routing::LeastOutstanding:
+    case Routing::SharedQueue: // a decode pool under disaggregation
+      return leastOutstanding(Pl);
+    case Routing::LeastKV: {
+      unsigned Best = Pl.First;
+      for (unsigned I = Pl.First + 1; I < End; ++I) {
+        const Replica &P = Replicas[I], &B = Replicas[Best];
+        if (kvInUse(P) < kvInUse(B) ||
+            (kvInUse(P) == kvInUse(B) && outstanding(P) < outstanding(B)))
+          Best = I;
       }
+      return Best;
     }
-    return Best;
+    case Routing::PrefixAffinity: {
+      unsigned Best = End;
+      for (unsigned I = Pl.First; I < End; ++I)
+        if (caches(Replicas[I], Q) &&
+            (Best == End ||
+             outstanding(Replicas[I]) < outstanding(Replicas[Best])))
+          Best = I;
+      return Best != End ? Best : leastOutstanding(Pl);
+    }
+    case Routing::Weighted: {
+      // llm-d's scorers, each in [0, 1]: the share of the prompt cached;
+      // the queue, 1 for the shortest and 0 for the longest; the free KV
+      // cache.
+      size_t MinQ = SIZE_MAX, MaxQ = 0;
+      for (unsigned I = Pl.First; I < End; ++I) {
+        MinQ = std::min(MinQ, outstanding(Replicas[I]));
+        MaxQ = std::max(MaxQ, outstanding(Replicas[I]));
+      }
+      unsigned Best = Pl.First;
+      double BestScore = -1;
+      for (unsigned I = Pl.First; I < End; ++I) {
+        const Replica &P = Replicas[I];
+        double Hit =
+            caches(P, Q) ? static_cast<double>(C.Prefix.Tokens) / Q.Prompt : 0;
+        double Queue = MaxQ == MinQ
+                           ? 1
+                           : static_cast<double>(MaxQ - outstanding(P)) /
+                                 static_cast<double>(MaxQ - MinQ);
+        double KV =
+            C.KVCapacityTokens > 0 ? 1 - kvInUse(P) / C.KVCapacityTokens : 1;
+        double Score = C.Weights.Prefix * Hit + C.Weights.Queue * Queue +
+                       C.Weights.KV * KV;
+        if (Score > BestScore) {
+          Best = I;
+          BestScore = Score;
+        }
+      }
+      return Best;
+    }
+    }
+    return Pl.First;
   }
 
   /// The context of a decoding request's next step (its KV tokens held).
@@ -279,54 +646,116 @@ private:
     return Q.JoinCtx + static_cast<double>(P.Iter - Q.JoinIter);
   }
 
-  /// Preempts the newest running request (vLLM's recompute preemption): its
-  /// cache is freed, and it waits at the head of the queue to run its
-  /// prompt and what it generated again. False when none runs.
-  bool preemptNewest(Replica &P, std::deque<Slot> &Waiting) {
-    while (!P.Admitted.empty()) {
-      auto [S, G] = P.Admitted.back();
-      P.Admitted.pop_back();
-      Request &Q = Requests[S];
-      if (Q.Gen != G)
-        continue; // completed or preempted since
-      ++Q.Gen;
-      if (Q.Decoding) {
-        double Ctx = contextOf(P, Q);
-        Q.Generated =
-            Q.JoinGenerated + static_cast<uint32_t>(P.Iter - Q.JoinIter);
-        P.Decoding -= 1;
-        P.DecodeCtx -= Ctx;
-        P.KVUsed -= Ctx;
-        Q.Decoding = false;
-        Q.LastToken = Now; // it emitted at the end of the last iteration
-      } else {
-        auto It = std::find(P.Prefilling.begin(), P.Prefilling.end(), S);
-        assert(It != P.Prefilling.end() && "a running request prefills");
-        P.Prefilling.erase(It);
-        P.KVUsed -= Q.Prefill;
-      }
-      Q.Prefill = Q.Prompt + Q.Generated;
-      Q.Done = 0;
-      --P.Running;
-      ++Preemptions;
-      Waiting.push_front(S);
+  /// Evicts unreferenced cached prefixes, oldest first, until \p Need more
+  /// tokens fit; false (evicting nothing) when they cannot.
+  bool makeRoom(Replica &P, double Need) {
+    if (C.KVCapacityTokens <= 0)
       return true;
+    if (kvInUse(P) + Need > C.KVCapacityTokens)
+      return false;
+    while (P.KVUsed + Need > C.KVCapacityTokens) {
+      uint32_t G = P.Idle.front();
+      P.Idle.pop_front();
+      PrefixEntry &E = P.Prefix[G];
+      E.Resident = E.Ready = false;
+      P.KVUsed -= C.Prefix.Tokens;
+      P.IdleTokens -= C.Prefix.Tokens;
     }
-    return false;
+    return true;
   }
 
-  /// vLLM's order: the decodes, then the running prompts' chunks, then new
-  /// requests while slots, token budget and KV capacity allow. A decode
-  /// stores one more token; when the cache cannot hold them, the newest
-  /// requests are preempted.
+  /// Frees a request's KV cache (\p Held tokens of context), and its
+  /// reference on its cached prefix.
+  void release(Replica &P, Request &Q, double Held) {
+    if (!Q.Shared) {
+      P.KVUsed -= Held;
+      return;
+    }
+    P.KVUsed -= Held - C.Prefix.Tokens;
+    Q.Shared = false;
+    PrefixEntry &E = P.Prefix[Q.Group];
+    if (--E.Refs > 0)
+      return;
+    if (E.Ready) {
+      E.Lru = P.Idle.insert(P.Idle.end(), Q.Group);
+      P.IdleTokens += C.Prefix.Tokens;
+    } else { // its computing request left before it was computed
+      E.Resident = false;
+      P.KVUsed -= C.Prefix.Tokens;
+    }
+  }
+
+  /// Takes a reference on a resident prefix (off the LRU list).
+  void pin(Replica &P, uint32_t G) {
+    PrefixEntry &E = P.Prefix[G];
+    if (E.Refs++ == 0 && E.Ready) {
+      P.Idle.erase(E.Lru);
+      P.IdleTokens -= C.Prefix.Tokens;
+    }
+  }
+
+  /// Preempts a running request (vLLM's recompute preemption): the newest
+  /// of the lowest priority. Its cache is freed, and it waits at the head
+  /// of its level to run its prompt and what it generated again. False
+  /// when none runs.
+  bool preemptOne(Replica &P, WaitQueue &Waiting) {
+    // The newest live entry of the lowest priority (the largest level).
+    auto Victim = P.Admitted.end();
+    for (auto It = P.Admitted.end(); It != P.Admitted.begin();) {
+      --It;
+      const Request &Q = Requests[It->first];
+      if (Q.Gen != It->second)
+        continue; // completed or preempted since
+      if (Victim == P.Admitted.end() || Q.Level > Requests[Victim->first].Level)
+        Victim = It;
+      if (NumLevels == 1 || Q.Level + 1u == NumLevels)
+        break;
+    }
+    if (Victim == P.Admitted.end()) {
+      P.Admitted.clear();
+      return false;
+    }
+    Slot S = Victim->first;
+    P.Admitted.erase(Victim);
+    Request &Q = Requests[S];
+    ++Q.Gen;
+    if (Q.Decoding) {
+      double Ctx = contextOf(P, Q);
+      Q.Generated =
+          Q.JoinGenerated + static_cast<uint32_t>(P.Iter - Q.JoinIter);
+      P.Decoding -= 1;
+      P.DecodeCtx -= Ctx;
+      release(P, Q, Ctx);
+      Q.Decoding = false;
+      Q.LastToken = Now; // it emitted at the end of the last iteration
+    } else {
+      auto It = std::find(P.Prefilling.begin(), P.Prefilling.end(), S);
+      assert(It != P.Prefilling.end() && "a running request prefills");
+      P.Prefilling.erase(It);
+      release(P, Q, Q.Prefill);
+    }
+    Q.Prefill = Q.Prompt + Q.Generated;
+    Q.Done = 0;
+    Q.KVReady = false; // recomputed where it is
+    --P.Running;
+    ++Preemptions;
+    ++Q.Preempted;
+    Waiting.pushFront(S, Q.Level);
+    return true;
+  }
+
+  /// vLLM's order: the decodes, then the running prompts' chunks, then
+  /// waiting requests, by priority, while slots, token budget and KV
+  /// capacity allow. A decode stores one more token; when the cache cannot
+  /// hold them, unused cached prefixes are evicted and then running
+  /// requests preempted.
   void startIteration(unsigned I) {
     Replica &P = Replicas[I];
-    std::deque<Slot> &Waiting =
-        C.Route == Routing::SharedQueue ? Shared : P.Waiting;
+    Pool &Pl = Pools[P.Pool];
+    WaitQueue &Waiting = Pl.UsesShared ? Pl.Shared : P.Waiting;
     bool Preempted = false;
     if (C.KVCapacityTokens > 0)
-      while (P.KVUsed + P.Decoding > C.KVCapacityTokens &&
-             preemptNewest(P, Waiting))
+      while (!makeRoom(P, P.Decoding) && preemptOne(P, Waiting))
         Preempted = true;
     StepShape Shape;
     double Budget = C.MaxBatchedTokens;
@@ -338,6 +767,7 @@ private:
     Shape.ContextTokens = P.DecodeCtx + P.Decoding;
     Budget -= P.Decoding;
     P.Chunks.clear();
+    P.Joined.clear();
     auto chunk = [&](Slot S) {
       Request &Q = Requests[S];
       double N = std::min<double>(Q.Prefill - Q.Done, Budget);
@@ -359,14 +789,73 @@ private:
            P.Running < C.MaxSequences) {
       Slot S = Waiting.front();
       Request &Q = Requests[S];
-      // Admitted when the cache holds its prompt beside the decodes'
-      // next tokens.
-      if (C.KVCapacityTokens > 0 &&
-          P.KVUsed + P.Decoding + Q.Prefill > C.KVCapacityTokens)
+      if (Q.KVReady) {
+        // Its prompt's KV cache arrived from a prefill replica but for the
+        // last token's, which this step runs (vLLM's connectors recompute
+        // it for its logits): it joins the decodes.
+        double Ctx = Q.Prefill - 1.0;
+        if (!makeRoom(P, P.Decoding + Ctx + 1))
+          break;
+        Waiting.popFront();
+        P.KVUsed += Ctx;
+        ++P.Running;
+        Q.Replica = I;
+        Q.Decoding = true;
+        Q.JoinIter = P.Iter;
+        Q.JoinCtx = static_cast<uint32_t>(Ctx);
+        Q.JoinGenerated = 0;
+        P.Decoding += 1;
+        P.DecodeCtx += Ctx;
+        P.Finishing.push({P.Iter + Q.Output - 1, S, Q.Gen});
+        P.Admitted.push_back({S, Q.Gen});
+        P.Joined.push_back(S);
+        Shape.Sequences += 1;
+        Shape.Tokens += 1;
+        Shape.DecodePairs += Ctx + 1;
+        Shape.ContextTokens += Ctx + 1;
+        Budget -= 1;
+        continue;
+      }
+      // Admitted when the cache holds its prompt beside the decodes' next
+      // tokens; a prefix the replica has computed is not computed again.
+      double Need = Q.Prefill;
+      bool Hit = false, Own = false;
+      if (Caching && Q.Group != NoGroup) {
+        PrefixEntry &E = P.Prefix[Q.Group];
+        if (E.Resident && E.Ready) {
+          Hit = true;
+          Need -= C.Prefix.Tokens;
+        } else if (!E.Resident) {
+          Own = true;
+        }
+      }
+      if (Hit)
+        pin(P, Q.Group); // not evicted to make its own room
+      if (!makeRoom(P, P.Decoding + Need)) {
+        if (Hit) {
+          // Back on the LRU list, as the most recently used.
+          Q.Shared = true;
+          release(P, Q, C.Prefix.Tokens);
+        }
         break; // waits for a completion to free its cache
-      Waiting.pop_front();
-      P.KVUsed += Q.Prefill;
+      }
+      Waiting.popFront();
+      P.KVUsed += Need;
+      PromptTokens += Q.Prefill;
+      if (Hit) {
+        Q.Shared = true;
+        Q.Done = C.Prefix.Tokens;
+        Q.Cached = C.Prefix.Tokens;
+        CachedTokens += C.Prefix.Tokens;
+      } else if (Own) {
+        PrefixEntry &E = P.Prefix[Q.Group];
+        E.Resident = true;
+        E.Ready = false;
+        E.Refs = 1;
+        Q.Shared = true;
+      }
       ++P.Running;
+      Q.Replica = I;
       if (!Q.Waited) {
         Wait.add(Now - Q.Arrival);
         Q.Waited = true;
@@ -389,10 +878,10 @@ private:
     }
     P.Busy = true;
     P.Started = Now;
-    // A request preempted into the shared queue goes to the first idle
+    // A request preempted into a shared queue goes to the first idle
     // replica, as an arrival would.
-    if (Preempted && C.Route == Routing::SharedQueue && !Shared.empty())
-      for (unsigned J = 0; J < C.Replicas; ++J)
+    if (Preempted && Pl.UsesShared && !Pl.Shared.empty())
+      for (unsigned J = Pl.First; J < Pl.First + Pl.Count; ++J)
         if (!Replicas[J].Busy) {
           startIteration(J);
           break;
@@ -402,27 +891,102 @@ private:
     PeakKV = std::max(PeakKV, P.KVUsed);
     BatchSum += Shape.Sequences;
     ++Iterations;
-    push(Now + Step(Shape), EventKind::IterationEnd, I);
+    double Took = Step(Shape);
+    P.BusyTime += Took;
+    P.KVArea += P.KVUsed * Took;
+    push(Now + Took, EventKind::IterationEnd, I);
+  }
+
+  void record(const Request &Q, bool Rejected, bool Met = false) {
+    if (!Sink)
+      return;
+    RequestRecord Rec;
+    Rec.Id = Q.Id;
+    Rec.Class = Q.Class;
+    Rec.Arrival = Q.Arrival - First;
+    Rec.Prompt = Q.Prompt;
+    Rec.Output = Q.Output;
+    Rec.CachedPrompt = Q.Cached;
+    Rec.Preemptions = Q.Preempted;
+    Rec.Replica = Q.Replica;
+    Rec.Rejected = Rejected;
+    Rec.MetTargets = Met;
+    if (!Rejected) {
+      Rec.TTFT = Q.FirstToken - Q.Arrival;
+      Rec.E2E = Now - Q.Arrival;
+    }
+    Sink(Rec);
+  }
+
+  void firstToken(Request &Q) {
+    Q.FirstToken = Now;
+    TTFT.add(Now - Q.Arrival);
+    PerClass[Q.Class].TTFT.add(Now - Q.Arrival);
   }
 
   void complete(Slot S) {
     Request &Q = Requests[S];
     ++Q.Gen;
-    E2E.add(Now - Q.Arrival);
-    if (Q.Output > 1)
-      TPOT.add((Now - Q.FirstToken) / (Q.Output - 1));
+    const RequestClass &K = Classes[Q.Class];
+    ClassHistograms &H = PerClass[Q.Class];
+    double Latency = Now - Q.Arrival, ToFirst = Q.FirstToken - Q.Arrival;
+    E2E.add(Latency);
+    H.E2E.add(Latency);
+    bool Met = !(K.TTFTTarget > 0 && ToFirst > K.TTFTTarget);
+    if (Q.Output > 1) {
+      double Tpot = (Now - Q.FirstToken) / (Q.Output - 1);
+      TPOT.add(Tpot);
+      H.TPOT.add(Tpot);
+      Met = Met && !(K.TPOTTarget > 0 && Tpot > K.TPOTTarget);
+    }
+    ++H.Completed;
+    H.Met += Met;
     ++Completed;
     Last = Now;
+    record(Q, false, Met);
     Free.push_back(S);
+    nextOfClient();
+  }
+
+  /// A prefill replica finished a prompt: its KV cache goes to a decode
+  /// replica over the two replicas' links, after the transfers queued on
+  /// either.
+  void sendKV(Replica &P, Slot S) {
+    Request &Q = Requests[S];
+    unsigned To = route(Pools[0], Q);
+    Replica &D = Replicas[To];
+    double Bytes = static_cast<double>(Q.Prompt) * C.Disagg.BytesPerToken;
+    double Busy = Bytes / C.Disagg.Bandwidth;
+    double Start = std::max({Now, P.LinkFree, D.LinkFree});
+    P.LinkFree = D.LinkFree = Start + Busy;
+    double At = Start + Busy + C.Disagg.Latency;
+    Transfer.add(At - Now);
+    ++Transfers;
+    ++D.Incoming;
+    push(At, EventKind::KVArrived, To, S);
+  }
+
+  void landed(unsigned To, Slot S) {
+    Replica &D = Replicas[To];
+    --D.Incoming;
+    Request &Q = Requests[S];
+    Q.KVReady = true;
+    D.Waiting.pushBack(S, Q.Level);
+    if (!D.Busy)
+      startIteration(To);
   }
 
   void finishIteration(unsigned I) {
     Replica &P = Replicas[I];
     double Took = Now - P.Started;
-    // Every sequence that decoded emits a token, after a gap of this
-    // iteration (it emitted in the one before, which ended when this began).
+    // A transferred request's first decode gives its first token; every
+    // other sequence that decoded emits a token after a gap of this
+    // iteration (it emitted in the one before, which ended when this
+    // began).
+    for (Slot S : P.Joined)
+      firstToken(Requests[S]);
     if (P.DecodersNow > 0) {
-      ITL.add(Took, static_cast<uint64_t>(P.DecodersNow));
+      ITL.add(Took, static_cast<uint64_t>(P.DecodersNow) - P.Joined.size());
       OutputTokens += static_cast<uint64_t>(P.DecodersNow);
       P.DecodeCtx += P.DecodersNow;
     }
@@ -435,7 +999,7 @@ private:
       double Ctx = Q.JoinCtx + static_cast<double>(Q.Output - Q.JoinGenerated);
       P.Decoding -= 1;
       P.DecodeCtx -= Ctx;
-      P.KVUsed -= Ctx;
+      release(P, Q, Ctx);
       --P.Running;
       Q.Decoding = false;
       complete(S);
@@ -443,22 +1007,30 @@ private:
     for (const Chunk &K : P.Chunks) {
       Request &Q = Requests[K.S];
       Q.Done += K.Tokens;
+      // The request computing a shared prefix makes it ready for others.
+      if (Q.Shared && Q.Done >= C.Prefix.Tokens)
+        P.Prefix[Q.Group].Ready = true;
       if (Q.Done < Q.Prefill)
         continue;
-      // The prompt's last chunk samples the next token: the first, or,
-      // after a preemption, the next one of its output.
       P.Prefilling.erase(
           std::find(P.Prefilling.begin(), P.Prefilling.end(), K.S));
-      if (Q.Generated == 0) {
-        Q.FirstToken = Now;
-        TTFT.add(Now - Q.Arrival);
-      } else {
-        ITL.add(Now - Q.LastToken);
+      if (P.PrefillOnly) {
+        release(P, Q, Q.Prefill);
+        --P.Running;
+        ++Q.Gen;
+        sendKV(P, K.S);
+        continue;
       }
+      // The prompt's last chunk samples the next token: the first, or,
+      // after a preemption, the next one of its output.
+      if (Q.Generated == 0)
+        firstToken(Q);
+      else
+        ITL.add(Now - Q.LastToken);
       ++Q.Generated;
       ++OutputTokens;
       if (Q.Generated >= Q.Output) {
-        P.KVUsed -= Q.Prefill;
+        release(P, Q, Q.Prefill);
         --P.Running;
         complete(K.S);
         continue;
@@ -486,6 +1058,14 @@ const char *routingName(Routing R, bool Symbol) {
     return Symbol ? "least_outstanding" : "least outstanding";
   case Routing::SharedQueue:
     return Symbol ? "shared_queue" : "a shared queue";
+  case Routing::Random:
+    return Symbol ? "random" : "random";
+  case Routing::LeastKV:
+    return Symbol ? "least_kv" : "least KV in use";
+  case Routing::PrefixAffinity:
+    return Symbol ? "prefix_affinity" : "prefix affinity";
+  case Routing::Weighted:
+    return Symbol ? "weighted" : "weighted scores";
   }
   return "";
 }
@@ -530,22 +1110,62 @@ double Histogram::quantile(double Q) const {
   return MinSeconds * std::exp(static_cast<double>(NumBins) * LogStep);
 }
 
-Result simulate(const Config &C, const StepFunction &Step) {
-  if (C.Replicas == 0 || C.MaxSequences == 0 || !(C.ArrivalRate > 0) ||
-      C.Requests == 0)
-    throw std::invalid_argument(
-        "a simulation needs replicas, slots, requests and an arrival rate");
+namespace {
+
+bool validLength(const Length &L) {
+  return L.A >= 1 && (L.K != Length::Kind::Uniform || L.B >= L.A) &&
+         (L.K != Length::Kind::Lognormal || L.B >= 0);
+}
+
+} // namespace
+
+Result simulate(const Config &C, const StepFunction &Step,
+                const RequestSink &Sink) {
+  auto refuse = [](const char *Why) { throw std::invalid_argument(Why); };
+  const Arrivals &A = C.Arrive;
+  bool Closed = A.K == Arrivals::Kind::Closed;
+  if (C.Replicas == 0 || C.MaxSequences == 0 || C.Requests == 0 ||
+      (!Closed && !(C.ArrivalRate > 0 && std::isfinite(C.ArrivalRate))))
+    refuse("a simulation needs replicas, slots, requests and an arrival "
+           "rate");
   if (C.MaxBatchedTokens < C.MaxSequences)
-    throw std::invalid_argument(
-        "the token budget of an iteration must hold every running "
-        "sequence's decode token (max batched tokens >= max sequences)");
-  for (const Length *L : {&C.Prompt, &C.Output})
-    if (!(L->A >= 1) || (L->K == Length::Kind::Uniform && !(L->B >= L->A)) ||
-        (L->K == Length::Kind::Lognormal && !(L->B >= 0)))
-      throw std::invalid_argument("a length distribution needs a mean of at "
-                                  "least 1 token (and B >= A for a uniform "
-                                  "one, a spread >= 0 for a lognormal one)");
-  return Simulation(C, Step).run();
+    refuse("the token budget of an iteration must hold every running "
+           "sequence's decode token (max batched tokens >= max sequences)");
+  if (Closed && (A.Users == 0 || !(A.Think >= 0)))
+    refuse("a closed loop needs at least one user and a think time >= 0");
+  if (A.K == Arrivals::Kind::Gamma && !(A.CV > 0 && A.CV <= 100))
+    refuse("Gamma arrivals need a coefficient of variation in (0, 100]");
+  if (A.K == Arrivals::Kind::OnOff && !(A.On > 0 && A.Off > 0))
+    refuse("on/off arrivals need bursts and silences longer than 0 s");
+  if (A.K == Arrivals::Kind::Diurnal &&
+      !(A.Amplitude >= 0 && A.Amplitude <= 1 && A.Period > 0))
+    refuse("a diurnal curve needs an amplitude from 0 to 1 and a period "
+           "longer than 0 s");
+  std::vector<const Length *> Lengths{&C.Prompt, &C.Output};
+  double Shares = 0;
+  for (const RequestClass &K : C.Classes) {
+    Lengths.push_back(&K.Prompt);
+    Lengths.push_back(&K.Output);
+    if (!(K.Share >= 0) || !std::isfinite(K.Share))
+      refuse("a class's share must be a number >= 0");
+    Shares += K.Share;
+  }
+  if (!C.Classes.empty() && !(Shares > 0))
+    refuse("the classes' shares add up to 0");
+  if (C.Classes.size() > 255)
+    refuse("at most 255 request classes");
+  for (const Length *L : Lengths)
+    if (!validLength(*L))
+      refuse("a length distribution needs a mean of at least 1 token (and "
+             "B >= A for a uniform one, a spread >= 0 for a lognormal one)");
+  if (!(C.Prefix.Share >= 0 && C.Prefix.Share <= 1))
+    refuse("the share of requests with a shared prefix is from 0 to 1");
+  if (C.Disagg.PrefillReplicas > 0 &&
+      !(C.Disagg.Bandwidth > 0 && C.Disagg.BytesPerToken >= 0 &&
+        C.Disagg.Latency >= 0))
+    refuse("disaggregation needs a KV fabric bandwidth above 0, and bytes "
+           "and a latency >= 0");
+  return Simulation(C, Step, Sink).run();
 }
 
 } // namespace mlsc::sim

@@ -42,31 +42,122 @@ struct Length {
   double mean() const;
 };
 
+/// How requests arrive, at the configuration's mean `ArrivalRate`.
+struct Arrivals {
+  enum class Kind {
+    Poisson, ///< exponential gaps
+    Gamma,   ///< Gamma gaps of coefficient of variation CV (1: Poisson)
+    OnOff,   ///< Poisson bursts of mean length On (exponential) between
+             ///< silences of mean length Off; the rate in a burst is the
+             ///< mean rate x (On + Off) / On
+    Diurnal, ///< Poisson at rate x (1 + Amplitude sin(2 pi t / Period))
+    Closed   ///< Users clients, each sending its next request an
+             ///< exponential think time (mean Think) after the last
+             ///< completes; no arrival rate
+  };
+  Kind K = Kind::Poisson;
+  double CV = 1;
+  double On = 0, Off = 0;
+  double Amplitude = 0, Period = 0;
+  unsigned Users = 0;
+  double Think = 0;
+};
+
+/// A class of requests: its share of the arrivals, its lengths, its
+/// service-level targets and its priority.
+struct RequestClass {
+  std::string Name;
+  double Share = 1; ///< relative to the other classes' shares
+  Length Prompt, Output;
+  /// A request meets its class's targets when its TTFT is at most
+  /// TTFTTarget and its TPOT at most TPOTTarget (0: no target).
+  double TTFTTarget = 0, TPOTTarget = 0;
+  /// A lower value is admitted first and preempted last (vLLM's priority
+  /// scheduling).
+  int Priority = 0;
+};
+
+/// Shared prompt prefixes (system prompts): a request opens with one of
+/// Groups prefixes of Tokens tokens, each as likely, with probability
+/// Share; its prompt is the prefix and its drawn length.
+struct Prefixes {
+  unsigned Groups = 0; ///< 0: no shared prefixes
+  uint32_t Tokens = 0;
+  double Share = 1;
+};
+
 enum class Routing {
   RoundRobin,       ///< in turn
   LeastOutstanding, ///< the replica with the fewest requests, waiting or
                     ///< running
-  SharedQueue       ///< no routing at arrival: one queue, a request goes to the
-                    ///< first replica with room when it starts an iteration
-                    ///< (late binding; M/M/c's queue)
+  SharedQueue,      ///< no routing at arrival: one queue, a request goes to
+                    ///< the first replica with room when it starts an
+                    ///< iteration (late binding; M/M/c's queue)
+  Random,           ///< a replica drawn at random
+  LeastKV,          ///< the replica with the fewest KV tokens in use
+  PrefixAffinity,   ///< a replica that caches the request's prefix (the
+                    ///< least outstanding of them), else least outstanding
+  Weighted          ///< the best score: prefix hit, queue and KV weighted
+                    ///< (llm-d's scorers)
 };
 
 /// "round_robin" (\p Symbol: as the language spells it) or "round robin".
 const char *routingName(Routing R, bool Symbol);
 
+/// The weighted router's weights (llm-d's scorers): the fraction of the
+/// prompt a replica's prefix cache holds, its queue depth relative to the
+/// other replicas' (1 for the shortest, 0 for the longest) and its free KV
+/// cache.
+struct ScorerWeights {
+  double Prefix = 3, Queue = 2, KV = 0;
+};
+
+/// Prefill/decode disaggregation: PrefillReplicas replicas prefill and
+/// send each prompt's KV cache to a decode replica over a fabric; a prompt
+/// shorter than LocalBelow tokens is prefilled on its decode replica.
+struct Disaggregation {
+  unsigned PrefillReplicas = 0; ///< 0: every replica does both
+  double BytesPerToken = 0;     ///< KV bytes a token sends on one link
+  double Bandwidth = 0;         ///< of a replica's link, B/s
+  double Latency = 0;           ///< of a transfer, s
+  uint32_t LocalBelow = 0;
+};
+
 struct Config {
-  unsigned Replicas = 1;
+  unsigned Replicas = 1;          ///< colocated replicas, or the decode pool's
   unsigned MaxSequences = 256;    ///< running sequences a replica holds
   double MaxBatchedTokens = 8192; ///< new tokens an iteration runs
   /// KV-cache tokens a replica holds: a request takes its prompt's when
   /// admitted and one a decoded token; when the cache runs out the newest
   /// request is preempted (recomputed later). 0: unlimited.
   double KVCapacityTokens = 0;
-  double ArrivalRate = 1; ///< requests a second, Poisson
+  double ArrivalRate = 1; ///< requests a second, on average
+  Arrivals Arrive;
+  /// The lengths of a scenario without classes (one class, no targets).
   Length Prompt, Output;
+  /// Request classes; none: one, of Prompt and Output.
+  std::vector<RequestClass> Classes;
+  Prefixes Prefix;
+  /// Cached prefixes are kept in the KV cache while it has room (vLLM's
+  /// automatic prefix caching): a request whose prefix a replica holds
+  /// computes only the rest of its prompt.
+  bool PrefixCaching = true;
   uint64_t Requests = 10000;
   uint64_t Seed = 1;
   Routing Route = Routing::RoundRobin;
+  ScorerWeights Weights;
+  Disaggregation Disagg;
+};
+
+/// One request, as the per-request record gives it (times in seconds from
+/// the first arrival; TTFT and E2E 0 for a rejected request).
+struct RequestRecord {
+  uint64_t Id = 0;
+  unsigned Class = 0;
+  double Arrival = 0, TTFT = 0, E2E = 0;
+  uint32_t Prompt = 0, Output = 0, CachedPrompt = 0, Preemptions = 0;
+  unsigned Replica = 0;
+  bool Rejected = false, MetTargets = false;
 };
 
 /// An iteration's time from its shape.
@@ -95,6 +186,15 @@ struct Stats {
   double Mean = 0, P50 = 0, P90 = 0, P99 = 0, P999 = 0;
 };
 
+/// A class's figures.
+struct ClassResult {
+  std::string Name;
+  Stats TTFT, TPOT, E2E;
+  uint64_t Completed = 0, Rejected = 0;
+  uint64_t MetTargets = 0; ///< completed within both targets
+  double Goodput = 0;      ///< MetTargets over the makespan, req/s
+};
+
 struct Result {
   /// Time to first token; time per output token of each request, (E2E -
   /// TTFT) / (output - 1); gaps between tokens; end to end; waiting for a
@@ -113,11 +213,31 @@ struct Result {
   double MeanInSystem = 0;    ///< time-average requests in the system (L)
   double ArrivalRateSeen = 0; ///< completed requests over the makespan
   double MeanBatch = 0;       ///< sequences an iteration, on average
+  /// Per class, in the configuration's order (one without classes).
+  std::vector<ClassResult> Classes;
+  /// Requests within their class's targets (all of them without targets),
+  /// and those a second over the makespan.
+  uint64_t MetTargets = 0;
+  double Goodput = 0;
+  /// Prompt tokens admitted, and those a prefix cache held.
+  double PromptTokens = 0, CachedTokens = 0;
+  double PrefixHitRate = 0; ///< CachedTokens / PromptTokens
+  /// Busy time over replicas x makespan; KV tokens held over capacity,
+  /// time-averaged (0 for an unlimited cache).
+  double Utilisation = 0, KVUtilisation = 0;
+  /// Disaggregation: KV transfers, their time (queueing on the links
+  /// included) and the prompts prefilled on their decode replica.
+  uint64_t Transfers = 0, LocalPrefills = 0;
+  Stats Transfer;
 };
+
+/// Called for each request when it completes or is rejected.
+using RequestSink = std::function<void(const RequestRecord &)>;
 
 /// Runs \p C to completion: every request arrives and completes.
 /// Throws std::invalid_argument for a configuration it cannot run.
-Result simulate(const Config &C, const StepFunction &Step);
+Result simulate(const Config &C, const StepFunction &Step,
+                const RequestSink &Sink = nullptr);
 
 /// A scenario's simulation: the configuration its `simulate` block and
 /// graph gave, and what it found.
