@@ -170,6 +170,24 @@ struct SimInputs {
   /// Uniform lengths instead, when the block gives both ends.
   NodeId PromptMin, PromptMax, OutputMin, OutputMax;
   NodeId KVTokens;
+  /// The arrival process (its code in SimArrivals) and its parameters;
+  /// those it does not use are invalid.
+  NodeId Arrivals, ArrivalCV, Burst, Silence, Amplitude, Period, Users, Think;
+  /// A request class: its share, lengths, targets (invalid: none) and
+  /// priority.
+  struct Class {
+    std::string Name;
+    NodeId Share, Prompt, PromptCV, Output, OutputCV, TTFTTarget, TPOTTarget,
+        Priority;
+  };
+  std::vector<Class> Classes;
+  /// Shared prefixes (invalid without them) and prefix caching (a flag).
+  NodeId PrefixGroups, PrefixTokens, PrefixShare, PrefixCaching;
+  NodeId WeightPrefix, WeightQueue, WeightKV; ///< the weighted router's
+  /// Disaggregation (invalid without it): the prefill pool, a token's KV
+  /// bytes on one link, the link's bandwidth and latency, and the prompts
+  /// prefilled locally.
+  NodeId PrefillReplicas, KVBytesPerToken, KVBandwidth, KVLatency, LocalBelow;
   /// Why the scenario is not simulated ("" when it is).
   std::string NotSimulated;
   /// The scenario has a `simulate` block (else the inputs were exported

@@ -14,6 +14,7 @@
 
 #include <fmt/format.h>
 
+#include <set>
 #include <tuple>
 
 namespace mlsc {
@@ -23,6 +24,129 @@ using graph::Op;
 /// Requests a validation anchor's scenario is simulated with when it has
 /// no `simulate` block: enough for a P99 within a few percent.
 constexpr double ValidationRequests = 20000;
+
+namespace {
+
+/// The arrival process and the parameters it needs; a closed loop needs no
+/// arrival rate.
+bool lowerArrivals(LoweringContext &Ctx, graph::SimInputs &In) {
+  const ir::Entity &S = Ctx.Scenario;
+  GraphBuilder &B = Ctx.B;
+  std::optional<SimArrivals> Kind =
+      Ctx.enumField<SimArrivals>(S, "simulate.arrivals");
+  SimArrivals K = Kind.value_or(SimArrivals::Poisson);
+  In.Arrivals = Ctx.choice(S, "simulate.arrivals", 0,
+                           "0: Poisson, 1: Gamma, 2: on/off bursts, 3: a "
+                           "diurnal curve, 4: a closed loop");
+  auto need = [&](const char *Path, NodeId &Out) {
+    if (std::optional<NodeId> N = Ctx.field(S, Path)) {
+      Out = *N;
+      return true;
+    }
+    Ctx.C.Diags.report(
+        DiagKind::MissingInput, S.field("simulate.arrivals")->Range,
+        fmt::format("`arrivals = {}` needs `{}`",
+                    Ctx.enumValue(S, "simulate.arrivals"), Path + 9));
+    Ctx.Failed = true;
+    return false;
+  };
+  bool OK = true;
+  switch (K) {
+  case SimArrivals::Poisson:
+    break;
+  case SimArrivals::Gamma:
+    OK = need("simulate.arrival_cv", In.ArrivalCV);
+    break;
+  case SimArrivals::OnOff:
+    OK = need("simulate.burst", In.Burst) &&
+         need("simulate.silence", In.Silence);
+    break;
+  case SimArrivals::Diurnal:
+    OK = need("simulate.amplitude", In.Amplitude) &&
+         need("simulate.period", In.Period);
+    break;
+  case SimArrivals::Closed: {
+    OK = need("simulate.users", In.Users);
+    std::optional<NodeId> Think = Ctx.field(S, "simulate.think");
+    In.Think = Think ? *Think
+                     : Ctx.quantity(0, "s", "0 s",
+                                    "a client sends its next request at once");
+    break;
+  }
+  }
+  if (!OK)
+    return false;
+  if (Ctx.Decoder.Arrival)
+    In.Arrival = *Ctx.Decoder.Arrival;
+  else if (K == SimArrivals::Closed)
+    In.Arrival = Ctx.quantity(0, "req/s", "0 req/s",
+                              "a closed loop: the clients set the rate");
+  else
+    In.NotSimulated = "the workload gives no arrival rate";
+  return true;
+}
+
+/// The request classes a `classes` block lists.
+bool lowerClasses(LoweringContext &Ctx, graph::SimInputs &In) {
+  const ir::Entity &S = Ctx.Scenario;
+  const ir::Field *F = S.field("simulate.classes");
+  if (!F)
+    return true;
+  auto malformed = [&](llvm::SMRange At, std::string Msg, const char *Hint) {
+    Ctx.C.Diags.report(DiagKind::MalformedSimulation, At, Msg + "; " + Hint);
+    Ctx.Failed = true;
+    return false;
+  };
+  if (F->Conditions.empty())
+    return malformed(F->Range, "`classes` lists no request class",
+                     "list `request_class` entities, one per line, or drop "
+                     "the block");
+  for (const char *Uniform : {"simulate.prompt_min", "simulate.output_min"})
+    if (const ir::Field *U = S.field(Uniform))
+      return malformed(U->Range,
+                       fmt::format("`{}` makes the lengths of a simulation "
+                                   "without classes uniform; with `classes` "
+                                   "each class gives its own",
+                                   Uniform + 9),
+                       "give the classes `prompt` and `prompt_cv` (or "
+                       "`output` and `output_cv`) instead");
+  GraphBuilder &B = Ctx.B;
+  std::set<const ir::Entity *> Seen;
+  for (const ir::ExprPtr &E : F->Conditions) {
+    const ir::Entity *K =
+        E->Kind == ir::ExprKind::EntityRef ? E->Target : nullptr;
+    if (!K || K->Kind != "request_class")
+      return malformed(
+          E->Range,
+          fmt::format("`{}` is not a request class", ir::sourceText(E->Range)),
+          "declare it as `request_class NAME { share = ...; "
+          "ttft_target = ... }`");
+    if (!Seen.insert(K).second)
+      return malformed(
+          E->Range, fmt::format("request class `{}` is listed twice", K->Name),
+          "list each class once; its `share` sets how often it "
+          "arrives");
+    graph::SimInputs::Class C;
+    C.Name = K->Name;
+    auto orElse = [&](const char *Path, NodeId Default) {
+      std::optional<NodeId> N = Ctx.field(*K, Path);
+      return N ? *N : Default;
+    };
+    C.Share = orElse("share", B.constant(1, "a class's share: default 1"));
+    C.Prompt = orElse("prompt", In.Prompt);
+    C.PromptCV = orElse("prompt_cv", In.PromptCV);
+    C.Output = orElse("output", In.Output);
+    C.OutputCV = orElse("output_cv", In.OutputCV);
+    C.TTFTTarget = orElse("ttft_target", NodeId());
+    C.TPOTTarget = orElse("tpot_target", NodeId());
+    C.Priority =
+        orElse("priority", B.constant(0, "a class's priority: default 0"));
+    In.Classes.push_back(C);
+  }
+  return true;
+}
+
+} // namespace
 
 bool lowerSimulation(LoweringContext &Ctx) {
   const ir::Entity &S = Ctx.Scenario;
@@ -87,16 +211,69 @@ bool lowerSimulation(LoweringContext &Ctx) {
   In.KVTokens = B.op(
       Op::Floor, {B.op(Op::Div, {B.op(Op::Mul, {Free, D.KVShards}), D.KV})});
   B.label(In.KVTokens, "sim_kv_tokens");
-  if (D.Arrival)
-    In.Arrival = *D.Arrival;
-  else
-    In.NotSimulated = "the workload gives no arrival rate";
+  if (!lowerArrivals(Ctx, In) || !lowerClasses(Ctx, In))
+    return false;
+  // Shared prefixes: groups and their length together.
+  std::optional<NodeId> Groups = Ctx.field(S, "simulate.prefix_groups"),
+                        Tokens = Ctx.field(S, "simulate.prefix_tokens");
+  if (Groups.has_value() != Tokens.has_value()) {
+    const char *Given =
+        Groups ? "simulate.prefix_groups" : "simulate.prefix_tokens";
+    Ctx.C.Diags.report(
+        DiagKind::MissingInput, S.field(Given)->Range,
+        fmt::format("`{}` needs `{}` too: shared prefixes have a count and "
+                    "a length",
+                    Given + 9, Groups ? "prefix_tokens" : "prefix_groups"));
+    Ctx.Failed = true;
+    return false;
+  }
+  if (Groups) {
+    In.PrefixGroups = *Groups;
+    In.PrefixTokens = *Tokens;
+    std::optional<NodeId> Share = Ctx.field(S, "simulate.prefix_share");
+    In.PrefixShare =
+        Share ? *Share
+              : B.constant(1, "every request opens with a shared prefix");
+  }
+  In.PrefixCaching = Ctx.choice(S, "simulate.prefix_caching", 1,
+                                "1: computed prefixes stay cached");
+  In.WeightPrefix = Ctx.orDefault(S, DefaultId::SimWeightPrefix);
+  In.WeightQueue = Ctx.orDefault(S, DefaultId::SimWeightQueue);
+  In.WeightKV = Ctx.orDefault(S, DefaultId::SimWeightKV);
+  // Disaggregation: the prefill pool, and the KV cache's path to the
+  // decode pool as wall 4 costs it (each TP shard its share on its link).
+  if (D.PrefillReplicas) {
+    const ir::Entity *Fabric = Ctx.entity(W, "disaggregation.fabric");
+    if (!Fabric) {
+      In.NotSimulated = "disaggregation without a `disaggregation.fabric` "
+                        "is not simulated: the KV cache needs a path";
+    } else {
+      In.PrefillReplicas = *D.PrefillReplicas;
+      In.KVBytesPerToken = B.op(Op::Div, {D.KV, D.KVShards});
+      In.KVBandwidth =
+          B.op(Op::Mul, {Ctx.required(*Fabric, "bandwidth", "the KV transfer"),
+                         D.Machine.EtaComm});
+      In.KVLatency = Ctx.required(*Fabric, "latency", "the KV transfer");
+      std::optional<NodeId> Local = Ctx.field(S, "simulate.local_below");
+      In.LocalBelow =
+          Local ? *Local
+                : Ctx.quantity(0, "tok", "0 tok",
+                               "every prompt is prefilled in the prefill pool");
+    }
+  } else if (Ctx.field(S, "simulate.local_below")) {
+    Ctx.C.Diags.report(DiagKind::MalformedSimulation,
+                       S.field("simulate.local_below")->Range,
+                       "`local_below` chooses where prompts are prefilled "
+                       "under disaggregation, and the workload has none; "
+                       "give the workload `disaggregation.prefill_replicas` "
+                       "and `disaggregation.fabric`, or drop the line");
+    Ctx.Failed = true;
+    return false;
+  }
   if (D.Static)
     In.NotSimulated = "static batching is not simulated yet";
   else if (D.Draft)
     In.NotSimulated = "speculative decoding is not simulated yet";
-  else if (D.PrefillReplicas)
-    In.NotSimulated = "prefill/decode disaggregation is not simulated yet";
   else if (Ctx.foldedNumber(W, "parallel.pp") > 1)
     In.NotSimulated = "pipeline parallelism is not simulated yet";
   B.G.Sim = In;

@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -57,11 +58,51 @@ std::optional<Simulated> simulateScenario(const Evaluator &E,
                 std::round(v(In.OutputMax))};
   C.Requests = static_cast<uint64_t>(v(In.Requests));
   C.Seed = static_cast<uint64_t>(v(In.Seed));
-  // The choice's code: its position in the schema's SimRouter.
-  double Router = v(In.Router);
-  C.Route = Router >= 2   ? Routing::SharedQueue
-            : Router >= 1 ? Routing::LeastOutstanding
-                          : Routing::RoundRobin;
+  // A choice's code is its position in the schema's enumeration, which
+  // lists the routers and arrival processes in the simulator's order.
+  C.Route = static_cast<Routing>(
+      std::clamp(v(In.Router), 0.0, static_cast<double>(Routing::Weighted)));
+  C.Weights = {v(In.WeightPrefix), v(In.WeightQueue), v(In.WeightKV)};
+  C.Arrive.K = static_cast<Arrivals::Kind>(std::clamp(
+      v(In.Arrivals), 0.0, static_cast<double>(Arrivals::Kind::Closed)));
+  auto opt = [&](graph::NodeId N, double Else) {
+    return N.isValid() ? v(N) : Else;
+  };
+  C.Arrive.CV = opt(In.ArrivalCV, 1);
+  C.Arrive.On = opt(In.Burst, 0);
+  C.Arrive.Off = opt(In.Silence, 0);
+  C.Arrive.Amplitude = opt(In.Amplitude, 0);
+  C.Arrive.Period = opt(In.Period, 0);
+  C.Arrive.Users = static_cast<unsigned>(std::min(opt(In.Users, 0), 1e9));
+  C.Arrive.Think = opt(In.Think, 0);
+  for (const graph::SimInputs::Class &K : In.Classes) {
+    RequestClass RC;
+    RC.Name = K.Name;
+    RC.Share = v(K.Share);
+    RC.Prompt = lengthOf(v(K.Prompt), v(K.PromptCV));
+    RC.Output = lengthOf(v(K.Output), v(K.OutputCV));
+    RC.TTFTTarget = opt(K.TTFTTarget, 0);
+    RC.TPOTTarget = opt(K.TPOTTarget, 0);
+    RC.Priority = static_cast<int>(std::clamp(v(K.Priority), 0.0, 1e6));
+    C.Classes.push_back(RC);
+  }
+  if (In.PrefixGroups.isValid()) {
+    C.Prefix.Groups =
+        static_cast<unsigned>(std::clamp(v(In.PrefixGroups), 0.0, 1e7));
+    C.Prefix.Tokens =
+        static_cast<uint32_t>(std::clamp(v(In.PrefixTokens), 0.0, 4e9));
+    C.Prefix.Share = v(In.PrefixShare);
+  }
+  C.PrefixCaching = v(In.PrefixCaching) != 0;
+  if (In.PrefillReplicas.isValid()) {
+    C.Disagg.PrefillReplicas = static_cast<unsigned>(
+        std::clamp(std::floor(v(In.PrefillReplicas)), 0.0, 1e6));
+    C.Disagg.BytesPerToken = v(In.KVBytesPerToken);
+    C.Disagg.Bandwidth = v(In.KVBandwidth);
+    C.Disagg.Latency = v(In.KVLatency);
+    C.Disagg.LocalBelow =
+        static_cast<uint32_t>(std::clamp(v(In.LocalBelow), 0.0, 4e9));
+  }
   if (C.MaxBatchedTokens < C.MaxSequences) {
     Why = fmt::format("simulate.max_batched_tokens ({}) must hold a decode "
                       "token of each of the {} slots",
@@ -72,7 +113,8 @@ std::optional<Simulated> simulateScenario(const Evaluator &E,
     Why = "no memory is left for the KV cache";
     return std::nullopt;
   }
-  if (!(C.ArrivalRate > 0) || !std::isfinite(C.ArrivalRate)) {
+  if (C.Arrive.K != Arrivals::Kind::Closed &&
+      (!(C.ArrivalRate > 0) || !std::isfinite(C.ArrivalRate))) {
     Why = "the arrival rate is not a positive number";
     return std::nullopt;
   }

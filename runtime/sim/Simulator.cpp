@@ -377,6 +377,8 @@ private:
       CR.Rejected = PerClass[K].Rejected;
       CR.MetTargets = PerClass[K].Met;
       Out.MetTargets += CR.MetTargets;
+      if (Classes[K].TTFTTarget > 0 || Classes[K].TPOTTarget > 0)
+        Out.WithTargets += CR.Completed;
       Out.Classes.push_back(CR);
     }
     if (Out.Makespan > 0) {
@@ -939,6 +941,8 @@ private:
       H.TPOT.add(Tpot);
       Met = Met && !(K.TPOTTarget > 0 && Tpot > K.TPOTTarget);
     }
+    // Goodput counts the requests of classes with targets that meet them.
+    Met = Met && (K.TTFTTarget > 0 || K.TPOTTarget > 0);
     ++H.Completed;
     H.Met += Met;
     ++Completed;

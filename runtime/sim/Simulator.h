@@ -191,7 +191,7 @@ struct ClassResult {
   std::string Name;
   Stats TTFT, TPOT, E2E;
   uint64_t Completed = 0, Rejected = 0;
-  uint64_t MetTargets = 0; ///< completed within both targets
+  uint64_t MetTargets = 0; ///< completed within its targets (0 without)
   double Goodput = 0;      ///< MetTargets over the makespan, req/s
 };
 
@@ -215,9 +215,9 @@ struct Result {
   double MeanBatch = 0;       ///< sequences an iteration, on average
   /// Per class, in the configuration's order (one without classes).
   std::vector<ClassResult> Classes;
-  /// Requests within their class's targets (all of them without targets),
-  /// and those a second over the makespan.
-  uint64_t MetTargets = 0;
+  /// Completed requests of classes with targets, those within them, and
+  /// those a second over the makespan (the goodput).
+  uint64_t WithTargets = 0, MetTargets = 0;
   double Goodput = 0;
   /// Prompt tokens admitted, and those a prefix cache held.
   double PromptTokens = 0, CachedTokens = 0;

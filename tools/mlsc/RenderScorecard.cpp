@@ -670,6 +670,47 @@ void printSimulated(const ScenarioResult &R, llvm::raw_ostream &OS) {
       formatNumber(static_cast<double>(C.Requests)), C.Seed,
       sim::routingName(C.Route, false), C.Replicas, C.Replicas == 1 ? "" : "s",
       C.MaxSequences, formatNumber(C.MaxBatchedTokens));
+  const sim::Arrivals &A = C.Arrive;
+  switch (A.K) {
+  case sim::Arrivals::Kind::Poisson:
+    break;
+  case sim::Arrivals::Kind::Gamma:
+    OS << fmt::format("  arrivals: Gamma gaps of CV {}\n", formatNumber(A.CV));
+    break;
+  case sim::Arrivals::Kind::OnOff:
+    OS << fmt::format("  arrivals: bursts of {} between silences of {} "
+                      "(mean)\n",
+                      formatQuantity(A.On, Sec), formatQuantity(A.Off, Sec));
+    break;
+  case sim::Arrivals::Kind::Diurnal:
+    OS << fmt::format("  arrivals: the rate x (1 + {} sin(2 pi t / {}))\n",
+                      formatNumber(A.Amplitude), formatQuantity(A.Period, Sec));
+    break;
+  case sim::Arrivals::Kind::Closed:
+    OS << fmt::format("  arrivals: {} clients in a closed loop, thinking {} "
+                      "(mean)\n",
+                      A.Users, formatQuantity(A.Think, Sec));
+    break;
+  }
+  if (C.Prefix.Groups)
+    OS << fmt::format("  prefixes: {} shared of {} tokens, on {}% of "
+                      "requests; prefix caching {}\n",
+                      C.Prefix.Groups, C.Prefix.Tokens,
+                      formatNumber(100 * C.Prefix.Share),
+                      C.PrefixCaching ? "on" : "off");
+  if (C.Disagg.PrefillReplicas)
+    OS << fmt::format(
+        "  disaggregated: {} prefill replica{} send the KV cache at {} a "
+        "token over {} links, {} latency{}\n",
+        C.Disagg.PrefillReplicas, C.Disagg.PrefillReplicas == 1 ? "" : "s",
+        formatQuantity(C.Disagg.BytesPerToken, Dimension::base(BaseDim::Data)),
+        formatQuantity(C.Disagg.Bandwidth, Dimension::base(BaseDim::Data) /
+                                               Dimension::base(BaseDim::Time)),
+        formatQuantity(C.Disagg.Latency, Sec),
+        C.Disagg.LocalBelow
+            ? fmt::format("; prompts under {} tokens prefill locally",
+                          C.Disagg.LocalBelow)
+            : "");
   std::vector<std::vector<std::string>> Table{{"", "closed form", "simulated"}};
   // A statistic no request gave (all rejected, one-token outputs) is "-".
   auto line = [&](const char *Label, std::optional<MetricId> Id,
@@ -695,6 +736,35 @@ void printSimulated(const ScenarioResult &R, llvm::raw_ostream &OS) {
        R.has(M::ServedThroughput) ? show(R, M::ServedThroughput) : "-",
        formatQuantity(S.Throughput, Dimension::base(BaseDim::Token) /
                                         Dimension::base(BaseDim::Time))});
+  const Dimension PerSec =
+      Dimension::base(BaseDim::Request) / Dimension::base(BaseDim::Time);
+  bool Targets = false;
+  for (const sim::RequestClass &K : C.Classes)
+    Targets = Targets || K.TTFTTarget > 0 || K.TPOTTarget > 0;
+  if (Targets)
+    Table.push_back(
+        {"goodput", "-",
+         fmt::format("{} ({}% of {} requests with targets)",
+                     formatQuantity(S.Goodput, PerSec),
+                     formatNumber(S.WithTargets
+                                      ? 100.0 * S.MetTargets / S.WithTargets
+                                      : 0),
+                     S.WithTargets)});
+  if (C.Prefix.Groups)
+    Table.push_back(
+        {"prefix cache hits", "-",
+         formatNumber(100 * S.PrefixHitRate) + "% of prompt tokens"});
+  if (S.Transfers) {
+    line("KV transfer p50", M::RequestKVTransferTime, S.Transfer,
+         S.Transfer.P50);
+    line("KV transfer p99", std::nullopt, S.Transfer, S.Transfer.P99);
+  }
+  Table.push_back(
+      {"replicas busy", "-", formatNumber(100 * S.Utilisation) + "%"});
+  if (C.KVCapacityTokens > 0)
+    Table.push_back({"KV cache held", "-",
+                     formatNumber(100 * S.KVUtilisation) + "% (peak " +
+                         formatNumber(S.PeakKVTokens) + " tokens)"});
   std::vector<size_t> Width(3, 0);
   for (const auto &L : Table)
     for (size_t I = 0; I < 3; ++I)
@@ -704,6 +774,37 @@ void printSimulated(const ScenarioResult &R, llvm::raw_ostream &OS) {
     for (size_t I = 0; I < 3; ++I)
       Text += L[I] + std::string(Width[I] - L[I].size() + 3, ' ');
     OS << llvm::StringRef(Text).rtrim() << "\n";
+  }
+  // Per class, when the scenario lists them.
+  if (!C.Classes.empty()) {
+    std::vector<std::vector<std::string>> Rows{
+        {"class", "completed", "TTFT p50", "TTFT p99", "TPOT p99",
+         "targets met", "goodput"}};
+    for (size_t I = 0; I < S.Classes.size(); ++I) {
+      const sim::ClassResult &K = S.Classes[I];
+      const sim::RequestClass &RC = C.Classes[I];
+      auto q = [&](const sim::Stats &St, double V) {
+        return St.Count ? formatQuantity(V, Sec) : std::string("-");
+      };
+      bool Has = RC.TTFTTarget > 0 || RC.TPOTTarget > 0;
+      Rows.push_back(
+          {K.Name, formatNumber(static_cast<double>(K.Completed)),
+           q(K.TTFT, K.TTFT.P50), q(K.TTFT, K.TTFT.P99), q(K.TPOT, K.TPOT.P99),
+           Has && K.Completed
+               ? formatNumber(100.0 * K.MetTargets / K.Completed) + "%"
+               : "-",
+           Has ? formatQuantity(K.Goodput, PerSec) : "-"});
+    }
+    std::vector<size_t> W(Rows[0].size(), 0);
+    for (const auto &L : Rows)
+      for (size_t I = 0; I < L.size(); ++I)
+        W[I] = std::max(W[I], L[I].size());
+    for (const auto &L : Rows) {
+      std::string Text = "  ";
+      for (size_t I = 0; I < L.size(); ++I)
+        Text += L[I] + std::string(W[I] - L[I].size() + 3, ' ');
+      OS << llvm::StringRef(Text).rtrim() << "\n";
+    }
   }
   if (S.Preemptions)
     OS << fmt::format("  {} preemptions: the KV cache ran out, and the newest "

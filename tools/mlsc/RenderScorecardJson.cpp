@@ -53,6 +53,12 @@ void simulatedJSON(const ScenarioResult &R, llvm::json::OStream &J) {
     J.attribute("requests", static_cast<int64_t>(C.Requests));
     J.attribute("seed", static_cast<int64_t>(C.Seed));
     J.attribute("router", sim::routingName(C.Route, true));
+    if (C.Route == sim::Routing::Weighted)
+      J.attributeObject("weights", [&] {
+        number(J, "prefix", C.Weights.Prefix);
+        number(J, "queue", C.Weights.Queue);
+        number(J, "kv", C.Weights.KV);
+      });
     J.attribute("replicas", static_cast<int64_t>(C.Replicas));
     J.attribute("slots", static_cast<int64_t>(C.MaxSequences));
     number(J, "max_batched_tokens", C.MaxBatchedTokens);
@@ -70,6 +76,78 @@ void simulatedJSON(const ScenarioResult &R, llvm::json::OStream &J) {
     number(J, "mean_batch", S.MeanBatch);
     number(J, "output_tokens_per_s", S.Throughput);
     number(J, "makespan_s", S.Makespan);
+    static const char *const ArrivalNames[] = {"poisson", "gamma", "on_off",
+                                               "diurnal", "closed"};
+    J.attributeObject("arrivals", [&] {
+      const sim::Arrivals &A = C.Arrive;
+      J.attribute("process", ArrivalNames[static_cast<int>(A.K)]);
+      number(J, "mean_rate_req_per_s", C.ArrivalRate);
+      if (A.K == sim::Arrivals::Kind::Gamma)
+        number(J, "cv", A.CV);
+      if (A.K == sim::Arrivals::Kind::OnOff) {
+        number(J, "burst_s", A.On);
+        number(J, "silence_s", A.Off);
+      }
+      if (A.K == sim::Arrivals::Kind::Diurnal) {
+        number(J, "amplitude", A.Amplitude);
+        number(J, "period_s", A.Period);
+      }
+      if (A.K == sim::Arrivals::Kind::Closed) {
+        J.attribute("users", static_cast<int64_t>(A.Users));
+        number(J, "think_s", A.Think);
+      }
+    });
+    J.attribute("with_targets", static_cast<int64_t>(S.WithTargets));
+    J.attribute("met_targets", static_cast<int64_t>(S.MetTargets));
+    number(J, "goodput_req_per_s", S.Goodput);
+    number(J, "utilisation", S.Utilisation);
+    number(J, "kv_utilisation", S.KVUtilisation);
+    if (C.Prefix.Groups) {
+      J.attributeObject("prefixes", [&] {
+        J.attribute("groups", static_cast<int64_t>(C.Prefix.Groups));
+        J.attribute("tokens", static_cast<int64_t>(C.Prefix.Tokens));
+        number(J, "share", C.Prefix.Share);
+        J.attribute("caching", C.PrefixCaching);
+        number(J, "hit_rate", S.PrefixHitRate);
+      });
+    }
+    if (C.Disagg.PrefillReplicas) {
+      J.attributeObject("disaggregation", [&] {
+        J.attribute("prefill_replicas",
+                    static_cast<int64_t>(C.Disagg.PrefillReplicas));
+        number(J, "kv_bytes_per_token", C.Disagg.BytesPerToken);
+        number(J, "link_bandwidth_b_per_s", C.Disagg.Bandwidth);
+        number(J, "link_latency_s", C.Disagg.Latency);
+        J.attribute("local_below", static_cast<int64_t>(C.Disagg.LocalBelow));
+        J.attribute("transfers", static_cast<int64_t>(S.Transfers));
+        J.attribute("local_prefills", static_cast<int64_t>(S.LocalPrefills));
+        statsJSON(J, "transfer", S.Transfer);
+      });
+    }
+    if (!C.Classes.empty()) {
+      J.attributeArray("classes", [&] {
+        for (size_t I = 0; I < S.Classes.size(); ++I) {
+          const sim::ClassResult &K = S.Classes[I];
+          const sim::RequestClass &RC = C.Classes[I];
+          J.object([&] {
+            J.attribute("name", K.Name);
+            number(J, "share", RC.Share);
+            J.attribute("priority", static_cast<int64_t>(RC.Priority));
+            if (RC.TTFTTarget > 0)
+              number(J, "ttft_target_s", RC.TTFTTarget);
+            if (RC.TPOTTarget > 0)
+              number(J, "tpot_target_s", RC.TPOTTarget);
+            J.attribute("completed", static_cast<int64_t>(K.Completed));
+            J.attribute("rejected", static_cast<int64_t>(K.Rejected));
+            J.attribute("met_targets", static_cast<int64_t>(K.MetTargets));
+            number(J, "goodput_req_per_s", K.Goodput);
+            statsJSON(J, "ttft", K.TTFT);
+            statsJSON(J, "tpot", K.TPOT);
+            statsJSON(J, "latency", K.E2E);
+          });
+        }
+      });
+    }
   });
 }
 
