@@ -56,7 +56,8 @@ const Quantity &ScenarioResult::get(PhaseId P, PhaseMetricId M) const {
   return *Q;
 }
 
-ScenarioResult scenarioResult(const Evaluator &E, llvm::SourceMgr &SM) {
+ScenarioResult scenarioResult(const Evaluator &E, llvm::SourceMgr &SM,
+                              const sim::RequestSink &Sink) {
   const graph::Graph &G = E.graph();
   ScenarioResult R;
   R.Scenario = G.Scenario;
@@ -144,7 +145,7 @@ ScenarioResult scenarioResult(const Evaluator &E, llvm::SourceMgr &SM) {
     if (!R.Feasible)
       R.NotSimulated = "the scenario does not fit";
     else
-      R.Simulated = sim::simulateScenario(E, R.NotSimulated);
+      R.Simulated = sim::simulateScenario(E, R.NotSimulated, Sink);
   }
   return R;
 }

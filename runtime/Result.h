@@ -112,7 +112,9 @@ std::string location(llvm::SourceMgr &SM, llvm::SMRange R);
 std::string comparisonOperands(const Evaluator &E, graph::NodeId Node);
 
 /// The result of an evaluated scenario graph.
-ScenarioResult scenarioResult(const Evaluator &E, llvm::SourceMgr &SM);
+/// \p Sink, when set, receives each request a `simulate` block plays.
+ScenarioResult scenarioResult(const Evaluator &E, llvm::SourceMgr &SM,
+                              const sim::RequestSink &Sink = nullptr);
 
 } // namespace mlsc
 

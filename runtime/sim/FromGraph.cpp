@@ -26,8 +26,8 @@ Length lengthOf(double Mean, double CV) {
 
 } // namespace
 
-std::optional<Simulated> simulateScenario(const Evaluator &E,
-                                          std::string &Why) {
+std::optional<Simulated> simulateScenario(const Evaluator &E, std::string &Why,
+                                          const RequestSink &Sink) {
   const graph::Graph &G = E.graph();
   if (!G.Sim)
     return std::nullopt;
@@ -121,7 +121,8 @@ std::optional<Simulated> simulateScenario(const Evaluator &E,
   Simulated Out;
   Out.Cfg = C;
   try {
-    Out.R = simulate(C, [&](const StepShape &S) { return M->shape(S).Time; });
+    Out.R = simulate(
+        C, [&](const StepShape &S) { return M->shape(S).Time; }, Sink);
   } catch (const std::invalid_argument &E) {
     Why = E.what();
     return std::nullopt;

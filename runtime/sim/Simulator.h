@@ -249,7 +249,9 @@ struct Simulated {
 /// Simulates the scenario of an evaluated graph with a `simulate` block,
 /// timing iterations with its step model; none without a block, or, with
 /// \p Why set, when the scenario cannot be simulated yet.
-std::optional<Simulated> simulateScenario(const Evaluator &E, std::string &Why);
+/// \p Sink, when set, receives each simulated request.
+std::optional<Simulated> simulateScenario(const Evaluator &E, std::string &Why,
+                                          const RequestSink &Sink = nullptr);
 
 } // namespace mlsc::sim
 

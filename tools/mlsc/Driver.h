@@ -59,11 +59,12 @@ struct DriverOptions {
   std::string List; ///< --list-WHAT
   bool Help = false;
   bool Version = false;
-  std::string QueryName; ///< solve, sweep: one block by name
-  std::string Output;    ///< sweep: --output=FILE overrides `output`
-  unsigned Jobs = 0;     ///< sweep, solve: threads (0: every core)
-  bool Progress = true;  ///< sweep: a progress bar on a terminal
-  bool Force = false;    ///< sweep: the file's `output` may replace a file
+  std::string QueryName;   ///< solve, sweep: one block by name
+  std::string Output;      ///< sweep: --output=FILE overrides `output`
+  unsigned Jobs = 0;       ///< sweep, solve: threads (0: every core)
+  bool Progress = true;    ///< eval, sweep: a progress bar on a terminal
+  std::string RequestsCsv; ///< eval: --requests-csv=FILE
+  bool Force = false;      ///< sweep: the file's `output` may replace a file
 };
 
 /// Reads argv into \p O. On a usage error, reports it (a diagnostic with

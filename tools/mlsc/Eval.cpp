@@ -1,9 +1,15 @@
 //===- Eval.cpp - `mlsc eval`: a scorecard per scenario -------------------===//
 
 #include "tools/mlsc/Driver.h"
+#include "tools/mlsc/OutputFile.h"
 #include "tools/mlsc/Render.h"
 
+#include "llvm/Support/Process.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
 
 namespace mlsc::driver {
 
@@ -24,6 +30,32 @@ std::vector<FoldedAssert> foldedAsserts(Compilation &C) {
   return Out;
 }
 
+/// The columns of --requests-csv (docs/driver.md).
+constexpr const char *RequestsHeader =
+    "scenario,id,class,arrival_s,prompt_tokens,cached_prompt_tokens,"
+    "output_tokens,replica,preemptions,rejected,ttft_s,tpot_s,latency_s,"
+    "met_targets\n";
+
+/// A simulated request as a CSV row: numbers in their shortest exact
+/// form, empty for what a rejected request has not.
+void requestRow(llvm::raw_ostream &OS, const graph::Graph &G,
+                const sim::RequestRecord &R) {
+  std::string Class;
+  if (G.Sim && R.Class < G.Sim->Classes.size())
+    Class = G.Sim->Classes[R.Class].Name;
+  std::string Times = ",,";
+  if (!R.Rejected)
+    Times = fmt::format(
+        "{},{},{}", R.TTFT,
+        R.Output > 1 ? fmt::format("{}", (R.E2E - R.TTFT) / (R.Output - 1))
+                     : std::string(),
+        R.E2E);
+  OS << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{}\n", G.Scenario, R.Id,
+                    Class, R.Arrival, R.Prompt, R.CachedPrompt, R.Output,
+                    R.Replica, R.Preemptions, R.Rejected ? 1 : 0, Times,
+                    R.MetTargets ? 1 : 0);
+}
+
 } // namespace
 
 int evalCommand(const DriverOptions &O,
@@ -31,11 +63,63 @@ int evalCommand(const DriverOptions &O,
   std::unique_ptr<Compilation> C = compileForEval(O, std::move(Buf));
   if (!C)
     return InputErrors;
+  // --requests-csv: checked before anything runs, written as the requests
+  // complete, committed whole at the end.
+  AtomicFile Csv;
+  if (!O.RequestsCsv.empty()) {
+    std::string Error;
+    if (!checkOutput(*C, OutputRequest{O.RequestsCsv, false, {}, true}))
+      return InputErrors;
+    if (!Csv.open(O.RequestsCsv, Error)) {
+      reportError(DiagKind::OutputFailed, O.RequestsCsv, Error);
+      return InputErrors;
+    }
+    Csv.os() << RequestsHeader;
+  }
+  bool Bar = O.Progress && llvm::sys::Process::StandardErrIsDisplayed();
   std::vector<ScenarioResult> Results;
   for (const graph::Graph &G : C->Graphs) {
     Evaluator E(G);
     E.run();
-    Results.push_back(scenarioResult(E, C->SM));
+    // A progress bar on stderr when it is a terminal and the simulation
+    // has run for more than a second.
+    uint64_t Done = 0, Total = 0;
+    if (G.Sim && G.Sim->Requests.isValid())
+      Total = static_cast<uint64_t>(E.value(G.Sim->Requests));
+    auto Start = std::chrono::steady_clock::now();
+    bool Shown = false;
+    sim::RequestSink Sink;
+    if (Bar || !O.RequestsCsv.empty())
+      Sink = [&](const sim::RequestRecord &R) {
+        if (!O.RequestsCsv.empty())
+          requestRow(Csv.os(), G, R);
+        ++Done;
+        if (!Bar || (Done % 8192 && Done != Total))
+          return;
+        double Elapsed = std::chrono::duration<double>(
+                             std::chrono::steady_clock::now() - Start)
+                             .count();
+        if (Elapsed < 1 && !Shown)
+          return;
+        Shown = true;
+        int Width = 40;
+        int Fill = Total
+                       ? static_cast<int>(Width * std::min(Done, Total) / Total)
+                       : Width;
+        llvm::errs() << fmt::format(
+            "\r{} [{}{}] {}/{} requests", G.Scenario, std::string(Fill, '#'),
+            std::string(Width - Fill, ' '), Done, Total);
+        if (Done == Total)
+          llvm::errs() << "\n";
+      };
+    Results.push_back(scenarioResult(E, C->SM, Sink));
+  }
+  if (!O.RequestsCsv.empty()) {
+    std::string Error;
+    if (!Csv.commit(Error)) {
+      reportError(DiagKind::OutputFailed, O.RequestsCsv, Error);
+      return InputErrors;
+    }
   }
   std::vector<FleetResult> Fleets;
   for (const query::Fleet &F : C->Fleets)

@@ -164,6 +164,12 @@ int apply(const OptionInfo &Opt, const std::string &V, DriverOptions &O) {
   case OptionId::Force:
     O.Force = true;
     return -1;
+  case OptionId::RequestsCsv:
+    if (V.empty())
+      return usage(DiagKind::MissingArgument,
+                   "--requests-csv needs a file name");
+    O.RequestsCsv = V;
+    return -1;
   case OptionId::NoProgress:
     O.Progress = false;
     return -1;
