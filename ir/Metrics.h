@@ -54,7 +54,10 @@ enum class Applies : uint8_t {
   Priced,
   /// A system at a site (a cluster's `site`): absent without one, which
   /// the Macro level's heading says.
-  OnSite
+  OnSite,
+  /// A scenario with a `simulate` block: filled in by the serving
+  /// simulator after each evaluation.
+  Simulated
 };
 /// The scorecard level a metric belongs to.
 enum class Level : uint8_t { Feasibility, Performance, Macro, None };

@@ -476,6 +476,16 @@ private:
     std::string Missing;
     std::optional<graph::NodeId> Node = L->expr(E, Missing);
     if (!Node) {
+      auto [Owner, Name] = llvm::StringRef(Missing).split('.');
+      std::optional<MetricId> M = findMetric(Name);
+      if (M && metricInfo(*M).Where == Applies::Simulated) {
+        error(DiagKind::MalformedQuery, E.Range,
+              fmt::format("`{}` comes from the serving simulator, and "
+                          "scenario `{}` has no `simulate` block; give it "
+                          "one: `simulate {{ requests = 10000 }}`",
+                          Missing, Owner.str()));
+        return std::nullopt;
+      }
       error(DiagKind::MalformedQuery, E.Range,
             Missing.empty()
                 ? fmt::format("{} must be computed from the scenario's "

@@ -75,9 +75,16 @@ void condition(LoweringContext &Ctx, const ir::Expr &E, llvm::SMRange R,
                         !llvm::is_contained(Ctx.G.Unavailable, *M);
     bool NotLowered =
         Scenario == Ctx.G.Scenario && M && !Ctx.G.NotLowered.empty();
+    bool NotSimulated = M && metricInfo(*M).Where == Applies::Simulated;
     Ctx.C.Diags.report(
         DiagKind::MetricUnavailable, E.Range,
-        NotLowered
+        NotSimulated
+            ? fmt::format("`{}` comes from the serving simulator, and "
+                          "scenario `{}` has no `simulate` block (give it "
+                          "`simulate {{ requests = 10000 }}`); this condition "
+                          "stays unknown",
+                          Missing, Scenario.str())
+        : NotLowered
             ? fmt::format("`{}` is not computed: {}; this condition stays "
                           "unknown",
                           Missing, Ctx.G.NotLowered)

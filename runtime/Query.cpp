@@ -3,6 +3,7 @@
 #include "runtime/Query.h"
 #include "runtime/Format.h"
 #include "runtime/Parallel.h"
+#include "runtime/sim/Simulator.h"
 #include "runtime/walls/Formulas.h"
 
 #include "llvm/ADT/ArrayRef.h"
@@ -208,6 +209,25 @@ std::string invalidHere(const Evaluator &E) {
                        E.value(E.graph().DomainChecks[Bad].Node));
 }
 
+/// Whether the query reads a simulated metric: each point it evaluates is
+/// then simulated too (docs/simulator.md, "In sweeps and solves").
+bool readsSimulated(const Evaluator &E, const Query &Q) {
+  std::vector<graph::NodeId> Nodes;
+  for (const std::vector<Term> *Ts :
+       {&Q.Conditions, &Q.Objectives, &Q.Report, &Q.SortBy})
+    for (const Term &T : *Ts)
+      Nodes.push_back(T.Node);
+  return sim::readsSimulated(E.graph(), Nodes);
+}
+
+/// Simulates the evaluator's point when the query reads what it gives.
+void simulateIf(bool Sim, Evaluator &E) {
+  if (!Sim)
+    return;
+  std::string Why;
+  sim::simulateInto(E, Why);
+}
+
 /// Records each condition at the evaluator's current point.
 void recordConditions(const Evaluator &E, const Query &Q, SolveResult &R) {
   for (const Term &C : Q.Conditions)
@@ -221,11 +241,13 @@ SolveResult solveOne(Evaluator &E, const Query &Q) {
   const Variable &V = Q.Vars.front();
   EvalPlan Plan = E.plan({V.Leaf});
   E.run();
+  bool Sim = readsSimulated(E, Q);
   Domain D(V);
   SolveResult R;
   auto eval = [&](double X) {
     E.setLeaf(V.Leaf, X);
     E.run(Plan);
+    simulateIf(Sim, E);
     ++R.Evaluations;
     return holds(E, Q);
   };
@@ -362,6 +384,7 @@ void evaluateAt(Evaluator &E, const Query &Q, const std::vector<double> &Vars) {
   for (size_t K = 0; K < Q.Vars.size() && K < Vars.size(); ++K)
     setVariable(E, Q.Vars[K], Vars[K]);
   E.run();
+  simulateIf(readsSimulated(E, Q), E);
 }
 
 std::vector<RowPart> compareRows(const Evaluator &Base, const Query &Q,
@@ -405,7 +428,7 @@ namespace {
 /// variable outermost) into Rows[0, End - Begin), reading \p Terms.
 void evaluateRange(Evaluator E, const EvalPlan &Plan, const Query &Q,
                    const std::vector<Term> &Terms, size_t Begin, size_t End,
-                   GridRow *Rows, std::atomic<size_t> &Done) {
+                   GridRow *Rows, std::atomic<size_t> &Done, bool Sim) {
   BindingProbe Probe(E.graph());
   std::optional<graph::NodeId> Feasible = E.graph().find(MetricId::Feasible);
   size_t N = Q.Vars.size();
@@ -423,6 +446,7 @@ void evaluateRange(Evaluator E, const EvalPlan &Plan, const Query &Q,
       setVariable(E, Q.Vars[K], Row.Vars[K]);
     }
     E.run(Plan);
+    simulateIf(Sim, E);
     Row.Values.resize(Terms.size());
     for (size_t K = 0; K < Terms.size(); ++K)
       Row.Values[K] = E.value(Terms[K].Node);
@@ -434,7 +458,10 @@ void evaluateRange(Evaluator E, const EvalPlan &Plan, const Query &Q,
     Row.Meets = Row.InvalidCheck < 0 && conditionsHold(E, Q);
     // Wall 0: the point does not fit (feasibility failed).
     Row.Binding = Feasible && E.value(*Feasible) == 0 ? 0 : Probe.at(E).Number;
-    if ((I - Begin) % 4096 == 4095)
+    // A simulated point takes long enough to count one by one.
+    if (Sim)
+      Done += 1;
+    else if ((I - Begin) % 4096 == 4095)
       Done += 4096;
   }
 }
@@ -455,6 +482,7 @@ void forEachBlock(const Evaluator &Base, const Query &Q,
   Evaluator Start = Base;
   Start.run();
   EvalPlan Plan = Start.plan(Leaves);
+  bool Sim = readsSimulated(Start, Q);
   std::atomic<size_t> Done{0};
   std::function<void()> Poll;
   if (P)
@@ -463,11 +491,12 @@ void forEachBlock(const Evaluator &Base, const Query &Q,
   std::vector<GridRow> Rows(std::min(Total, BlockRows));
   for (size_t First = 0; First < Total; First += BlockRows) {
     size_t N = std::min(BlockRows, Total - First);
+    // Simulated points are few and slow: one a chunk.
     parallelChunks(
-        N, Threads, 1024,
+        N, Threads, Sim ? 1 : 1024,
         [&](unsigned, size_t B, size_t E) {
           evaluateRange(Start, Plan, Q, Terms, First + B, First + E,
-                        Rows.data() + B, Done);
+                        Rows.data() + B, Done, Sim);
         },
         Poll);
     Consume(llvm::ArrayRef<GridRow>(Rows.data(), N));

@@ -56,10 +56,15 @@ const Quantity &ScenarioResult::get(PhaseId P, PhaseMetricId M) const {
   return *Q;
 }
 
-ScenarioResult scenarioResult(const Evaluator &E, llvm::SourceMgr &SM,
+ScenarioResult scenarioResult(Evaluator &E, llvm::SourceMgr &SM,
                               const sim::RequestSink &Sink) {
   const graph::Graph &G = E.graph();
   ScenarioResult R;
+  // The serving simulator first: its metrics are leaves that SLAs read.
+  if (G.Sim && G.Sim->Requested) {
+    R.HasSimulate = true;
+    R.Simulated = sim::simulateInto(E, R.NotSimulated, Sink);
+  }
   R.Scenario = G.Scenario;
   R.Location = location(SM, G.ScenarioRange);
   auto value = [&](graph::NodeId N) {
@@ -139,14 +144,6 @@ ScenarioResult scenarioResult(const Evaluator &E, llvm::SourceMgr &SM,
   if (R.Kind == ResultKind::DecoderTraining && !R.has(MetricId::StepTime) &&
       !AnyFail)
     R.Performance = "WARN";
-  // The serving simulator, next to the closed forms.
-  if (G.Sim && G.Sim->Requested) {
-    R.HasSimulate = true;
-    if (!R.Feasible)
-      R.NotSimulated = "the scenario does not fit";
-    else
-      R.Simulated = sim::simulateScenario(E, R.NotSimulated, Sink);
-  }
   return R;
 }
 

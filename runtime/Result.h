@@ -113,7 +113,7 @@ std::string comparisonOperands(const Evaluator &E, graph::NodeId Node);
 
 /// The result of an evaluated scenario graph.
 /// \p Sink, when set, receives each request a `simulate` block plays.
-ScenarioResult scenarioResult(const Evaluator &E, llvm::SourceMgr &SM,
+ScenarioResult scenarioResult(Evaluator &E, llvm::SourceMgr &SM,
                               const sim::RequestSink &Sink = nullptr);
 
 } // namespace mlsc

@@ -476,6 +476,7 @@ void LoweringContext::finishMetrics() {
     case mlsc::Applies::Priced:
     case mlsc::Applies::OnSite:
     case mlsc::Applies::TrainingOnInput:
+    case mlsc::Applies::Simulated:
       break;
     }
     if (Applies)

@@ -14,6 +14,7 @@
 
 #include <fmt/format.h>
 
+#include <limits>
 #include <set>
 #include <tuple>
 
@@ -270,6 +271,23 @@ bool lowerSimulation(LoweringContext &Ctx) {
     Ctx.Failed = true;
     return false;
   }
+  // The simulated metrics: leaves the simulator fills in after each
+  // evaluation (sim::simulateInto), so that SLAs, sweeps and solves read
+  // them like any metric.
+  if (In.Requested)
+    for (const MetricInfo &M : allMetrics()) {
+      if (M.Where != Applies::Simulated)
+        continue;
+      graph::LeafOrigin O;
+      O.Entity = S.Name;
+      O.Field = M.Name;
+      O.Notes.push_back("filled in by the serving simulator after each "
+                        "evaluation (docs/simulator.md)");
+      // Not an input: sensitivity leaves it alone.
+      O.Choice = true;
+      B.publish(M.Id, B.leaf(std::numeric_limits<double>::quiet_NaN(), M.Dim,
+                             std::move(O)));
+    }
   if (D.Static)
     In.NotSimulated = "static batching is not simulated yet";
   else if (D.Draft)

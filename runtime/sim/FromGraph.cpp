@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 
 namespace mlsc::sim {
@@ -128,6 +129,80 @@ std::optional<Simulated> simulateScenario(const Evaluator &E, std::string &Why,
     return std::nullopt;
   }
   return Out;
+}
+
+namespace {
+
+bool isSimulated(MetricId M) {
+  return metricInfo(M).Where == Applies::Simulated;
+}
+
+} // namespace
+
+bool readsSimulated(const graph::Graph &G,
+                    llvm::ArrayRef<graph::NodeId> Nodes) {
+  if (!G.Sim || !G.Sim->Requested)
+    return false;
+  // Forward over the topological order: a node depends on the simulated
+  // leaves when one of its inputs does.
+  std::vector<bool> Depends(G.Nodes.size(), false);
+  for (const MetricInfo &M : allMetrics())
+    if (isSimulated(M.Id) && G.has(M.Id))
+      Depends[G.get(M.Id).index()] = true;
+  for (size_t I = 0; I < G.Nodes.size(); ++I) {
+    const graph::Node &N = G.Nodes[I];
+    for (uint32_t K = 0; K < N.NumInputs && !Depends[I]; ++K)
+      Depends[I] = Depends[G.Inputs[N.FirstInput + K]];
+  }
+  for (graph::NodeId N : Nodes)
+    if (N.isValid() && Depends[N.index()])
+      return true;
+  return false;
+}
+
+std::optional<Simulated> simulateInto(Evaluator &E, std::string &Why,
+                                      const RequestSink &Sink) {
+  const graph::Graph &G = E.graph();
+  if (!G.Sim || !G.Sim->Requested)
+    return std::nullopt;
+  std::optional<Simulated> S;
+  std::optional<graph::NodeId> Feasible = G.find(MetricId::Feasible);
+  if (Feasible && E.value(*Feasible) == 0)
+    Why = "the scenario does not fit";
+  else
+    S = simulateScenario(E, Why, Sink);
+  const double NaN = std::numeric_limits<double>::quiet_NaN();
+  auto stat = [&](const Stats &St, double V) { return St.Count ? V : NaN; };
+  std::vector<graph::NodeId> Leaves;
+  auto set = [&](MetricId M, double V) {
+    if (!G.has(M))
+      return;
+    E.setLeaf(G.get(M), S ? V : NaN);
+    Leaves.push_back(G.get(M));
+  };
+  const Result *R = S ? &S->R : nullptr;
+  Result None;
+  if (!R)
+    R = &None;
+  set(MetricId::SimTtftP50, stat(R->TTFT, R->TTFT.P50));
+  set(MetricId::SimTtftP99, stat(R->TTFT, R->TTFT.P99));
+  set(MetricId::SimTpotP50, stat(R->TPOT, R->TPOT.P50));
+  set(MetricId::SimTpotP99, stat(R->TPOT, R->TPOT.P99));
+  set(MetricId::SimItlP99, stat(R->ITL, R->ITL.P99));
+  set(MetricId::SimLatencyP50, stat(R->E2E, R->E2E.P50));
+  set(MetricId::SimLatencyP99, stat(R->E2E, R->E2E.P99));
+  set(MetricId::SimQueueWait, stat(R->QueueWait, R->QueueWait.Mean));
+  set(MetricId::SimThroughput, R->Throughput);
+  set(MetricId::SimGoodput, R->WithTargets ? R->Goodput : NaN);
+  set(MetricId::SimAttainment, R->WithTargets
+                                   ? static_cast<double>(R->MetTargets) /
+                                         static_cast<double>(R->WithTargets)
+                                   : NaN);
+  set(MetricId::SimPrefixHitRate,
+      R->PromptTokens > 0 && S && S->Cfg.Prefix.Groups ? R->PrefixHitRate
+                                                       : NaN);
+  E.run(E.plan(Leaves));
+  return S;
 }
 
 } // namespace mlsc::sim

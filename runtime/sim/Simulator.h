@@ -253,6 +253,17 @@ struct Simulated {
 std::optional<Simulated> simulateScenario(const Evaluator &E, std::string &Why,
                                           const RequestSink &Sink = nullptr);
 
+/// Whether the graph has the simulated metrics (a `simulate` block) and
+/// one of \p Nodes depends on them.
+bool readsSimulated(const graph::Graph &G, llvm::ArrayRef<graph::NodeId> Nodes);
+
+/// Simulates the scenario at the evaluator's current point (not when it
+/// does not fit: \p Why says so), sets the simulated metrics' leaves
+/// (NaN for what was not simulated) and re-evaluates what depends on
+/// them. Does nothing without a `simulate` block.
+std::optional<Simulated> simulateInto(Evaluator &E, std::string &Why,
+                                      const RequestSink &Sink = nullptr);
+
 } // namespace mlsc::sim
 
 #endif

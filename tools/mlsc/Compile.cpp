@@ -116,6 +116,8 @@ const char *appliesWord(Applies A) {
     return "a system with a site or a rental price";
   case Applies::OnSite:
     return "a cluster with a site";
+  case Applies::Simulated:
+    return "a serving scenario with a `simulate` block";
   }
   return "";
 }
