@@ -7,7 +7,8 @@ JOBS       ?= $(shell nproc)
 
 DEBIAN_PACKAGES := cmake ninja-build g++ clang-14 llvm-14-dev llvm-14-tools \
   libclang-rt-14-dev antlr4 libantlr4-runtime-dev libfmt-dev libboost-dev \
-  libgtest-dev libbenchmark-dev nlohmann-json3-dev python3 clang-format-14
+  libgtest-dev libbenchmark-dev nlohmann-json3-dev python3 clang-format-14 \
+  libopenmpi-dev openmpi-bin
 
 .PHONY: run test deps build bench test-sanitize build-sanitize fuzz clean
 
@@ -33,6 +34,7 @@ bench: build
 	./$(BUILD)/bin/mlsc_query_bench bench/query_bench.mls
 	./$(BUILD)/bin/mlsc_sim_bench bench/sim_bench.mls
 	python3 bench/search_bench.py --mlsc $(BUILD)/bin/mlsc
+	python3 bench/mpi_scaling.py --mlsc $(BUILD)/bin/mlsc
 
 # Address + undefined-behaviour sanitizers over the whole suite (CI runs it).
 build-sanitize: deps

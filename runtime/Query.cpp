@@ -424,19 +424,22 @@ std::vector<RowPart> compareRows(const Evaluator &Base, const Query &Q,
 
 namespace {
 
-/// Evaluates grid points [Begin, End) of Q's Cartesian product (the first
-/// variable outermost) into Rows[0, End - Begin), reading \p Terms.
+/// Evaluates the grid points Offset + k Stride, k in [Begin, End), of Q's
+/// Cartesian product (the first variable outermost) into Rows[0, End -
+/// Begin), reading \p Terms.
 void evaluateRange(Evaluator E, const EvalPlan &Plan, const Query &Q,
                    const std::vector<Term> &Terms, size_t Begin, size_t End,
-                   GridRow *Rows, std::atomic<size_t> &Done, bool Sim) {
+                   GridRow *Rows, std::atomic<size_t> &Done, bool Sim,
+                   size_t Offset, size_t Stride) {
   BindingProbe Probe(E.graph());
   std::optional<graph::NodeId> Feasible = E.graph().find(MetricId::Feasible);
   size_t N = Q.Vars.size();
   std::vector<size_t> Sizes(N);
   for (size_t K = 0; K < N; ++K)
     Sizes[K] = Q.Vars[K].Values.size();
-  for (size_t I = Begin; I < End; ++I) {
-    GridRow &Row = Rows[I - Begin];
+  for (size_t J = Begin; J < End; ++J) {
+    size_t I = Offset + J * Stride;
+    GridRow &Row = Rows[J - Begin];
     Row.Point = I;
     Row.Vars.resize(N);
     size_t Rest = I;
@@ -461,7 +464,7 @@ void evaluateRange(Evaluator E, const EvalPlan &Plan, const Query &Q,
     // A simulated point takes long enough to count one by one.
     if (Sim)
       Done += 1;
-    else if ((I - Begin) % 4096 == 4095)
+    else if ((J - Begin) % 4096 == 4095)
       Done += 4096;
   }
 }
@@ -472,8 +475,11 @@ void evaluateRange(Evaluator E, const EvalPlan &Plan, const Query &Q,
 void forEachBlock(const Evaluator &Base, const Query &Q,
                   const std::vector<Term> &Terms, unsigned Threads,
                   size_t BlockRows, const Progress &P,
-                  llvm::function_ref<void(llvm::ArrayRef<GridRow>)> Consume) {
-  size_t Total = gridPoints(Q);
+                  llvm::function_ref<void(llvm::ArrayRef<GridRow>)> Consume,
+                  size_t Offset = 0, size_t Stride = 1) {
+  // The points Offset, Offset + Stride, ...: all of them, or a rank's.
+  size_t Points = gridPoints(Q);
+  size_t Total = Offset < Points ? (Points - Offset + Stride - 1) / Stride : 0;
   std::vector<graph::NodeId> Leaves;
   for (const Variable &V : Q.Vars) {
     Leaves.push_back(V.Leaf);
@@ -496,7 +502,7 @@ void forEachBlock(const Evaluator &Base, const Query &Q,
         N, Threads, Sim ? 1 : 1024,
         [&](unsigned, size_t B, size_t E) {
           evaluateRange(Start, Plan, Q, Terms, First + B, First + E,
-                        Rows.data() + B, Done, Sim);
+                        Rows.data() + B, Done, Sim, Offset, Stride);
         },
         Poll);
     Consume(llvm::ArrayRef<GridRow>(Rows.data(), N));
@@ -514,6 +520,7 @@ void countInvalid(const graph::Graph &G, llvm::ArrayRef<GridRow> Block,
       continue;
     if (R.Invalid++ == 0) {
       R.FirstInvalidVars = Row.Vars;
+      R.FirstInvalidPoint = Row.Point;
       R.FirstInvalidReason =
           invalidReason(G, Row.InvalidCheck, Row.InvalidValue);
     }
@@ -545,7 +552,9 @@ std::string invalidReason(const graph::Graph &G, int Check, double Value) {
 }
 
 GridResult runSweep(const Evaluator &Base, const Query &Q, unsigned Threads,
-                    const Progress &P, const RowSink &Sink, size_t BlockRows) {
+                    const Progress &P, const RowSink &Sink, size_t BlockRows,
+                    const SweepSplit *Split) {
+  bool Splitting = Split && Split->Ranks > 1 && Split->Gather;
   // Columns: the reported terms, then sort keys not among them.
   std::vector<Term> Terms = Q.Report;
   std::vector<size_t> SortColumn;
@@ -573,45 +582,64 @@ GridResult runSweep(const Evaluator &Base, const Query &Q, unsigned Threads,
   // `top` beyond any row count keeps every row.
   size_t Top = Q.Top >= 1 && Q.Top < 1e18 ? static_cast<size_t>(Q.Top) : 0;
   GridResult R;
-  R.Streamed = Sink && !Sorted && Top == 0;
+  R.Streamed = Sink && !Sorted && Top == 0 && !Splitting;
   // A streamed block's kept rows; their buffers are reused block to block.
   // Streamed sweeps have no sort keys, so their terms are the report's.
   std::vector<GridRow> Kept;
-  forEachBlock(Base, Q, Terms, Threads, BlockRows, P,
-               [&](llvm::ArrayRef<GridRow> B) {
-                 R.Points += B.size();
-                 countInvalid(Base.graph(), B, R);
-                 size_t NumKept = 0;
-                 for (const GridRow &Row : B) {
-                   if (!Row.Meets)
-                     continue;
-                   ++R.Kept;
-                   if (R.Streamed) {
-                     if (NumKept == Kept.size())
-                       Kept.push_back(Row);
-                     else
-                       Kept[NumKept] = Row;
-                     ++NumKept;
-                   } else if (!Sorted) {
-                     // The first `top` rows, or all of them.
-                     if (Top == 0 || R.Rows.size() < Top)
-                       R.Rows.push_back(Row);
-                   } else if (Top == 0) {
-                     R.Rows.push_back(Row);
-                   } else if (R.Rows.size() < Top) {
-                     // The best `top` rows so far, the worst of them on top of
-                     // a heap.
-                     R.Rows.push_back(Row);
-                     std::push_heap(R.Rows.begin(), R.Rows.end(), Before);
-                   } else if (Before(Row, R.Rows.front())) {
-                     std::pop_heap(R.Rows.begin(), R.Rows.end(), Before);
-                     R.Rows.back() = Row;
-                     std::push_heap(R.Rows.begin(), R.Rows.end(), Before);
-                   }
-                 }
-                 if (NumKept)
-                   Sink(llvm::ArrayRef<GridRow>(Kept.data(), NumKept));
-               });
+  forEachBlock(
+      Base, Q, Terms, Threads, BlockRows, P,
+      [&](llvm::ArrayRef<GridRow> B) {
+        R.Points += B.size();
+        countInvalid(Base.graph(), B, R);
+        size_t NumKept = 0;
+        for (const GridRow &Row : B) {
+          if (!Row.Meets)
+            continue;
+          ++R.Kept;
+          if (R.Streamed) {
+            if (NumKept == Kept.size())
+              Kept.push_back(Row);
+            else
+              Kept[NumKept] = Row;
+            ++NumKept;
+          } else if (!Sorted) {
+            // The first `top` rows, or all of them.
+            if (Top == 0 || R.Rows.size() < Top)
+              R.Rows.push_back(Row);
+          } else if (Top == 0) {
+            R.Rows.push_back(Row);
+          } else if (R.Rows.size() < Top) {
+            // The best `top` rows so far, the worst of them on top of
+            // a heap.
+            R.Rows.push_back(Row);
+            std::push_heap(R.Rows.begin(), R.Rows.end(), Before);
+          } else if (Before(Row, R.Rows.front())) {
+            std::pop_heap(R.Rows.begin(), R.Rows.end(), Before);
+            R.Rows.back() = Row;
+            std::push_heap(R.Rows.begin(), R.Rows.end(), Before);
+          }
+        }
+        if (NumKept)
+          Sink(llvm::ArrayRef<GridRow>(Kept.data(), NumKept));
+      },
+      Splitting ? Split->Rank : 0, Splitting ? Split->Ranks : 1);
+  if (Splitting) {
+    R = Split->Gather(std::move(R), Q.Vars.size(), Terms.size());
+    if (Split->Rank != 0)
+      return R;
+    // Each rank kept its best (or first) `top`: the union holds the
+    // grid's, in grid order once sorted by point.
+    std::sort(
+        R.Rows.begin(), R.Rows.end(),
+        [](const GridRow &A, const GridRow &B) { return A.Point < B.Point; });
+    if (Sorted)
+      std::sort(R.Rows.begin(), R.Rows.end(), Before);
+    if (Top && R.Rows.size() > Top)
+      R.Rows.resize(Top);
+    for (GridRow &Row : R.Rows)
+      Row.Values.resize(Q.Report.size());
+    return R;
+  }
   if (Sorted)
     std::sort(R.Rows.begin(), R.Rows.end(), Before);
   for (GridRow &Row : R.Rows)

@@ -101,6 +101,7 @@ struct GridResult {
   /// first of them: its variables and why.
   size_t Invalid = 0;
   std::vector<double> FirstInvalidVars;
+  size_t FirstInvalidPoint = 0; ///< its index in the grid
   std::string FirstInvalidReason;
   /// The kept rows went to the sink, not into Rows.
   bool Streamed = false;
@@ -120,16 +121,31 @@ constexpr size_t DefaultBlockRows = 65536;
 /// Called now and then from the main thread with points done so far.
 using Progress = std::function<void(size_t Done, size_t Total)>;
 
+/// A sweep split over processes (the driver's MPI ranks, tools/mlsc/Mpi.h):
+/// rank r of n evaluates the grid points r, r + n, r + 2n, ... (dealt in
+/// turn, so that a costly corner of the grid is shared), and Gather hands
+/// every rank's result to rank 0: the rows of all, counts summed, the
+/// first invalid point the one of lowest index; other ranks get an empty
+/// result. Rank 0 puts the rows back in grid order. Rows hold their sort
+/// keys (NumValues columns) until rank 0 has sorted them.
+struct SweepSplit {
+  unsigned Rank = 0, Ranks = 1;
+  std::function<GridResult(GridResult Mine, size_t NumVars, size_t NumValues)>
+      Gather;
+};
+
 /// Evaluates every grid point of a sweep, a block at a time on \p Threads
 /// threads (1: the calling thread), filtering (`where`) as it goes. With
 /// `sort by`, `top` keeps only the best N rows (a heap), and without it
 /// the first N. With neither, and a \p Sink, the kept rows go to the sink
 /// as they come and none is kept. Rows come in the same order whatever
-/// the thread count or block size.
+/// the thread count, block size or \p Split (then only rank 0's result
+/// has them, and nothing is streamed).
 GridResult runSweep(const Evaluator &Base, const query::Query &Q,
                     unsigned Threads, const Progress &P = nullptr,
                     const RowSink &Sink = nullptr,
-                    size_t BlockRows = DefaultBlockRows);
+                    size_t BlockRows = DefaultBlockRows,
+                    const SweepSplit *Split = nullptr);
 
 /// Sets the evaluator's leaves to a grid point's variables (\p Vars, one
 /// value per variable of \p Q) and evaluates.

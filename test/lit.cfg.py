@@ -33,3 +33,12 @@ config.substitutions.append(
 config.substitutions.append(("%lit", config.python_executable + " " + config.lit_py))
 config.substitutions.append(("%src", config.mlsc_src_root))
 config.substitutions.append(("%utils", os.path.join(config.mlsc_src_root, "utils")))
+
+# Sweeps over MPI ranks (query/mpi.test): an mlsc built with MPI and
+# Open MPI's launcher. The test machines run as root, which mpirun refuses
+# unless told; the ranks may share the cores.
+import shutil
+if getattr(config, "mlsc_mpi", "OFF") == "ON" and shutil.which("mpirun"):
+    config.available_features.add("mpi")
+    config.environment["OMPI_ALLOW_RUN_AS_ROOT"] = "1"
+    config.environment["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] = "1"

@@ -1,5 +1,6 @@
 //===- Sweep.cpp - `mlsc sweep`: tables of points -------------------------===//
 
+#include "tools/mlsc/Mpi.h"
 #include "tools/mlsc/OutputFile.h"
 #include "tools/mlsc/Queries.h"
 #include "tools/mlsc/RenderTables.h"
@@ -49,6 +50,11 @@ int sweepCommand(const DriverOptions &O,
                              Queries.size(), llvm::join(Names, ", ")));
   }
   llvm::raw_ostream &OS = llvm::outs();
+  // Under mpirun each rank evaluates its share of the grid and rank 0
+  // prints what one process would (tools/mlsc/Mpi.h); only rank 0 writes.
+  SweepSplit Split = mpi::split();
+  const SweepSplit *Share = mpi::active() ? &Split : nullptr;
+  bool Root = mpi::rank() == 0;
   for (size_t I = 0; I < Queries.size(); ++I) {
     const query::Query &Q = *Queries[I];
     const graph::Graph &G = C->Graphs[Q.Graph];
@@ -58,7 +64,7 @@ int sweepCommand(const DriverOptions &O,
     auto Start = std::chrono::steady_clock::now();
     bool Shown = false;
     Progress Bar;
-    if (O.Progress && llvm::sys::Process::StandardErrIsDisplayed())
+    if (Root && O.Progress && llvm::sys::Process::StandardErrIsDisplayed())
       Bar = [&](size_t Done, size_t Total) {
         double Elapsed = std::chrono::duration<double>(
                              std::chrono::steady_clock::now() - Start)
@@ -87,14 +93,18 @@ int sweepCommand(const DriverOptions &O,
                                "`{}`, whose extension names its format",
                                O.Format == OutputFormat::Json ? "json" : "csv",
                                Path));
-    // Where the table may go is checked before the sweep runs.
+    // Where the table may go is checked before the sweep runs (by rank 0,
+    // whose verdict every rank follows).
     OutputRequest Out{Path, O.Output.empty(), Q.OutputRange, O.Force};
-    if (!Path.empty() && !checkOutput(*C, Out))
+    if (!mpi::fromRoot(Path.empty() || !Root || checkOutput(*C, Out)))
       return InputErrors;
     std::string Invalid;
     if (F == TableFormat::Text) {
       // Aligned columns need every row first: what is kept is held.
-      GridResult R = runSweep(E, Q, threads(O), Bar);
+      GridResult R =
+          runSweep(E, Q, threads(O), Bar, nullptr, DefaultBlockRows, Share);
+      if (!Root)
+        continue;
       std::string Table = gridText(Q, R);
       Invalid = invalidText(Q, R);
       if (!Path.empty()) {
@@ -120,19 +130,26 @@ int sweepCommand(const DriverOptions &O,
     }
     // CSV and JSON are written as the rows come, to the file or stdout.
     AtomicFile File;
-    if (!Path.empty()) {
+    bool Opened = true;
+    if (Root && !Path.empty()) {
       std::string Error;
-      if (!File.open(Path, Error)) {
+      Opened = File.open(Path, Error);
+      if (!Opened)
         reportError(DiagKind::OutputFailed, Path, Error);
-        return InputErrors;
-      }
+    }
+    if (!mpi::fromRoot(Opened))
+      return InputErrors;
+    if (!Root) {
+      runSweep(E, Q, threads(O), nullptr, nullptr, DefaultBlockRows, Share);
+      continue;
     }
     llvm::raw_ostream &To = Path.empty() ? OS : File.os();
     std::unique_ptr<TableWriter> W =
         tableWriter(F, Q, G.Scenario, To, threads(O));
-    GridResult R =
-        runSweep(E, Q, threads(O), Bar,
-                 [&](llvm::ArrayRef<GridRow> Rows) { W->rows(Rows); });
+    GridResult R = runSweep(
+        E, Q, threads(O), Bar,
+        [&](llvm::ArrayRef<GridRow> Rows) { W->rows(Rows); }, DefaultBlockRows,
+        Share);
     if (!R.Streamed)
       W->rows(R.Rows);
     W->finish(R);

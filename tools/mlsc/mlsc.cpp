@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tools/mlsc/Driver.h"
+#include "tools/mlsc/Mpi.h"
 
 #include "frontend/SourceFile.h"
 #include "runtime/Parallel.h"
@@ -37,7 +38,8 @@ std::unique_ptr<llvm::MemoryBuffer> readInput(const DriverOptions &O,
 }
 
 unsigned threads(const DriverOptions &O) {
-  return O.Jobs ? O.Jobs : defaultThreads();
+  // Ranks on one machine share its cores.
+  return O.Jobs ? O.Jobs : std::max(1u, defaultThreads() / mpi::localRanks());
 }
 
 } // namespace mlsc::driver
@@ -67,6 +69,12 @@ int run(DriverOptions &O, const char *Argv0) {
     return auditCommand(O);
   if (O.Cmd == Command::Validate)
     return validateCommand(O);
+  // mpirun hands standard input to rank 0 alone: every rank must read
+  // the same file.
+  if (O.Cmd == Command::Sweep && mpi::active() && O.Input == "-")
+    return usage(DiagKind::InvalidOption,
+                 "a sweep on MPI ranks reads a file, not standard input "
+                 "(mpirun gives it to rank 0 alone)");
   std::unique_ptr<llvm::MemoryBuffer> Buf = readInput(O, O.Input);
   if (!Buf)
     return InputErrors;
@@ -104,8 +112,12 @@ constexpr unsigned CommandStackBytes = 256u << 20;
 
 int main(int Argc, char **Argv) {
   llvm::InitLLVM X(Argc, Argv);
+  mpi::init(Argc, Argv);
   DriverOptions O;
   int Code = parseArgs(Argc, Argv, O);
+  // Under mpirun only sweeps are split; any other command runs on rank 0.
+  if (Code < 0 && mpi::active() && mpi::rank() != 0 && O.Cmd != Command::Sweep)
+    Code = Success;
   if (Code < 0) {
     llvm::thread Command(llvm::Optional<unsigned>(CommandStackBytes),
                          [&] { Code = run(O, Argv[0]); });
@@ -126,5 +138,6 @@ int main(int Argc, char **Argv) {
     if (Code == Success)
       Code = InputErrors;
   }
+  mpi::finalize();
   return Code;
 }
