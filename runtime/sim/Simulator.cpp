@@ -504,7 +504,8 @@ private:
         R.uniform() < C.Prefix.Share) {
       Q.Group = std::min(static_cast<uint32_t>(R.uniform() * C.Prefix.Groups),
                          C.Prefix.Groups - 1);
-      Q.Prompt += C.Prefix.Tokens;
+      Q.Prompt = static_cast<uint32_t>(std::min<uint64_t>(
+          uint64_t(Q.Prompt) + C.Prefix.Tokens, 4000000000u));
     }
     Q.Prefill = Q.Prompt;
     if (C.Arrive.K != Arrivals::Kind::Closed && Issued < C.Requests)
@@ -619,7 +620,7 @@ private:
         MaxQ = std::max(MaxQ, outstanding(Replicas[I]));
       }
       unsigned Best = Pl.First;
-      double BestScore = -1;
+      double BestScore = -std::numeric_limits<double>::infinity();
       for (unsigned I = Pl.First; I < End; ++I) {
         const Replica &P = Replicas[I];
         double Hit =
@@ -696,22 +697,29 @@ private:
     }
   }
 
-  /// Preempts a running request (vLLM's recompute preemption): the newest
-  /// of the lowest priority. Its cache is freed, and it waits at the head
-  /// of its level to run its prompt and what it generated again. False
-  /// when none runs.
+  /// Preempts a running request (vLLM's recompute preemption): with one
+  /// priority the most recently admitted (vLLM's FCFS policy pops the last
+  /// of its running list), else the lowest priority's latest arrival
+  /// (vLLM's priority policy: the largest (priority, arrival time)). Its
+  /// cache is freed, and it waits at the head of its level to run its
+  /// prompt and what it generated again. False when none runs.
   bool preemptOne(Replica &P, WaitQueue &Waiting) {
-    // The newest live entry of the lowest priority (the largest level).
     auto Victim = P.Admitted.end();
+    auto Later = [&](const Request &A, const Request &B) {
+      return std::tie(A.Level, A.Arrival, A.Id) >
+             std::tie(B.Level, B.Arrival, B.Id);
+    };
     for (auto It = P.Admitted.end(); It != P.Admitted.begin();) {
       --It;
       const Request &Q = Requests[It->first];
       if (Q.Gen != It->second)
         continue; // completed or preempted since
-      if (Victim == P.Admitted.end() || Q.Level > Requests[Victim->first].Level)
+      if (NumLevels == 1) {
         Victim = It;
-      if (NumLevels == 1 || Q.Level + 1u == NumLevels)
         break;
+      }
+      if (Victim == P.Admitted.end() || Later(Q, Requests[Victim->first]))
+        Victim = It;
     }
     if (Victim == P.Admitted.end()) {
       P.Admitted.clear();
@@ -843,12 +851,16 @@ private:
       }
       Waiting.popFront();
       P.KVUsed += Need;
-      PromptTokens += Q.Prefill;
+      // What this admission found cached (a recomputation may find the
+      // prefix evicted); the hit rate counts first admissions.
+      Q.Cached = Hit ? C.Prefix.Tokens : 0;
+      if (!Q.Waited) {
+        PromptTokens += Q.Prompt;
+        CachedTokens += Q.Cached;
+      }
       if (Hit) {
         Q.Shared = true;
         Q.Done = C.Prefix.Tokens;
-        Q.Cached = C.Prefix.Tokens;
-        CachedTokens += C.Prefix.Tokens;
       } else if (Own) {
         PrefixEntry &E = P.Prefix[Q.Group];
         E.Resident = true;
@@ -1117,8 +1129,9 @@ double Histogram::quantile(double Q) const {
 namespace {
 
 bool validLength(const Length &L) {
-  return L.A >= 1 && (L.K != Length::Kind::Uniform || L.B >= L.A) &&
-         (L.K != Length::Kind::Lognormal || L.B >= 0);
+  return L.A >= 1 && std::isfinite(L.A) && std::isfinite(L.B) &&
+         (L.K != Length::Kind::Uniform || L.B >= L.A) &&
+         (L.K != Length::Kind::Lognormal || (L.B >= 0 && L.B <= 100));
 }
 
 } // namespace
@@ -1132,17 +1145,21 @@ Result simulate(const Config &C, const StepFunction &Step,
       (!Closed && !(C.ArrivalRate > 0 && std::isfinite(C.ArrivalRate))))
     refuse("a simulation needs replicas, slots, requests and an arrival "
            "rate");
-  if (C.MaxBatchedTokens < C.MaxSequences)
+  if (!(C.MaxBatchedTokens >= C.MaxSequences) ||
+      !std::isfinite(C.MaxBatchedTokens) || !(C.KVCapacityTokens >= 0) ||
+      !std::isfinite(C.KVCapacityTokens))
     refuse("the token budget of an iteration must hold every running "
            "sequence's decode token (max batched tokens >= max sequences)");
-  if (Closed && (A.Users == 0 || !(A.Think >= 0)))
+  if (Closed && (A.Users == 0 || !(A.Think >= 0) || !std::isfinite(A.Think)))
     refuse("a closed loop needs at least one user and a think time >= 0");
   if (A.K == Arrivals::Kind::Gamma && !(A.CV > 0 && A.CV <= 100))
     refuse("Gamma arrivals need a coefficient of variation in (0, 100]");
-  if (A.K == Arrivals::Kind::OnOff && !(A.On > 0 && A.Off > 0))
+  if (A.K == Arrivals::Kind::OnOff &&
+      !(A.On > 0 && A.Off > 0 && std::isfinite(A.On) && std::isfinite(A.Off)))
     refuse("on/off arrivals need bursts and silences longer than 0 s");
   if (A.K == Arrivals::Kind::Diurnal &&
-      !(A.Amplitude >= 0 && A.Amplitude <= 1 && A.Period > 0))
+      !(A.Amplitude >= 0 && A.Amplitude <= 1 && A.Period > 0 &&
+        std::isfinite(A.Period)))
     refuse("a diurnal curve needs an amplitude from 0 to 1 and a period "
            "longer than 0 s");
   std::vector<const Length *> Lengths{&C.Prompt, &C.Output};
@@ -1161,12 +1178,15 @@ Result simulate(const Config &C, const StepFunction &Step,
   for (const Length *L : Lengths)
     if (!validLength(*L))
       refuse("a length distribution needs a mean of at least 1 token (and "
-             "B >= A for a uniform one, a spread >= 0 for a lognormal one)");
+             "B >= A for a uniform one, a spread from 0 to 100 for a lognormal "
+             "one), all finite");
   if (!(C.Prefix.Share >= 0 && C.Prefix.Share <= 1))
     refuse("the share of requests with a shared prefix is from 0 to 1");
+  if (!(C.Weights.Prefix >= 0 && C.Weights.Queue >= 0 && C.Weights.KV >= 0))
+    refuse("the weighted router's weights must be numbers >= 0");
   if (C.Disagg.PrefillReplicas > 0 &&
       !(C.Disagg.Bandwidth > 0 && C.Disagg.BytesPerToken >= 0 &&
-        C.Disagg.Latency >= 0))
+        C.Disagg.Latency >= 0 && std::isfinite(C.Disagg.Latency)))
     refuse("disaggregation needs a KV fabric bandwidth above 0, and bytes "
            "and a latency >= 0");
   return Simulation(C, Step, Sink).run();

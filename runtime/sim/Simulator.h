@@ -2,7 +2,9 @@
 //-*-===//
 //
 // The serving simulator's core (docs/simulator.md): requests arrive
-// (Poisson), a router sends each to a replica, and each replica runs a
+// (Poisson, Gamma, bursts, a diurnal curve or a closed loop), each of a
+// class, a router sends each to a replica (or a prefill replica, whose
+// KV cache then crosses to a decode replica), and each replica runs a
 // vLLM-style continuous-batching scheduler - decodes first, then prompt
 // chunks up to a token budget, admitting waiting requests while slots,
 // budget and KV capacity allow. Every iteration's time comes from a step
@@ -128,8 +130,9 @@ struct Config {
   unsigned MaxSequences = 256;    ///< running sequences a replica holds
   double MaxBatchedTokens = 8192; ///< new tokens an iteration runs
   /// KV-cache tokens a replica holds: a request takes its prompt's when
-  /// admitted and one a decoded token; when the cache runs out the newest
-  /// request is preempted (recomputed later). 0: unlimited.
+  /// admitted and one a decoded token; when the cache runs out unused
+  /// cached prefixes are evicted, then a running request is preempted
+  /// (recomputed later; preemptOne says which). 0: unlimited.
   double KVCapacityTokens = 0;
   double ArrivalRate = 1; ///< requests a second, on average
   Arrivals Arrive;
@@ -219,7 +222,8 @@ struct Result {
   /// those a second over the makespan (the goodput).
   uint64_t WithTargets = 0, MetTargets = 0;
   double Goodput = 0;
-  /// Prompt tokens admitted, and those a prefix cache held.
+  /// The requests' prompt tokens and those a prefix cache held, at each
+  /// request's first admission.
   double PromptTokens = 0, CachedTokens = 0;
   double PrefixHitRate = 0; ///< CachedTokens / PromptTokens
   /// Busy time over replicas x makespan; KV tokens held over capacity,
@@ -234,7 +238,8 @@ struct Result {
 /// Called for each request when it completes or is rejected.
 using RequestSink = std::function<void(const RequestRecord &)>;
 
-/// Runs \p C to completion: every request arrives and completes.
+/// Runs \p C to completion: every request arrives and completes or is
+/// rejected.
 /// Throws std::invalid_argument for a configuration it cannot run.
 Result simulate(const Config &C, const StepFunction &Step,
                 const RequestSink &Sink = nullptr);

@@ -192,6 +192,47 @@ TEST(Simulator, RefusesConfigurationsItCannotRun) {
   EXPECT_THROW(simulate(C, constant(1e-3)), std::invalid_argument);
 }
 
+TEST(Simulator, RefusesNonFiniteAndNegativeSettings) {
+  Config C = mg1(5, 10, 10);
+  C.MaxBatchedTokens = std::nan("");
+  EXPECT_THROW(simulate(C, constant(1e-3)), std::invalid_argument);
+  C = mg1(5, 10, 10);
+  C.Arrive.K = Arrivals::Kind::OnOff;
+  C.Arrive.On = INFINITY;
+  C.Arrive.Off = 1;
+  EXPECT_THROW(simulate(C, constant(1e-3)), std::invalid_argument);
+  C = mg1(5, 10, 10);
+  C.Output = {Length::Kind::Lognormal, 10, INFINITY};
+  EXPECT_THROW(simulate(C, constant(1e-3)), std::invalid_argument);
+  C = mg1(5, 10, 10);
+  C.Route = Routing::Weighted;
+  C.Weights = {0, -2, 0};
+  EXPECT_THROW(simulate(C, constant(1e-3)), std::invalid_argument);
+}
+
+TEST(Simulator, PrefixHitsCountEachRequestOnce) {
+  // A small cache under preemption: requests are recomputed, some after
+  // their prefix was evicted. The prompt tokens counted are each
+  // request's once, and the cached ones what each first admission found.
+  Config C = mg1(200, 1, 400);
+  C.MaxSequences = 4;
+  C.MaxBatchedTokens = 64;
+  C.KVCapacityTokens = 120;
+  C.Prompt = {Length::Kind::Fixed, 10, 0};
+  C.Output = {Length::Kind::Uniform, 1, 60};
+  C.Prefix = {2, 40, 1.0};
+  double Prompts = 0;
+  Result R = simulate(C, constant(1e-3), [&](const RequestRecord &Rec) {
+    Prompts += Rec.Prompt;
+    EXPECT_TRUE(Rec.CachedPrompt == 0 || Rec.CachedPrompt == 40);
+  });
+  EXPECT_GT(R.Preemptions, 0u);
+  EXPECT_EQ(R.PromptTokens, Prompts);
+  EXPECT_EQ(R.PromptTokens, 400.0 * 50);
+  EXPECT_LE(R.PrefixHitRate, 40.0 / 50);
+  EXPECT_GT(R.PrefixHitRate, 0);
+}
+
 TEST(Simulator, HistogramQuantilesWithinHalfABin) {
   Histogram H;
   for (int I = 1; I <= 100000; ++I)
