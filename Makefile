@@ -35,6 +35,7 @@ bench: build
 	./$(BUILD)/bin/mlsc_sim_bench bench/sim_bench.mls
 	python3 bench/search_bench.py --mlsc $(BUILD)/bin/mlsc
 	python3 bench/mpi_scaling.py --mlsc $(BUILD)/bin/mlsc
+	python3 bench/trace_bench.py --mlsc $(BUILD)/bin/mlsc
 
 # Address + undefined-behaviour sanitizers over the whole suite (CI runs it).
 build-sanitize: deps

@@ -26,6 +26,7 @@
 #include "llvm/Support/SMLoc.h"
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -160,6 +161,19 @@ struct StepInputs {
   NodeId StepOverhead, LayerOverhead; ///< a step's fixed costs (wall 3)
 };
 
+/// A request of a replayed trace (`simulate.trace`): when it arrives (s
+/// from the trace's start), its prompt (its shared prefix included) and
+/// output tokens, its prefix group (NoTraceGroup for none) and its class
+/// (an index into SimInputs::Classes; NoTraceClass: drawn by the shares).
+struct TraceRow {
+  double Arrival = 0;
+  uint32_t Prompt = 1, Output = 1;
+  uint32_t Group = UINT32_MAX;
+  uint32_t Class = UINT32_MAX;
+};
+inline constexpr uint32_t NoTraceGroup = UINT32_MAX, NoTraceClass = UINT32_MAX;
+using Trace = std::vector<TraceRow>;
+
 /// What the serving simulator needs of a scenario with a `simulate` block
 /// (docs/simulator.md): its options, the replicas and their slots, the
 /// load and its lengths, and the KV-cache tokens a replica holds.
@@ -188,6 +202,11 @@ struct SimInputs {
   /// bytes on one link, the link's bandwidth and latency, and the prompts
   /// prefilled locally.
   NodeId PrefillReplicas, KVBytesPerToken, KVBandwidth, KVLatency, LocalBelow;
+  /// A replayed trace (read when the scenario was lowered), its name as
+  /// written and the prefix groups it names; none without one.
+  std::shared_ptr<const Trace> Replay;
+  std::string ReplayName;
+  uint32_t ReplayGroups = 0;
   /// Why the scenario is not simulated ("" when it is).
   std::string NotSimulated;
   /// The scenario has a `simulate` block (else the inputs were exported

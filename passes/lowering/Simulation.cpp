@@ -116,12 +116,19 @@ bool lowerClasses(LoweringContext &Ctx, graph::SimInputs &In) {
   for (const ir::ExprPtr &E : F->Conditions) {
     const ir::Entity *K =
         E->Kind == ir::ExprKind::EntityRef ? E->Target : nullptr;
+    bool Shadowed =
+        E->Kind == ir::ExprKind::MetricRef || E->Kind == ir::ExprKind::FieldRef;
     if (!K || K->Kind != "request_class")
-      return malformed(
-          E->Range,
-          fmt::format("`{}` is not a request class", ir::sourceText(E->Range)),
-          "declare it as `request_class NAME { share = ...; "
-          "ttft_target = ... }`");
+      return malformed(E->Range,
+                       fmt::format("`{}` is not a request class{}",
+                                   ir::sourceText(E->Range),
+                                   Shadowed ? " (in a scenario it names the "
+                                              "scenario's own metric or field)"
+                                            : ""),
+                       Shadowed ? "give the class a name no metric or field "
+                                  "has"
+                                : "declare it as `request_class NAME { share "
+                                  "= ...; ttft_target = ... }`");
     if (!Seen.insert(K).second)
       return malformed(
           E->Range, fmt::format("request class `{}` is listed twice", K->Name),
@@ -152,14 +159,18 @@ bool lowerClasses(LoweringContext &Ctx, graph::SimInputs &In) {
 bool lowerSimulation(LoweringContext &Ctx) {
   const ir::Entity &S = Ctx.Scenario;
   std::optional<NodeId> Requests = Ctx.field(S, "simulate.requests");
-  if (!Requests && !Ctx.C.Options.SimulateServing)
+  bool Trace = S.field("simulate.trace") != nullptr;
+  if (!Requests && !Trace && !Ctx.C.Options.SimulateServing)
     return true;
   GraphBuilder &B = Ctx.B;
   DecoderState &D = Ctx.Decoder;
   const ir::Entity &W = *Ctx.Workload;
   graph::SimInputs In;
-  In.Requested = Requests.has_value();
+  In.Requested = Requests.has_value() || Trace;
+  // A trace without `requests` replays all of it (its length is known
+  // once it is read).
   In.Requests = Requests ? *Requests
+                : Trace  ? B.constant(4e15, "every request of the trace")
                          : B.constant(ValidationRequests,
                                       "requests `mlsc validate` simulates");
   In.Seed = Ctx.orDefault(S, DefaultId::SimSeed);
@@ -212,12 +223,40 @@ bool lowerSimulation(LoweringContext &Ctx) {
   In.KVTokens = B.op(
       Op::Floor, {B.op(Op::Div, {B.op(Op::Mul, {Free, D.KVShards}), D.KV})});
   B.label(In.KVTokens, "sim_kv_tokens");
-  if (!lowerArrivals(Ctx, In) || !lowerClasses(Ctx, In))
+  if (!lowerArrivals(Ctx, In) || !lowerClasses(Ctx, In) ||
+      !readSimTrace(Ctx, In))
     return false;
-  // Shared prefixes: groups and their length together.
+  if (In.Replay) {
+    // The trace gives the arrivals, the lengths and the prefixes.
+    for (const char *Path : {"simulate.arrivals", "simulate.prompt_min",
+                             "simulate.output_min", "simulate.prefix_groups"})
+      if (const ir::Field *F = S.field(Path)) {
+        Ctx.C.Diags.report(
+            DiagKind::MalformedSimulation, F->Range,
+            fmt::format("`{}` draws what the trace `{}` gives; drop one of "
+                        "the two",
+                        Path + 9, In.ReplayName));
+        Ctx.Failed = true;
+        return false;
+      }
+    if (In.NotSimulated == "the workload gives no arrival rate")
+      In.NotSimulated.clear();
+    if (!In.Arrival.isValid())
+      In.Arrival = Ctx.quantity(0, "req/s", "0 req/s",
+                                "a replayed trace: its arrivals set the rate");
+    if (In.ReplayGroups) {
+      In.PrefixGroups = B.constant(In.ReplayGroups, "the trace's prefixes");
+      In.PrefixTokens = *Ctx.field(S, "simulate.prefix_tokens");
+      In.PrefixShare = B.constant(1, "the trace names each request's prefix");
+    }
+  }
+  // Shared prefixes: groups and their length together (a trace names its
+  // own groups).
   std::optional<NodeId> Groups = Ctx.field(S, "simulate.prefix_groups"),
                         Tokens = Ctx.field(S, "simulate.prefix_tokens");
-  if (Groups.has_value() != Tokens.has_value()) {
+  if (In.Replay && In.ReplayGroups) {
+    Groups = In.PrefixGroups;
+  } else if (Groups.has_value() != Tokens.has_value()) {
     const char *Given =
         Groups ? "simulate.prefix_groups" : "simulate.prefix_tokens";
     Ctx.C.Diags.report(

@@ -12,6 +12,10 @@ namespace mlsc {
 #define STEP(Family, Wall, Function, Summary) bool Function(LoweringContext &);
 #include "passes/lowering/Steps.def"
 
+/// Reads the trace a `simulate` block names into \p In (SimTrace.cpp);
+/// false after a diagnostic.
+bool readSimTrace(LoweringContext &Ctx, graph::SimInputs &In);
+
 /// Whether \p X is a finite whole number.
 bool isWhole(double X);
 

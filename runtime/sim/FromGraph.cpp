@@ -95,6 +95,15 @@ std::optional<Simulated> simulateScenario(const Evaluator &E, std::string &Why,
     C.Prefix.Share = v(In.PrefixShare);
   }
   C.PrefixCaching = v(In.PrefixCaching) != 0;
+  if (In.Replay) {
+    // A trace: its requests (the first `requests` of them) at their times;
+    // the rate shown is the trace's mean.
+    C.Replay = In.Replay;
+    C.ReplayName = In.ReplayName;
+    C.Requests = std::min<uint64_t>(C.Requests, In.Replay->size());
+    double Span = In.Replay->back().Arrival - In.Replay->front().Arrival;
+    C.ArrivalRate = Span > 0 ? (In.Replay->size() - 1) / Span : 1;
+  }
   if (In.PrefillReplicas.isValid()) {
     C.Disagg.PrefillReplicas = static_cast<unsigned>(
         std::clamp(std::floor(v(In.PrefillReplicas)), 0.0, 1e6));

@@ -295,7 +295,10 @@ public:
   }
 
   Result run() {
-    if (C.Arrive.K == Arrivals::Kind::Closed) {
+    if (C.Replay) {
+      if (toServe() > 0)
+        issue((*C.Replay)[0].Arrival);
+    } else if (C.Arrive.K == Arrivals::Kind::Closed) {
       for (unsigned U = 0; U < C.Arrive.Users && Issued < C.Requests; ++U)
         issue(think());
     } else {
@@ -402,6 +405,12 @@ private:
     return Out;
   }
 
+  /// The requests to serve: a trace's first C.Requests, or C.Requests.
+  uint64_t toServe() const {
+    return C.Replay ? std::min<uint64_t>(C.Requests, C.Replay->size())
+                    : C.Requests;
+  }
+
   void push(double T, EventKind K, unsigned Rep, Slot S = 0) {
     Events.push({T, Seq++, K, Rep, S});
   }
@@ -495,12 +504,26 @@ private:
     Q.Gen = Gen;
     Q.Id = Arrived++;
     Q.Arrival = Now;
-    unsigned K = drawClass();
+    const graph::TraceRow *Row =
+        C.Replay ? &(*C.Replay)[static_cast<size_t>(Q.Id)] : nullptr;
+    unsigned K =
+        Row && Row->Class != graph::NoTraceClass && Row->Class < Classes.size()
+            ? Row->Class
+            : drawClass();
     Q.Class = static_cast<uint16_t>(K);
     Q.Level = LevelOf[K];
-    Q.Prompt = draw(Classes[K].Prompt, R);
-    Q.Output = draw(Classes[K].Output, R);
-    if (C.Prefix.Groups > 0 && C.Prefix.Tokens > 0 &&
+    if (Row) {
+      // The trace's lengths; its prefix is already in the prompt.
+      Q.Prompt = Row->Prompt;
+      Q.Output = Row->Output;
+      if (Row->Group != graph::NoTraceGroup && Row->Group < C.Prefix.Groups &&
+          Row->Prompt > C.Prefix.Tokens)
+        Q.Group = Row->Group;
+    } else {
+      Q.Prompt = draw(Classes[K].Prompt, R);
+      Q.Output = draw(Classes[K].Output, R);
+    }
+    if (!Row && C.Prefix.Groups > 0 && C.Prefix.Tokens > 0 &&
         R.uniform() < C.Prefix.Share) {
       Q.Group = std::min(static_cast<uint32_t>(R.uniform() * C.Prefix.Groups),
                          C.Prefix.Groups - 1);
@@ -508,7 +531,10 @@ private:
           uint64_t(Q.Prompt) + C.Prefix.Tokens, 4000000000u));
     }
     Q.Prefill = Q.Prompt;
-    if (C.Arrive.K != Arrivals::Kind::Closed && Issued < C.Requests)
+    if (Row) {
+      if (Issued < toServe())
+        issue((*C.Replay)[Issued].Arrival);
+    } else if (C.Arrive.K != Arrivals::Kind::Closed && Issued < C.Requests)
       issue(nextArrival(Now));
     // A request whose cache (its prompt and every output token but the
     // last, whose KV is never stored) would not fit an empty replica
@@ -530,7 +556,8 @@ private:
 
   /// A closed-loop client whose request finished sends its next one.
   void nextOfClient() {
-    if (C.Arrive.K == Arrivals::Kind::Closed && Issued < C.Requests)
+    if (!C.Replay && C.Arrive.K == Arrivals::Kind::Closed &&
+        Issued < C.Requests)
       issue(think());
   }
 
@@ -1140,7 +1167,7 @@ Result simulate(const Config &C, const StepFunction &Step,
                 const RequestSink &Sink) {
   auto refuse = [](const char *Why) { throw std::invalid_argument(Why); };
   const Arrivals &A = C.Arrive;
-  bool Closed = A.K == Arrivals::Kind::Closed;
+  bool Closed = A.K == Arrivals::Kind::Closed || C.Replay;
   if (C.Replicas == 0 || C.MaxSequences == 0 || C.Requests == 0 ||
       (!Closed && !(C.ArrivalRate > 0 && std::isfinite(C.ArrivalRate))))
     refuse("a simulation needs replicas, slots, requests and an arrival "
@@ -1150,7 +1177,8 @@ Result simulate(const Config &C, const StepFunction &Step,
       !std::isfinite(C.KVCapacityTokens))
     refuse("the token budget of an iteration must hold every running "
            "sequence's decode token (max batched tokens >= max sequences)");
-  if (Closed && (A.Users == 0 || !(A.Think >= 0) || !std::isfinite(A.Think)))
+  if (A.K == Arrivals::Kind::Closed && !C.Replay &&
+      (A.Users == 0 || !(A.Think >= 0) || !std::isfinite(A.Think)))
     refuse("a closed loop needs at least one user and a think time >= 0");
   if (A.K == Arrivals::Kind::Gamma && !(A.CV > 0 && A.CV <= 100))
     refuse("Gamma arrivals need a coefficient of variation in (0, 100]");
@@ -1182,6 +1210,18 @@ Result simulate(const Config &C, const StepFunction &Step,
              "one), all finite");
   if (!(C.Prefix.Share >= 0 && C.Prefix.Share <= 1))
     refuse("the share of requests with a shared prefix is from 0 to 1");
+  if (C.Replay) {
+    double Last = 0;
+    for (const graph::TraceRow &Row : *C.Replay) {
+      if (!(Row.Arrival >= Last) || !std::isfinite(Row.Arrival) ||
+          Row.Prompt < 1 || Row.Output < 1)
+        refuse("a trace's arrivals must be finite and in order, its "
+               "lengths at least 1 token");
+      Last = Row.Arrival;
+    }
+    if (C.Replay->empty())
+      refuse("the trace has no requests");
+  }
   if (!(C.Weights.Prefix >= 0 && C.Weights.Queue >= 0 && C.Weights.KV >= 0))
     refuse("the weighted router's weights must be numbers >= 0");
   if (C.Disagg.PrefillReplicas > 0 &&

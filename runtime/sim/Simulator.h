@@ -141,6 +141,12 @@ struct Config {
   /// Request classes; none: one, of Prompt and Output.
   std::vector<RequestClass> Classes;
   Prefixes Prefix;
+  /// A trace to replay instead of drawing arrivals and lengths: its
+  /// requests in arrival order (the first Requests of them), their prefix
+  /// groups (of Prefix.Tokens tokens, already in their prompts; Prefix.Groups
+  /// of them) and classes (drawn by the shares where it names none).
+  std::shared_ptr<const graph::Trace> Replay;
+  std::string ReplayName; ///< as the scenario names it
   /// Cached prefixes are kept in the KV cache while it has room (vLLM's
   /// automatic prefix caching): a request whose prefix a replica holds
   /// computes only the rest of its prompt.

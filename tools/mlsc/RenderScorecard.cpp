@@ -671,27 +671,36 @@ void printSimulated(const ScenarioResult &R, llvm::raw_ostream &OS) {
       sim::routingName(C.Route, false), C.Replicas, C.Replicas == 1 ? "" : "s",
       C.MaxSequences, formatNumber(C.MaxBatchedTokens));
   const sim::Arrivals &A = C.Arrive;
-  switch (A.K) {
-  case sim::Arrivals::Kind::Poisson:
-    break;
-  case sim::Arrivals::Kind::Gamma:
-    OS << fmt::format("  arrivals: Gamma gaps of CV {}\n", formatNumber(A.CV));
-    break;
-  case sim::Arrivals::Kind::OnOff:
-    OS << fmt::format("  arrivals: bursts of {} between silences of {} "
-                      "(mean)\n",
-                      formatQuantity(A.On, Sec), formatQuantity(A.Off, Sec));
-    break;
-  case sim::Arrivals::Kind::Diurnal:
-    OS << fmt::format("  arrivals: the rate x (1 + {} sin(2 pi t / {}))\n",
-                      formatNumber(A.Amplitude), formatQuantity(A.Period, Sec));
-    break;
-  case sim::Arrivals::Kind::Closed:
-    OS << fmt::format("  arrivals: {} clients in a closed loop, thinking {} "
-                      "(mean)\n",
-                      A.Users, formatQuantity(A.Think, Sec));
-    break;
-  }
+  if (C.Replay)
+    OS << fmt::format("  trace: {}, {} requests over {}\n", C.ReplayName,
+                      C.Requests,
+                      formatQuantity((*C.Replay)[C.Requests - 1].Arrival -
+                                         C.Replay->front().Arrival,
+                                     Sec));
+  else
+    switch (A.K) {
+    case sim::Arrivals::Kind::Poisson:
+      break;
+    case sim::Arrivals::Kind::Gamma:
+      OS << fmt::format("  arrivals: Gamma gaps of CV {}\n",
+                        formatNumber(A.CV));
+      break;
+    case sim::Arrivals::Kind::OnOff:
+      OS << fmt::format("  arrivals: bursts of {} between silences of {} "
+                        "(mean)\n",
+                        formatQuantity(A.On, Sec), formatQuantity(A.Off, Sec));
+      break;
+    case sim::Arrivals::Kind::Diurnal:
+      OS << fmt::format("  arrivals: the rate x (1 + {} sin(2 pi t / {}))\n",
+                        formatNumber(A.Amplitude),
+                        formatQuantity(A.Period, Sec));
+      break;
+    case sim::Arrivals::Kind::Closed:
+      OS << fmt::format("  arrivals: {} clients in a closed loop, thinking {} "
+                        "(mean)\n",
+                        A.Users, formatQuantity(A.Think, Sec));
+      break;
+    }
   if (C.Prefix.Groups)
     OS << fmt::format("  prefixes: {} shared of {} tokens, on {}% of "
                       "requests; prefix caching {}\n",

@@ -80,6 +80,13 @@ void simulatedJSON(const ScenarioResult &R, llvm::json::OStream &J) {
                                                "diurnal", "closed"};
     J.attributeObject("arrivals", [&] {
       const sim::Arrivals &A = C.Arrive;
+      if (C.Replay) {
+        J.attribute("process", "trace");
+        J.attribute("trace", C.ReplayName);
+        number(J, "span_s",
+               (*C.Replay)[C.Requests - 1].Arrival - C.Replay->front().Arrival);
+        return;
+      }
       J.attribute("process", ArrivalNames[static_cast<int>(A.K)]);
       number(J, "mean_rate_req_per_s", C.ArrivalRate);
       if (A.K == sim::Arrivals::Kind::Gamma)
