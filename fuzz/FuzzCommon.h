@@ -49,6 +49,7 @@ compileInput(const uint8_t *Data, size_t Size, llvm::StringRef StopAfter,
   C->Options.LoadPrelude = true;
   C->Options.Modules = &moduleCache();
   C->Options.MaxGridPoints = MaxPoints;
+  C->Options.MaxSimulatedRequests = 1e4;
   llvm::StringRef Text(reinterpret_cast<const char *>(Data), Size);
   OK = compile(*C, llvm::MemoryBuffer::getMemBufferCopy(Text, "fuzz-input.mls"),
                StopAfter);

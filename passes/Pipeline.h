@@ -56,6 +56,10 @@ struct CompileOptions {
   /// only those with a `simulate` block (`mlsc validate` runs its serving
   /// anchors through the simulator too).
   bool SimulateServing = false;
+  /// The most requests one simulation may play (`simulate.requests`):
+  /// about a second of the simulator's time a million, so that a file
+  /// from someone else cannot hold the tool for hours.
+  double MaxSimulatedRequests = 1e9;
 };
 
 struct Compilation {

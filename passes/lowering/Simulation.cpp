@@ -12,6 +12,8 @@
 
 #include "passes/lowering/Steps.h"
 
+#include "runtime/Format.h"
+
 #include <fmt/format.h>
 
 #include <limits>
@@ -167,6 +169,19 @@ bool lowerSimulation(LoweringContext &Ctx) {
   const ir::Entity &W = *Ctx.Workload;
   graph::SimInputs In;
   In.Requested = Requests.has_value() || Trace;
+  if (Requests && Ctx.foldedNumber(S, "simulate.requests") >
+                      Ctx.C.Options.MaxSimulatedRequests) {
+    Ctx.C.Diags.report(
+        DiagKind::DomainError, S.field("simulate.requests")->Range,
+        fmt::format("`simulate.requests` is {}; a simulation plays at most "
+                    "{} requests (about a second a million); simulate fewer, "
+                    "their percentiles settle within a few percent by "
+                    "100,000",
+                    formatNumber(Ctx.foldedNumber(S, "simulate.requests")),
+                    formatNumber(Ctx.C.Options.MaxSimulatedRequests)));
+    Ctx.Failed = true;
+    return false;
+  }
   // A trace without `requests` replays all of it (its length is known
   // once it is read).
   In.Requests = Requests ? *Requests
