@@ -207,6 +207,11 @@ struct SimInputs {
   std::shared_ptr<const Trace> Replay;
   std::string ReplayName;
   uint32_t ReplayGroups = 0;
+  /// Autoscaling (invalid without it) and admission control (invalid
+  /// parts are not used).
+  NodeId ScaleMax, ScaleMin, ScaleSignal, ScaleUp, ScaleDown, ScaleStartUp,
+      ScaleCooldown, ScaleInterval;
+  NodeId AdmitRate, AdmitBurst, ShedPriority, ShedQueue;
   /// Why the scenario is not simulated ("" when it is).
   std::string NotSimulated;
   /// The scenario has a `simulate` block (else the inputs were exported

@@ -156,6 +156,78 @@ bool lowerClasses(LoweringContext &Ctx, graph::SimInputs &In) {
   return true;
 }
 
+/// Autoscaling (turned on by any `autoscale` field; `max`, `up`, `down`
+/// and `startup` then required) and admission control.
+bool lowerScaling(LoweringContext &Ctx, graph::SimInputs &In) {
+  const ir::Entity &S = Ctx.Scenario;
+  GraphBuilder &B = Ctx.B;
+  const char *const Scale[] = {
+      "simulate.autoscale.max",      "simulate.autoscale.min",
+      "simulate.autoscale.signal",   "simulate.autoscale.up",
+      "simulate.autoscale.down",     "simulate.autoscale.startup",
+      "simulate.autoscale.cooldown", "simulate.autoscale.interval"};
+  const ir::Field *Any = nullptr;
+  for (const char *P : Scale)
+    if (!Any)
+      Any = S.field(P);
+  if (Any) {
+    for (const char *P :
+         {"simulate.autoscale.max", "simulate.autoscale.up",
+          "simulate.autoscale.down", "simulate.autoscale.startup"})
+      if (!S.field(P)) {
+        Ctx.C.Diags.report(
+            DiagKind::MissingInput, Any->Range,
+            fmt::format("autoscaling needs `{}` too (and `max`, `up`, `down` "
+                        "and `startup`: how far it scales, on what signal, "
+                        "and how long a replica takes to start)",
+                        P + 9));
+        Ctx.Failed = true;
+        return false;
+      }
+    In.ScaleMax = *Ctx.field(S, "simulate.autoscale.max");
+    std::optional<NodeId> Min = Ctx.field(S, "simulate.autoscale.min");
+    In.ScaleMin = Min ? *Min : B.constant(1, "at least one serving replica");
+    In.ScaleSignal = Ctx.choice(S, "simulate.autoscale.signal", 0,
+                                "0: the queue, 1: the slots' utilisation");
+    In.ScaleUp = *Ctx.field(S, "simulate.autoscale.up");
+    In.ScaleDown = *Ctx.field(S, "simulate.autoscale.down");
+    In.ScaleStartUp = *Ctx.field(S, "simulate.autoscale.startup");
+    std::optional<NodeId> Cool = Ctx.field(S, "simulate.autoscale.cooldown");
+    In.ScaleCooldown =
+        Cool ? *Cool : Ctx.quantity(0, "s", "0 s", "no cooldown unless given");
+    In.ScaleInterval = Ctx.orDefault(S, DefaultId::SimScaleInterval);
+    if (Ctx.foldedNumber(S, "simulate.autoscale.up") <
+        Ctx.foldedNumber(S, "simulate.autoscale.down")) {
+      Ctx.C.Diags.report(DiagKind::DomainError,
+                         S.field("simulate.autoscale.up")->Range,
+                         "`autoscale.up` is below `autoscale.down`: the "
+                         "autoscaler would add and drain replicas in turn");
+      Ctx.Failed = true;
+      return false;
+    }
+    if (Min && Ctx.foldedNumber(S, "simulate.autoscale.min") >
+                   Ctx.foldedNumber(S, "simulate.autoscale.max")) {
+      Ctx.C.Diags.report(DiagKind::DomainError,
+                         S.field("simulate.autoscale.min")->Range,
+                         "`autoscale.min` exceeds `autoscale.max`");
+      Ctx.Failed = true;
+      return false;
+    }
+  }
+  if (std::optional<NodeId> R = Ctx.field(S, "simulate.admission.rate")) {
+    In.AdmitRate = *R;
+    std::optional<NodeId> Burst = Ctx.field(S, "simulate.admission.burst");
+    In.AdmitBurst = Burst ? *Burst : B.constant(1, "one request at a time");
+  }
+  if (std::optional<NodeId> P =
+          Ctx.field(S, "simulate.admission.shed_priority")) {
+    In.ShedPriority = *P;
+    std::optional<NodeId> Q = Ctx.field(S, "simulate.admission.shed_queue");
+    In.ShedQueue = Q ? *Q : B.constant(0, "shed while any request waits");
+  }
+  return true;
+}
+
 } // namespace
 
 bool lowerSimulation(LoweringContext &Ctx) {
@@ -325,6 +397,8 @@ bool lowerSimulation(LoweringContext &Ctx) {
     Ctx.Failed = true;
     return false;
   }
+  if (!lowerScaling(Ctx, In))
+    return false;
   // The simulated metrics: leaves the simulator fills in after each
   // evaluation (sim::simulateInto), so that SLAs, sweeps and solves read
   // them like any metric.

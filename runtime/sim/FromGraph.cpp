@@ -95,6 +95,28 @@ std::optional<Simulated> simulateScenario(const Evaluator &E, std::string &Why,
     C.Prefix.Share = v(In.PrefixShare);
   }
   C.PrefixCaching = v(In.PrefixCaching) != 0;
+  if (In.ScaleMax.isValid()) {
+    Autoscaling &A = C.Scale;
+    A.Enabled = true;
+    A.Max = static_cast<unsigned>(std::clamp(v(In.ScaleMax), 1.0, 1e5));
+    A.Min = static_cast<unsigned>(std::clamp(v(In.ScaleMin), 1.0, 1e5));
+    A.On = v(In.ScaleSignal) >= 1 ? Autoscaling::Signal::Utilisation
+                                  : Autoscaling::Signal::Queue;
+    A.Up = v(In.ScaleUp);
+    A.Down = v(In.ScaleDown);
+    A.StartUp = v(In.ScaleStartUp);
+    A.Cooldown = v(In.ScaleCooldown);
+    A.Interval = v(In.ScaleInterval);
+  }
+  if (In.AdmitRate.isValid()) {
+    C.Admit.Rate = v(In.AdmitRate);
+    C.Admit.Burst = v(In.AdmitBurst);
+  }
+  if (In.ShedPriority.isValid()) {
+    C.Admit.ShedPriority =
+        static_cast<int>(std::clamp(v(In.ShedPriority), 0.0, 1e6));
+    C.Admit.ShedQueue = v(In.ShedQueue);
+  }
   if (In.Replay) {
     // A trace: its requests (the first `requests` of them) at their times;
     // the rate shown is the trace's mean.

@@ -195,6 +195,10 @@ struct Replica {
   double KVUsed = 0;     ///< tokens whose KV the cache holds
   bool Busy = false;
   bool PrefillOnly = false;
+  /// Autoscaling: serving (routed to), starting (not yet), draining (no new
+  /// request; off once empty) or off.
+  enum class State : uint8_t { Serving, Starting, Draining, Off };
+  State St = State::Serving;
   unsigned Pool = 0;
   double Started = 0, DecodersNow = 0;
   std::vector<Chunk> Chunks;       ///< this iteration's prompt chunks
@@ -215,7 +219,13 @@ struct Pool {
   unsigned Next = 0; ///< round robin's next
 };
 
-enum class EventKind : uint8_t { Arrival, IterationEnd, KVArrived };
+enum class EventKind : uint8_t {
+  Arrival,
+  IterationEnd,
+  KVArrived,
+  Scale, ///< the autoscaler decides
+  Ready  ///< a replica the autoscaler started serves
+};
 
 struct Event {
   double Time;
@@ -243,7 +253,7 @@ Stats stats(const Histogram &H) {
 
 struct ClassHistograms {
   Histogram TTFT, TPOT, E2E;
-  uint64_t Completed = 0, Rejected = 0, Met = 0;
+  uint64_t Completed = 0, Rejected = 0, Met = 0, Shed = 0;
 };
 
 class Simulation {
@@ -272,29 +282,43 @@ public:
           std::lower_bound(Ps.begin(), Ps.end(), K.Priority) - Ps.begin()));
     PerClass.resize(Classes.size());
     Disaggregated = C.Disagg.PrefillReplicas > 0;
-    unsigned N = C.Replicas + C.Disagg.PrefillReplicas;
+    // An autoscaled pool has room for its most replicas; those beyond the
+    // starting count are off.
+    unsigned First = C.Replicas;
+    if (C.Scale.Enabled)
+      First = std::clamp(C.Replicas, C.Scale.Min, C.Scale.Max);
+    unsigned Cap = C.Scale.Enabled ? C.Scale.Max : C.Replicas;
+    unsigned N = Cap + C.Disagg.PrefillReplicas;
     Replicas.resize(N);
     Pools.resize(Disaggregated ? 2 : 1);
-    Pools[0] = {0, C.Replicas,
-                C.Route == Routing::SharedQueue && !Disaggregated, WaitQueue(),
-                0};
+    Pools[0] = {0, Cap, C.Route == Routing::SharedQueue && !Disaggregated,
+                WaitQueue(), 0};
     if (Disaggregated)
-      Pools[1] = {C.Replicas, C.Disagg.PrefillReplicas,
+      Pools[1] = {Cap, C.Disagg.PrefillReplicas,
                   C.Route == Routing::SharedQueue, WaitQueue(), 0};
+    Bucket = C.Admit.Burst;
     for (Pool &Pl : Pools)
       Pl.Shared.setLevels(NumLevels);
     Caching = C.PrefixCaching && C.Prefix.Groups > 0 && C.Prefix.Tokens > 0;
     for (unsigned I = 0; I < N; ++I) {
       Replica &P = Replicas[I];
       P.Waiting.setLevels(NumLevels);
-      P.Pool = I < C.Replicas ? 0 : 1;
+      P.Pool = I < Cap ? 0 : 1;
       P.PrefillOnly = P.Pool == 1;
+      if (P.Pool == 0 && I >= First)
+        P.St = Replica::State::Off;
       if (Caching)
         P.Prefix.resize(C.Prefix.Groups);
     }
   }
 
   Result run() {
+    Scaled = Pools[0].Count;
+    for (unsigned I = 0; I < Pools[0].Count; ++I)
+      Scaled -= Replicas[I].St == Replica::State::Off;
+    PeakScaled = Scaled;
+    if (C.Scale.Enabled)
+      push(C.Scale.Interval, EventKind::Scale, 0);
     if (C.Replay) {
       if (toServe() > 0)
         issue((*C.Replay)[0].Arrival);
@@ -319,6 +343,12 @@ public:
         break;
       case EventKind::KVArrived:
         landed(E.Replica, E.S);
+        break;
+      case EventKind::Scale:
+        scale();
+        break;
+      case EventKind::Ready:
+        ready(E.Replica);
         break;
       }
     }
@@ -346,6 +376,13 @@ private:
   double Now = 0, First = 0, Last = 0, Area = 0, BatchSum = 0, PeakKV = 0;
   double BurstEnd = 0; ///< Arrivals::OnOff: when the current burst ends
   double PromptTokens = 0, CachedTokens = 0;
+  uint64_t Shed = 0, ScaleUps = 0, ScaleDowns = 0;
+  /// Autoscaling: pool 0's replicas that are not off, their peak and
+  /// time integral, when the autoscaler last acted, its samples.
+  double Scaled = 0, PeakScaled = 0, ScaledArea = 0, LastAction = -1e300;
+  std::vector<Result::Sample> Timeline;
+  /// The admission bucket's tokens, as of LastRefill.
+  double Bucket = 0, LastRefill = 0;
   Histogram TTFT, TPOT, ITL, E2E, Wait, Transfer;
   std::vector<ClassHistograms> PerClass;
 
@@ -396,12 +433,26 @@ private:
         Busy += P.BusyTime;
         KV += P.KVArea;
       }
+      // Replica time: an autoscaled pool's replicas count while they are
+      // not off.
       double Span = Out.Makespan * static_cast<double>(Replicas.size());
+      if (C.Scale.Enabled)
+        Span = ScaledArea +
+               Out.Makespan * static_cast<double>(C.Disagg.PrefillReplicas);
       Out.Utilisation = Busy / Span;
       if (C.KVCapacityTokens > 0)
         Out.KVUtilisation = KV / (Span * C.KVCapacityTokens);
     }
     Out.MeanBatch = Iterations ? BatchSum / static_cast<double>(Iterations) : 0;
+    Out.Shed = Shed;
+    Out.ScaleUps = ScaleUps;
+    Out.ScaleDowns = ScaleDowns;
+    Out.PeakReplicas = PeakScaled;
+    if (Out.Makespan > 0 && C.Scale.Enabled)
+      Out.MeanReplicas = ScaledArea / Out.Makespan;
+    Out.Timeline = std::move(Timeline);
+    for (size_t K = 0; K < Classes.size(); ++K)
+      Out.Classes[K].Shed = PerClass[K].Shed;
     return Out;
   }
 
@@ -469,7 +520,10 @@ private:
 
   /// Moves the clock, integrating the requests in the system (Little's L).
   void advance(double T) {
-    Area += static_cast<double>(Arrived - Completed - Rejected) * (T - Now);
+    Area +=
+        static_cast<double>(Arrived - Completed - Rejected - Shed) * (T - Now);
+    if (Arrived > 0 && !finished())
+      ScaledArea += Scaled * (T - Now);
     Now = T;
   }
 
@@ -549,9 +603,129 @@ private:
       return;
     }
     bool Remote = Disaggregated && Q.Prompt >= C.Disagg.LocalBelow;
+    if (shed(Classes[K], Remote ? 1 : 0)) {
+      ++Shed;
+      ++PerClass[K].Shed;
+      record(Q, true, false, true);
+      Free.push_back(S);
+      nextOfClient();
+      return;
+    }
     if (Disaggregated && !Remote)
       ++LocalPrefills;
     enqueue(Remote ? 1 : 0, S);
+  }
+
+  /// Admission control: no token in the bucket, or a long queue for a
+  /// class that is shed first.
+  bool shed(const RequestClass &K, unsigned PoolIndex) {
+    const Admission &A = C.Admit;
+    if (A.ShedPriority >= 0 && K.Priority >= A.ShedPriority) {
+      const Pool &Pl = Pools[PoolIndex];
+      double Waiting = static_cast<double>(Pl.Shared.size()), Serving = 0;
+      for (unsigned I = Pl.First; I < Pl.First + Pl.Count; ++I)
+        if (routable(Replicas[I])) {
+          Waiting += static_cast<double>(Replicas[I].Waiting.size());
+          ++Serving;
+        }
+      if (Serving > 0 && Waiting / Serving > A.ShedQueue)
+        return true;
+    }
+    if (A.Rate > 0) {
+      Bucket = std::min(A.Burst, Bucket + (Now - LastRefill) * A.Rate);
+      LastRefill = Now;
+      if (Bucket < 1)
+        return true;
+      Bucket -= 1;
+    }
+    return false;
+  }
+
+  static bool routable(const Replica &P) {
+    return P.St == Replica::State::Serving;
+  }
+
+  /// Every request has arrived and left.
+  bool finished() const {
+    return Arrived >= toServe() && Completed + Rejected + Shed == Arrived;
+  }
+
+  void setState(Replica &P, Replica::State S) {
+    bool WasOn = P.St != Replica::State::Off, On = S != Replica::State::Off;
+    P.St = S;
+    if (P.Pool == 0 && WasOn != On)
+      Scaled += On ? 1 : -1;
+    PeakScaled = std::max(PeakScaled, Scaled);
+  }
+
+  /// The autoscaler's decision (Autoscaling): its signal over pool 0's
+  /// serving replicas, then one replica more or less.
+  void scale() {
+    const Autoscaling &A = C.Scale;
+    const Pool &Pl = Pools[0];
+    double Serving = 0, Starting = 0, Waiting = Pl.Shared.size(), Running = 0;
+    for (unsigned I = Pl.First; I < Pl.First + Pl.Count; ++I) {
+      const Replica &P = Replicas[I];
+      if (routable(P)) {
+        ++Serving;
+        Waiting += static_cast<double>(P.Waiting.size());
+        Running += P.Running;
+      }
+      Starting += P.St == Replica::State::Starting;
+    }
+    double Signal =
+        A.On == Autoscaling::Signal::Queue
+            ? (Serving > 0 ? Waiting / Serving : Waiting)
+            : (Serving > 0 ? Running / (Serving * C.MaxSequences) : 1);
+    if (Arrived > 0 && Timeline.size() < Result::MaxTimeline)
+      Timeline.push_back({Now - First, static_cast<unsigned>(Serving),
+                          static_cast<unsigned>(Starting), Signal});
+    if (Now - LastAction >= A.Cooldown) {
+      if (Signal > A.Up && Serving + Starting < A.Max) {
+        // A draining replica serves again; else an off one starts.
+        Replica *Pick = nullptr;
+        unsigned Index = 0;
+        for (unsigned I = Pl.First; I < Pl.First + Pl.Count && !Pick; ++I)
+          if (Replicas[I].St == Replica::State::Draining)
+            Pick = &Replicas[Index = I];
+        for (unsigned I = Pl.First; I < Pl.First + Pl.Count && !Pick; ++I)
+          if (Replicas[I].St == Replica::State::Off)
+            Pick = &Replicas[Index = I];
+        if (Pick) {
+          ++ScaleUps;
+          LastAction = Now;
+          if (Pick->St == Replica::State::Draining || A.StartUp <= 0) {
+            setState(*Pick, Replica::State::Serving);
+            ready(Index);
+          } else {
+            setState(*Pick, Replica::State::Starting);
+            push(Now + A.StartUp, EventKind::Ready, Index);
+          }
+        }
+      } else if (Signal < A.Down && Serving > A.Min) {
+        // The last serving replica drains.
+        for (unsigned I = Pl.First + Pl.Count; I-- > Pl.First;)
+          if (routable(Replicas[I])) {
+            ++ScaleDowns;
+            LastAction = Now;
+            setState(Replicas[I], Replica::State::Draining);
+            if (!Replicas[I].Busy)
+              startIteration(I); // stops at once when it holds nothing
+            break;
+          }
+      }
+    }
+    if (!finished())
+      push(Now + A.Interval, EventKind::Scale, 0);
+  }
+
+  /// A started replica serves: it takes from a shared queue at once.
+  void ready(unsigned I) {
+    Replica &P = Replicas[I];
+    if (P.St == Replica::State::Starting)
+      setState(P, Replica::State::Serving);
+    if (!P.Busy && Pools[P.Pool].UsesShared && !Pools[P.Pool].Shared.empty())
+      startIteration(I);
   }
 
   /// A closed-loop client whose request finished sends its next one.
@@ -569,7 +743,7 @@ private:
     if (Pl.UsesShared) {
       Pl.Shared.pushBack(S, Q.Level);
       for (unsigned I = Pl.First; I < Pl.First + Pl.Count; ++I)
-        if (!Replicas[I].Busy) {
+        if (!Replicas[I].Busy && routable(Replicas[I])) {
           startIteration(I);
           break;
         }
@@ -593,37 +767,60 @@ private:
     return Caching && Q.Group != NoGroup && P.Prefix[Q.Group].Resident;
   }
 
+  /// The first serving replica of a pool (there is one: an autoscaled
+  /// pool keeps at least its minimum serving).
+  unsigned firstServing(const Pool &Pl) const {
+    for (unsigned I = Pl.First; I < Pl.First + Pl.Count; ++I)
+      if (routable(Replicas[I]))
+        return I;
+    return Pl.First;
+  }
+
   unsigned leastOutstanding(const Pool &Pl) const {
-    unsigned Best = Pl.First;
+    unsigned Best = firstServing(Pl);
     size_t BestLoad = SIZE_MAX;
     for (unsigned I = Pl.First; I < Pl.First + Pl.Count; ++I)
-      if (outstanding(Replicas[I]) < BestLoad) {
+      if (routable(Replicas[I]) && outstanding(Replicas[I]) < BestLoad) {
         Best = I;
         BestLoad = outstanding(Replicas[I]);
       }
     return Best;
   }
 
+  /// Routes among the pool's serving replicas.
   unsigned route(Pool &Pl, const Request &Q) {
     unsigned End = Pl.First + Pl.Count;
     switch (C.Route) {
     case Routing::RoundRobin: {
-      unsigned To = Pl.First + Pl.Next;
-      Pl.Next = (Pl.Next + 1) % Pl.Count;
-      return To;
+      for (unsigned K = 0; K < Pl.Count; ++K) {
+        unsigned To = Pl.First + Pl.Next;
+        Pl.Next = (Pl.Next + 1) % Pl.Count;
+        if (routable(Replicas[To]))
+          return To;
+      }
+      return firstServing(Pl);
     }
-    case Routing::Random:
-      return Pl.First + std::min(static_cast<unsigned>(R.uniform() * Pl.Count),
-                                 Pl.Count - 1);
+    case Routing::Random: {
+      unsigned Serving = 0;
+      for (unsigned I = Pl.First; I < End; ++I)
+        Serving += routable(Replicas[I]);
+      unsigned Pick =
+          std::min(static_cast<unsigned>(R.uniform() * Serving), Serving - 1);
+      for (unsigned I = Pl.First; I < End; ++I)
+        if (routable(Replicas[I]) && Pick-- == 0)
+          return I;
+      return firstServing(Pl);
+    }
     case Routing::LeastOutstanding:
     case Routing::SharedQueue: // a decode pool under disaggregation
       return leastOutstanding(Pl);
     case Routing::LeastKV: {
-      unsigned Best = Pl.First;
-      for (unsigned I = Pl.First + 1; I < End; ++I) {
+      unsigned Best = firstServing(Pl);
+      for (unsigned I = Best + 1; I < End; ++I) {
         const Replica &P = Replicas[I], &B = Replicas[Best];
-        if (kvInUse(P) < kvInUse(B) ||
-            (kvInUse(P) == kvInUse(B) && outstanding(P) < outstanding(B)))
+        if (routable(P) &&
+            (kvInUse(P) < kvInUse(B) ||
+             (kvInUse(P) == kvInUse(B) && outstanding(P) < outstanding(B))))
           Best = I;
       }
       return Best;
@@ -631,7 +828,7 @@ private:
     case Routing::PrefixAffinity: {
       unsigned Best = End;
       for (unsigned I = Pl.First; I < End; ++I)
-        if (caches(Replicas[I], Q) &&
+        if (routable(Replicas[I]) && caches(Replicas[I], Q) &&
             (Best == End ||
              outstanding(Replicas[I]) < outstanding(Replicas[Best])))
           Best = I;
@@ -642,14 +839,17 @@ private:
       // the queue, 1 for the shortest and 0 for the longest; the free KV
       // cache.
       size_t MinQ = SIZE_MAX, MaxQ = 0;
-      for (unsigned I = Pl.First; I < End; ++I) {
-        MinQ = std::min(MinQ, outstanding(Replicas[I]));
-        MaxQ = std::max(MaxQ, outstanding(Replicas[I]));
-      }
-      unsigned Best = Pl.First;
+      for (unsigned I = Pl.First; I < End; ++I)
+        if (routable(Replicas[I])) {
+          MinQ = std::min(MinQ, outstanding(Replicas[I]));
+          MaxQ = std::max(MaxQ, outstanding(Replicas[I]));
+        }
+      unsigned Best = firstServing(Pl);
       double BestScore = -std::numeric_limits<double>::infinity();
       for (unsigned I = Pl.First; I < End; ++I) {
         const Replica &P = Replicas[I];
+        if (!routable(P))
+          continue;
         double Hit =
             caches(P, Q) ? static_cast<double>(C.Prefix.Tokens) / Q.Prompt : 0;
         double Queue = MaxQ == MinQ
@@ -668,7 +868,7 @@ private:
       return Best;
     }
     }
-    return Pl.First;
+    return firstServing(Pl);
   }
 
   /// The context of a decoding request's next step (its KV tokens held).
@@ -789,7 +989,8 @@ private:
   void startIteration(unsigned I) {
     Replica &P = Replicas[I];
     Pool &Pl = Pools[P.Pool];
-    WaitQueue &Waiting = Pl.UsesShared ? Pl.Shared : P.Waiting;
+    // A draining replica takes nothing new from a shared queue.
+    WaitQueue &Waiting = Pl.UsesShared && routable(P) ? Pl.Shared : P.Waiting;
     bool Preempted = false;
     if (C.KVCapacityTokens > 0)
       while (!makeRoom(P, P.Decoding) && preemptOne(P, Waiting))
@@ -907,6 +1108,10 @@ private:
     }
     if (Shape.Tokens == 0) {
       P.Busy = false;
+      // A draining replica that holds nothing is off.
+      if (P.St == Replica::State::Draining && P.Running == 0 &&
+          P.Waiting.empty() && P.Incoming == 0)
+        setState(P, Replica::State::Off);
       return;
     }
     // The stale entries of completed requests, once they are many.
@@ -923,7 +1128,7 @@ private:
     // replica, as an arrival would.
     if (Preempted && Pl.UsesShared && !Pl.Shared.empty())
       for (unsigned J = Pl.First; J < Pl.First + Pl.Count; ++J)
-        if (!Replicas[J].Busy) {
+        if (!Replicas[J].Busy && routable(Replicas[J])) {
           startIteration(J);
           break;
         }
@@ -938,7 +1143,8 @@ private:
     push(Now + Took, EventKind::IterationEnd, I);
   }
 
-  void record(const Request &Q, bool Rejected, bool Met = false) {
+  void record(const Request &Q, bool Rejected, bool Met = false,
+              bool WasShed = false) {
     if (!Sink)
       return;
     RequestRecord Rec;
@@ -950,7 +1156,8 @@ private:
     Rec.CachedPrompt = Q.Cached;
     Rec.Preemptions = Q.Preempted;
     Rec.Replica = Q.Replica;
-    Rec.Rejected = Rejected;
+    Rec.Rejected = Rejected && !WasShed;
+    Rec.Shed = WasShed;
     Rec.MetTargets = Met;
     if (!Rejected) {
       Rec.TTFT = Q.FirstToken - Q.Arrival;
@@ -1222,6 +1429,20 @@ Result simulate(const Config &C, const StepFunction &Step,
     if (C.Replay->empty())
       refuse("the trace has no requests");
   }
+  const Autoscaling &S = C.Scale;
+  if (S.Enabled && !(S.Min >= 1 && S.Max >= S.Min && S.Interval > 0 &&
+                     std::isfinite(S.Interval) && S.StartUp >= 0 &&
+                     std::isfinite(S.StartUp) && S.Cooldown >= 0 &&
+                     std::isfinite(S.Cooldown) && S.Up >= S.Down &&
+                     std::isfinite(S.Up) && S.Down >= 0))
+    refuse("autoscaling needs 1 <= min <= max, an interval above 0, a "
+           "start-up and cooldown >= 0, and a scale-up threshold at or above "
+           "the scale-down one");
+  const Admission &Ad = C.Admit;
+  if (!(Ad.Rate >= 0 && std::isfinite(Ad.Rate) && Ad.Burst >= 1 &&
+        std::isfinite(Ad.Burst) && Ad.ShedQueue >= 0))
+    refuse("admission control needs a rate >= 0, a burst of at least 1 and "
+           "a shedding queue >= 0");
   if (!(C.Weights.Prefix >= 0 && C.Weights.Queue >= 0 && C.Weights.KV >= 0))
     refuse("the weighted router's weights must be numbers >= 0");
   if (C.Disagg.PrefillReplicas > 0 &&

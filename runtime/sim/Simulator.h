@@ -125,6 +125,31 @@ struct Disaggregation {
   uint32_t LocalBelow = 0;
 };
 
+/// Autoscaling of the colocated (or decode) pool: every Interval seconds
+/// the signal over the serving replicas - waiting requests a replica
+/// (Queue), or running sequences over their slots (Utilisation) - adds a
+/// replica (serving after StartUp) above Up, or drains one (it takes no new
+/// request and stops when empty) below Down, within [Min, Max] and at
+/// most one action a Cooldown.
+struct Autoscaling {
+  bool Enabled = false;
+  enum class Signal { Queue, Utilisation } On = Signal::Queue;
+  double Up = 0, Down = 0;
+  unsigned Min = 1, Max = 1;
+  double StartUp = 0, Cooldown = 0, Interval = 1;
+};
+
+/// Admission control at arrival: a token bucket (Rate requests a second,
+/// Burst at most; Rate 0: none) sheds what it has no token for, and when
+/// more than ShedQueue requests wait a serving replica, requests of
+/// classes whose priority is ShedPriority or more are shed (ShedPriority
+/// -1: none).
+struct Admission {
+  double Rate = 0, Burst = 1;
+  int ShedPriority = -1;
+  double ShedQueue = 0;
+};
+
 struct Config {
   unsigned Replicas = 1;          ///< colocated replicas, or the decode pool's
   unsigned MaxSequences = 256;    ///< running sequences a replica holds
@@ -156,6 +181,8 @@ struct Config {
   Routing Route = Routing::RoundRobin;
   ScorerWeights Weights;
   Disaggregation Disagg;
+  Autoscaling Scale;
+  Admission Admit;
 };
 
 /// One request, as the per-request record gives it (times in seconds from
@@ -166,7 +193,7 @@ struct RequestRecord {
   double Arrival = 0, TTFT = 0, E2E = 0;
   uint32_t Prompt = 0, Output = 0, CachedPrompt = 0, Preemptions = 0;
   unsigned Replica = 0;
-  bool Rejected = false, MetTargets = false;
+  bool Rejected = false, Shed = false, MetTargets = false;
 };
 
 /// An iteration's time from its shape.
@@ -199,7 +226,7 @@ struct Stats {
 struct ClassResult {
   std::string Name;
   Stats TTFT, TPOT, E2E;
-  uint64_t Completed = 0, Rejected = 0;
+  uint64_t Completed = 0, Rejected = 0, Shed = 0;
   uint64_t MetTargets = 0; ///< completed within its targets (0 without)
   double Goodput = 0;      ///< MetTargets over the makespan, req/s
 };
@@ -209,8 +236,10 @@ struct Result {
   /// TTFT) / (output - 1); gaps between tokens; end to end; waiting for a
   /// slot.
   Stats TTFT, TPOT, ITL, E2E, QueueWait;
-  /// Every request that arrives completes or is rejected (its prompt and
-  /// output would not fit an empty replica's KV cache).
+  /// Every request that arrives completes, is rejected (its prompt and
+  /// output would not fit an empty replica's KV cache) or is shed by
+  /// admission control.
+  uint64_t Shed = 0;
   uint64_t Arrived = 0, Completed = 0, Rejected = 0, OutputTokens = 0,
            Iterations = 0;
   /// Requests preempted when the KV cache ran out, each counted every time
@@ -239,6 +268,18 @@ struct Result {
   /// included) and the prompts prefilled on their decode replica.
   uint64_t Transfers = 0, LocalPrefills = 0;
   Stats Transfer;
+  /// Autoscaling: replicas added and drained, the time-average and peak
+  /// replicas (serving, starting or draining) of the scaled pool, and a
+  /// sample at each decision (at most MaxTimeline of them).
+  uint64_t ScaleUps = 0, ScaleDowns = 0;
+  double MeanReplicas = 0, PeakReplicas = 0;
+  struct Sample {
+    double Time = 0; ///< from the first arrival
+    unsigned Serving = 0, Starting = 0;
+    double Signal = 0; ///< the autoscaler's signal then
+  };
+  std::vector<Sample> Timeline;
+  static constexpr size_t MaxTimeline = 100000;
 };
 
 /// Called for each request when it completes or is rejected.

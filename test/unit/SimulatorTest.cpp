@@ -233,6 +233,92 @@ TEST(Simulator, PrefixHitsCountEachRequestOnce) {
   EXPECT_GT(R.PrefixHitRate, 0);
 }
 
+TEST(Simulator, AutoscalingFollowsTheLoad) {
+  // Bursts at 3x the mean rate (5 s on, 10 s off): the queue signal adds
+  // replicas in a burst and drains them in the silence.
+  Config C;
+  C.Replicas = 1;
+  C.MaxSequences = 8;
+  C.MaxBatchedTokens = 1024;
+  C.ArrivalRate = 30;
+  C.Arrive.K = Arrivals::Kind::OnOff;
+  C.Arrive.On = 5;
+  C.Arrive.Off = 10;
+  C.Prompt = {Length::Kind::Fixed, 200, 0};
+  C.Output = {Length::Kind::Geometric, 40, 0};
+  C.Requests = 20000;
+  C.Route = Routing::LeastOutstanding;
+  auto Step = [](const StepShape &S) { return 5e-3 + 20e-6 * S.Tokens; };
+  Result Fixed1 = simulate(C, Step);
+  C.Replicas = 4;
+  Result Fixed4 = simulate(C, Step);
+  C.Replicas = 1;
+  C.Scale = {true, Autoscaling::Signal::Queue, 2.0, 0.2, 1, 4, 1.0, 2.0, 0.5};
+  Result Auto = simulate(C, Step);
+  for (const Result *X : {&Fixed1, &Fixed4, &Auto}) {
+    EXPECT_EQ(X->Completed + X->Rejected + X->Shed, X->Arrived);
+    EXPECT_NEAR(X->MeanInSystem, X->ArrivalRateSeen * X->E2E.Mean,
+                1e-9 * X->MeanInSystem);
+  }
+  EXPECT_GT(Auto.ScaleUps, 10u);
+  EXPECT_GT(Auto.ScaleDowns, 10u);
+  EXPECT_EQ(Auto.PeakReplicas, 4);
+  // Fewer replica-hours than four fixed, a shorter tail than one.
+  EXPECT_GT(Auto.MeanReplicas, 1.0);
+  EXPECT_LT(Auto.MeanReplicas, 3.0);
+  EXPECT_LT(Auto.TTFT.P99, 0.5 * Fixed1.TTFT.P99);
+  EXPECT_GT(Auto.TTFT.P99, Fixed4.TTFT.P99);
+  ASSERT_FALSE(Auto.Timeline.empty());
+  EXPECT_LE(Auto.Timeline.front().Serving + Auto.Timeline.front().Starting, 4u);
+  // A start-up longer than the bursts: the replicas come too late to help
+  // much.
+  C.Scale.StartUp = 30;
+  Result Slow = simulate(C, Step);
+  EXPECT_GT(Slow.TTFT.P99, Auto.TTFT.P99);
+}
+
+TEST(Simulator, AdmissionShedsWhatTheBucketCannotHold) {
+  // A token bucket of 10 req/s (burst 5) before Poisson arrivals at 20
+  // req/s admits about 10 a second: about half is shed.
+  Config C = mg1(20, 5, 40000);
+  C.MaxSequences = 64;
+  C.MaxBatchedTokens = 64;
+  C.Admit.Rate = 10;
+  C.Admit.Burst = 5;
+  uint64_t ShedSeen = 0;
+  Result R = simulate(C, constant(1e-4), [&](const RequestRecord &Rec) {
+    ShedSeen += Rec.Shed;
+    EXPECT_FALSE(Rec.Shed && Rec.Rejected);
+  });
+  EXPECT_EQ(R.Shed, ShedSeen);
+  EXPECT_EQ(R.Completed + R.Shed, R.Arrived);
+  EXPECT_NEAR(static_cast<double>(R.Shed) / R.Arrived, 0.5, 0.02);
+  EXPECT_NEAR(R.ArrivalRateSeen / 10, 1, 0.03);
+}
+
+TEST(Simulator, AdmissionShedsTheLowPriorityClassFirst) {
+  // An overloaded replica: the batch class (priority 1) is shed when more
+  // than 4 requests wait; the chat class never is.
+  Config C;
+  C.MaxSequences = 4;
+  C.MaxBatchedTokens = 1024;
+  C.ArrivalRate = 40;
+  C.Requests = 20000;
+  RequestClass Chat, Batch;
+  Chat.Name = "chat";
+  Chat.Prompt = Batch.Prompt = {Length::Kind::Fixed, 100, 0};
+  Chat.Output = Batch.Output = {Length::Kind::Geometric, 30, 0};
+  Batch.Name = "batch";
+  Batch.Priority = 1;
+  C.Classes = {Chat, Batch};
+  C.Admit.ShedPriority = 1;
+  C.Admit.ShedQueue = 4;
+  Result R = simulate(C, constant(5e-3));
+  EXPECT_EQ(R.Classes[0].Shed, 0u);
+  EXPECT_GT(R.Classes[1].Shed, 1000u);
+  EXPECT_EQ(R.Completed + R.Shed, R.Arrived);
+}
+
 TEST(Simulator, HistogramQuantilesWithinHalfABin) {
   Histogram H;
   for (int I = 1; I <= 100000; ++I)
@@ -542,6 +628,12 @@ TEST(Simulator, InvariantsHoldForEveryRouterWithPrefixesAndPriorities) {
       C.Requests = 3000;
       C.Route = Route;
       C.Disagg = {Prefill, 1000, 1e9, 1e-5, 40};
+      // The colocated (or decode) pool scales between 1 and 4 on its
+      // queue; a bucket sheds the excess.
+      C.Scale = {true, Autoscaling::Signal::Queue, 1.0, 0.1, 1, 4, 0.05, 0.1,
+                 0.05};
+      C.Admit.Rate = 55;
+      C.Admit.Burst = 10;
       uint64_t Records = 0;
       Result R = simulate(
           C, [](const StepShape &S) { return 1e-3 + 5e-6 * S.Tokens; },
@@ -549,7 +641,7 @@ TEST(Simulator, InvariantsHoldForEveryRouterWithPrefixesAndPriorities) {
       SCOPED_TRACE(testing::Message() << routingName(Route, true) << ", "
                                       << Prefill << " prefill replicas");
       Preemptions += R.Preemptions;
-      EXPECT_EQ(R.Completed + R.Rejected, R.Arrived);
+      EXPECT_EQ(R.Completed + R.Rejected + R.Shed, R.Arrived);
       EXPECT_EQ(Records, R.Arrived);
       EXPECT_EQ(R.Arrived, 3000u);
       EXPECT_EQ(R.TTFT.Count, R.Completed);

@@ -33,8 +33,8 @@ std::vector<FoldedAssert> foldedAsserts(Compilation &C) {
 /// The columns of --requests-csv (docs/driver.md).
 constexpr const char *RequestsHeader =
     "scenario,id,class,arrival_s,prompt_tokens,cached_prompt_tokens,"
-    "output_tokens,replica,preemptions,rejected,ttft_s,tpot_s,latency_s,"
-    "met_targets\n";
+    "output_tokens,replica,preemptions,rejected,shed,ttft_s,tpot_s,"
+    "latency_s,met_targets\n";
 
 /// A simulated request as a CSV row: numbers in their shortest exact
 /// form, empty for what a rejected request has not.
@@ -44,16 +44,16 @@ void requestRow(llvm::raw_ostream &OS, const graph::Graph &G,
   if (G.Sim && R.Class < G.Sim->Classes.size())
     Class = G.Sim->Classes[R.Class].Name;
   std::string Times = ",,";
-  if (!R.Rejected)
+  if (!R.Rejected && !R.Shed)
     Times = fmt::format(
         "{},{},{}", R.TTFT,
         R.Output > 1 ? fmt::format("{}", (R.E2E - R.TTFT) / (R.Output - 1))
                      : std::string(),
         R.E2E);
-  OS << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{}\n", G.Scenario, R.Id,
-                    Class, R.Arrival, R.Prompt, R.CachedPrompt, R.Output,
-                    R.Replica, R.Preemptions, R.Rejected ? 1 : 0, Times,
-                    R.MetTargets ? 1 : 0);
+  OS << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{}\n", G.Scenario,
+                    R.Id, Class, R.Arrival, R.Prompt, R.CachedPrompt, R.Output,
+                    R.Replica, R.Preemptions, R.Rejected ? 1 : 0,
+                    R.Shed ? 1 : 0, Times, R.MetTargets ? 1 : 0);
 }
 
 } // namespace

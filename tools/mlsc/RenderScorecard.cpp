@@ -701,6 +701,27 @@ void printSimulated(const ScenarioResult &R, llvm::raw_ostream &OS) {
                         A.Users, formatQuantity(A.Think, Sec));
       break;
     }
+  if (C.Scale.Enabled)
+    OS << fmt::format(
+        "  autoscaled: {} to {} replicas on the {} (up above {}, down below "
+        "{}), deciding every {}, {} to start, {} between actions\n",
+        C.Scale.Min, C.Scale.Max,
+        C.Scale.On == sim::Autoscaling::Signal::Queue ? "queue a replica"
+                                                      : "slots' utilisation",
+        formatNumber(C.Scale.Up), formatNumber(C.Scale.Down),
+        formatQuantity(C.Scale.Interval, Sec),
+        formatQuantity(C.Scale.StartUp, Sec),
+        formatQuantity(C.Scale.Cooldown, Sec));
+  if (C.Admit.Rate > 0)
+    OS << fmt::format(
+        "  admission: a bucket of {} requests at {}\n",
+        formatNumber(C.Admit.Burst),
+        formatQuantity(C.Admit.Rate, Dimension::base(BaseDim::Request) /
+                                         Dimension::base(BaseDim::Time)));
+  if (C.Admit.ShedPriority >= 0)
+    OS << fmt::format("  admission: classes of priority {} or more are shed "
+                      "while more than {} requests wait a replica\n",
+                      C.Admit.ShedPriority, formatNumber(C.Admit.ShedQueue));
   if (C.Prefix.Groups)
     OS << fmt::format("  prefixes: {} shared of {} tokens, on {}% of "
                       "requests; prefix caching {}\n",
@@ -768,6 +789,12 @@ void printSimulated(const ScenarioResult &R, llvm::raw_ostream &OS) {
          S.Transfer.P50);
     line("KV transfer p99", std::nullopt, S.Transfer, S.Transfer.P99);
   }
+  if (C.Scale.Enabled)
+    Table.push_back(
+        {"replicas", "-",
+         fmt::format("{} on average, {} at most ({} added, {} drained)",
+                     formatNumber(S.MeanReplicas), formatNumber(S.PeakReplicas),
+                     S.ScaleUps, S.ScaleDowns)});
   Table.push_back(
       {"replicas busy", "-", formatNumber(100 * S.Utilisation) + "%"});
   if (C.KVCapacityTokens > 0)
@@ -819,6 +846,10 @@ void printSimulated(const ScenarioResult &R, llvm::raw_ostream &OS) {
     OS << fmt::format("  {} preemptions: the KV cache ran out, and the newest "
                       "requests ran their prompt and output again\n",
                       S.Preemptions);
+  if (S.Shed)
+    OS << fmt::format("  {} requests shed by admission control ({}% of "
+                      "those that arrived)\n",
+                      S.Shed, formatNumber(100.0 * S.Shed / S.Arrived));
   if (S.Rejected)
     OS << fmt::format("  {} requests rejected: their prompt and output "
                       "exceed a replica's KV cache\n",

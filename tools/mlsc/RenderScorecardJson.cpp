@@ -104,6 +104,42 @@ void simulatedJSON(const ScenarioResult &R, llvm::json::OStream &J) {
         number(J, "think_s", A.Think);
       }
     });
+    J.attribute("shed", static_cast<int64_t>(S.Shed));
+    if (C.Admit.Rate > 0 || C.Admit.ShedPriority >= 0)
+      J.attributeObject("admission", [&] {
+        number(J, "rate_req_per_s", C.Admit.Rate);
+        number(J, "burst", C.Admit.Burst);
+        J.attribute("shed_priority",
+                    static_cast<int64_t>(C.Admit.ShedPriority));
+        number(J, "shed_queue", C.Admit.ShedQueue);
+      });
+    if (C.Scale.Enabled)
+      J.attributeObject("autoscaling", [&] {
+        J.attribute("min", static_cast<int64_t>(C.Scale.Min));
+        J.attribute("max", static_cast<int64_t>(C.Scale.Max));
+        J.attribute("signal", C.Scale.On == sim::Autoscaling::Signal::Queue
+                                  ? "queue"
+                                  : "utilisation");
+        number(J, "up", C.Scale.Up);
+        number(J, "down", C.Scale.Down);
+        number(J, "startup_s", C.Scale.StartUp);
+        number(J, "cooldown_s", C.Scale.Cooldown);
+        number(J, "interval_s", C.Scale.Interval);
+        J.attribute("scale_ups", static_cast<int64_t>(S.ScaleUps));
+        J.attribute("scale_downs", static_cast<int64_t>(S.ScaleDowns));
+        number(J, "mean_replicas", S.MeanReplicas);
+        number(J, "peak_replicas", S.PeakReplicas);
+        // Each decision: [time s, serving, starting, signal].
+        J.attributeArray("timeline", [&] {
+          for (const sim::Result::Sample &X : S.Timeline)
+            J.array([&] {
+              J.value(X.Time);
+              J.value(static_cast<int64_t>(X.Serving));
+              J.value(static_cast<int64_t>(X.Starting));
+              J.value(X.Signal);
+            });
+        });
+      });
     J.attribute("with_targets", static_cast<int64_t>(S.WithTargets));
     J.attribute("met_targets", static_cast<int64_t>(S.MetTargets));
     number(J, "goodput_req_per_s", S.Goodput);
@@ -146,6 +182,7 @@ void simulatedJSON(const ScenarioResult &R, llvm::json::OStream &J) {
               number(J, "tpot_target_s", RC.TPOTTarget);
             J.attribute("completed", static_cast<int64_t>(K.Completed));
             J.attribute("rejected", static_cast<int64_t>(K.Rejected));
+            J.attribute("shed", static_cast<int64_t>(K.Shed));
             J.attribute("met_targets", static_cast<int64_t>(K.MetTargets));
             number(J, "goodput_req_per_s", K.Goodput);
             statsJSON(J, "ttft", K.TTFT);
