@@ -212,6 +212,14 @@ struct SimInputs {
   NodeId ScaleMax, ScaleMin, ScaleSignal, ScaleUp, ScaleDown, ScaleStartUp,
       ScaleCooldown, ScaleInterval;
   NodeId AdmitRate, AdmitBurst, ShedPriority, ShedQueue;
+  /// KV tiers below HBM: each one's capacity (tokens), bandwidth, latency
+  /// and sharing (a flag); a token's KV bytes on a replica.
+  struct Tier {
+    std::string Name;
+    NodeId Capacity, Bandwidth, Latency, Shared;
+  };
+  std::vector<Tier> Tiers;
+  NodeId TierBytesPerToken;
   /// Why the scenario is not simulated ("" when it is).
   std::string NotSimulated;
   /// The scenario has a `simulate` block (else the inputs were exported

@@ -156,6 +156,51 @@ bool lowerClasses(LoweringContext &Ctx, graph::SimInputs &In) {
   return true;
 }
 
+/// The KV tiers a `kv_tiers` block lists: what they hold in tokens of a
+/// replica's KV cache. They hold shared prefixes, which must be given.
+bool lowerTiers(LoweringContext &Ctx, graph::SimInputs &In) {
+  const ir::Entity &S = Ctx.Scenario;
+  const ir::Field *F = S.field("simulate.kv_tiers");
+  if (!F)
+    return true;
+  GraphBuilder &B = Ctx.B;
+  auto malformed = [&](llvm::SMRange At, const std::string &Msg) {
+    Ctx.C.Diags.report(DiagKind::MalformedSimulation, At, Msg);
+    Ctx.Failed = true;
+    return false;
+  };
+  if (!In.PrefixGroups.isValid())
+    return malformed(F->Range,
+                     "KV tiers hold the shared prefixes HBM evicts, and the "
+                     "block has none; give `prefix_groups` and "
+                     "`prefix_tokens` (or a trace with a `prefix` column)");
+  std::set<const ir::Entity *> Seen;
+  In.TierBytesPerToken = Ctx.Decoder.KV;
+  for (const ir::ExprPtr &E : F->Conditions) {
+    const ir::Entity *T =
+        E->Kind == ir::ExprKind::EntityRef ? E->Target : nullptr;
+    if (!T || T->Kind != "kv_tier")
+      return malformed(E->Range,
+                       fmt::format("`{}` is not a KV tier; declare it as "
+                                   "`kv_tier NAME {{ capacity = ...; "
+                                   "bandwidth = ...; latency = ... }}`",
+                                   ir::sourceText(E->Range)));
+    if (!Seen.insert(T).second)
+      return malformed(E->Range,
+                       fmt::format("KV tier `{}` is listed twice", T->Name));
+    graph::SimInputs::Tier Tr;
+    Tr.Name = T->Name;
+    Tr.Capacity = B.op(
+        Op::Floor, {B.op(Op::Div, {Ctx.required(*T, "capacity", "a KV tier"),
+                                   Ctx.Decoder.KV})});
+    Tr.Bandwidth = Ctx.required(*T, "bandwidth", "a KV tier");
+    Tr.Latency = Ctx.required(*T, "latency", "a KV tier");
+    Tr.Shared = Ctx.choice(*T, "shared", 0, "1: one tier for every replica");
+    In.Tiers.push_back(Tr);
+  }
+  return !Ctx.Failed;
+}
+
 /// Autoscaling (turned on by any `autoscale` field; `max`, `up`, `down`
 /// and `startup` then required) and admission control.
 bool lowerScaling(LoweringContext &Ctx, graph::SimInputs &In) {
@@ -397,7 +442,7 @@ bool lowerSimulation(LoweringContext &Ctx) {
     Ctx.Failed = true;
     return false;
   }
-  if (!lowerScaling(Ctx, In))
+  if (!lowerScaling(Ctx, In) || !lowerTiers(Ctx, In))
     return false;
   // The simulated metrics: leaves the simulator fills in after each
   // evaluation (sim::simulateInto), so that SLAs, sweeps and solves read

@@ -95,6 +95,11 @@ std::optional<Simulated> simulateScenario(const Evaluator &E, std::string &Why,
     C.Prefix.Share = v(In.PrefixShare);
   }
   C.PrefixCaching = v(In.PrefixCaching) != 0;
+  for (const graph::SimInputs::Tier &T : In.Tiers)
+    C.Tiers.push_back({T.Name, v(T.Capacity), v(T.Bandwidth), v(T.Latency),
+                       v(T.Shared) != 0});
+  if (!In.Tiers.empty())
+    C.TierBytesPerToken = v(In.TierBytesPerToken);
   if (In.ScaleMax.isValid()) {
     Autoscaling &A = C.Scale;
     A.Enabled = true;

@@ -175,6 +175,15 @@ struct PrefixEntry {
   std::list<uint32_t>::iterator Lru;
 };
 
+/// What one KV tier below HBM holds: prefixes, least recently used first,
+/// and when its link is next free.
+struct TierCache {
+  std::vector<char> In;
+  std::vector<std::list<uint32_t>::iterator> Pos;
+  std::list<uint32_t> Lru;
+  double Used = 0, LinkFree = 0;
+};
+
 struct Replica {
   WaitQueue Waiting;
   std::deque<Slot> Prefilling;
@@ -201,8 +210,10 @@ struct Replica {
   State St = State::Serving;
   unsigned Pool = 0;
   double Started = 0, DecodersNow = 0;
-  std::vector<Chunk> Chunks;       ///< this iteration's prompt chunks
-  std::vector<Slot> Joined;        ///< transferred requests' first decodes
+  std::vector<Chunk> Chunks;    ///< this iteration's prompt chunks
+  std::vector<Slot> Joined;     ///< transferred requests' first decodes
+  std::vector<Slot> Loading;    ///< admitted, their prefix loading from a tier
+  std::vector<TierCache> Tiers; ///< its own KV tiers (by tier index)
   std::vector<PrefixEntry> Prefix; ///< by group
   std::list<uint32_t> Idle;        ///< unreferenced prefixes, oldest first
   double IdleTokens = 0;
@@ -223,8 +234,9 @@ enum class EventKind : uint8_t {
   Arrival,
   IterationEnd,
   KVArrived,
-  Scale, ///< the autoscaler decides
-  Ready  ///< a replica the autoscaler started serves
+  KVLoaded, ///< a prefix a KV tier held is in HBM
+  Scale,    ///< the autoscaler decides
+  Ready     ///< a replica the autoscaler started serves
 };
 
 struct Event {
@@ -233,6 +245,7 @@ struct Event {
   EventKind Kind;
   unsigned Replica;
   Slot S;
+  uint32_t Gen; ///< KVLoaded: the request's generation when it started
   bool operator>(const Event &O) const {
     return Time != O.Time ? Time > O.Time : Seq > O.Seq;
   }
@@ -297,6 +310,9 @@ public:
       Pools[1] = {Cap, C.Disagg.PrefillReplicas,
                   C.Route == Routing::SharedQueue, WaitQueue(), 0};
     Bucket = C.Admit.Burst;
+    for (const KVTier &T : C.Tiers)
+      SharedTiers.push_back(T.Shared ? tierFor() : TierCache());
+    TierHits.assign(C.Tiers.size(), 0);
     for (Pool &Pl : Pools)
       Pl.Shared.setLevels(NumLevels);
     Caching = C.PrefixCaching && C.Prefix.Groups > 0 && C.Prefix.Tokens > 0;
@@ -309,6 +325,9 @@ public:
         P.St = Replica::State::Off;
       if (Caching)
         P.Prefix.resize(C.Prefix.Groups);
+      if (Caching)
+        for (const KVTier &T : C.Tiers)
+          P.Tiers.push_back(T.Shared ? TierCache() : tierFor());
     }
   }
 
@@ -347,6 +366,9 @@ public:
       case EventKind::Scale:
         scale();
         break;
+      case EventKind::KVLoaded:
+        loaded(E.Replica, E.S, E.Gen);
+        break;
       case EventKind::Ready:
         ready(E.Replica);
         break;
@@ -383,6 +405,57 @@ private:
   std::vector<Result::Sample> Timeline;
   /// The admission bucket's tokens, as of LastRefill.
   double Bucket = 0, LastRefill = 0;
+  /// Shared KV tiers (by tier index), prompt tokens each tier served,
+  /// loads.
+  std::vector<TierCache> SharedTiers;
+  std::vector<double> TierHits;
+  uint64_t Loads = 0;
+  Histogram LoadTime;
+
+  /// An empty tier with room for every prefix group.
+  TierCache tierFor() const {
+    TierCache T;
+    T.In.assign(C.Prefix.Groups, 0);
+    T.Pos.resize(C.Prefix.Groups);
+    return T;
+  }
+
+  TierCache &tierOf(Replica &P, size_t T) {
+    return C.Tiers[T].Shared ? SharedTiers[T] : P.Tiers[T];
+  }
+
+  /// Writes a prefix evicted from HBM (or from tier From - 1) to tier
+  /// From, making room by moving that tier's least recently used down.
+  void offload(Replica &P, uint32_t G, size_t From) {
+    for (size_t T = From; T < C.Tiers.size(); ++T) {
+      if (C.Tiers[T].CapacityTokens < C.Prefix.Tokens)
+        continue; // too small for a prefix
+      TierCache &Tc = tierOf(P, T);
+      if (Tc.In[G]) {
+        Tc.Lru.splice(Tc.Lru.end(), Tc.Lru, Tc.Pos[G]);
+        return;
+      }
+      Tc.In[G] = 1;
+      Tc.Pos[G] = Tc.Lru.insert(Tc.Lru.end(), G);
+      Tc.Used += C.Prefix.Tokens;
+      while (Tc.Used > C.Tiers[T].CapacityTokens) {
+        uint32_t H = Tc.Lru.front();
+        Tc.Lru.pop_front();
+        Tc.In[H] = 0;
+        Tc.Used -= C.Prefix.Tokens;
+        offload(P, H, T + 1);
+      }
+      return;
+    }
+  }
+
+  /// The first tier that holds prefix \p G for replica \p P, or -1.
+  int tierHolding(Replica &P, uint32_t G) {
+    for (size_t T = 0; T < C.Tiers.size(); ++T)
+      if (tierOf(P, T).In[G])
+        return static_cast<int>(T);
+    return -1;
+  }
   Histogram TTFT, TPOT, ITL, E2E, Wait, Transfer;
   std::vector<ClassHistograms> PerClass;
 
@@ -451,6 +524,9 @@ private:
     if (Out.Makespan > 0 && C.Scale.Enabled)
       Out.MeanReplicas = ScaledArea / Out.Makespan;
     Out.Timeline = std::move(Timeline);
+    Out.TierHitTokens = TierHits;
+    Out.Loads = Loads;
+    Out.Load = stats(LoadTime);
     for (size_t K = 0; K < Classes.size(); ++K)
       Out.Classes[K].Shed = PerClass[K].Shed;
     return Out;
@@ -462,8 +538,8 @@ private:
                     : C.Requests;
   }
 
-  void push(double T, EventKind K, unsigned Rep, Slot S = 0) {
-    Events.push({T, Seq++, K, Rep, S});
+  void push(double T, EventKind K, unsigned Rep, Slot S = 0, uint32_t Gen = 0) {
+    Events.push({T, Seq++, K, Rep, S, Gen});
   }
 
   void issue(double T) {
@@ -719,6 +795,19 @@ private:
       push(Now + A.Interval, EventKind::Scale, 0);
   }
 
+  /// A prefix loaded from a tier is in HBM: its request's prompt runs on.
+  void loaded(unsigned I, Slot S, uint32_t Gen) {
+    Request &Q = Requests[S];
+    if (Q.Gen != Gen)
+      return; // preempted while it loaded
+    Replica &P = Replicas[I];
+    P.Prefix[Q.Group].Ready = true;
+    P.Loading.erase(std::find(P.Loading.begin(), P.Loading.end(), S));
+    P.Prefilling.push_back(S);
+    if (!P.Busy)
+      startIteration(I);
+  }
+
   /// A started replica serves: it takes from a shared queue at once.
   void ready(unsigned I) {
     Replica &P = Replicas[I];
@@ -890,6 +979,7 @@ private:
       E.Resident = E.Ready = false;
       P.KVUsed -= C.Prefix.Tokens;
       P.IdleTokens -= C.Prefix.Tokens;
+      offload(P, G, 0);
     }
     return true;
   }
@@ -967,8 +1057,13 @@ private:
       Q.LastToken = Now; // it emitted at the end of the last iteration
     } else {
       auto It = std::find(P.Prefilling.begin(), P.Prefilling.end(), S);
-      assert(It != P.Prefilling.end() && "a running request prefills");
-      P.Prefilling.erase(It);
+      if (It != P.Prefilling.end()) {
+        P.Prefilling.erase(It);
+      } else {
+        auto L = std::find(P.Loading.begin(), P.Loading.end(), S);
+        assert(L != P.Loading.end() && "a running request prefills or loads");
+        P.Loading.erase(L); // its load, when it lands, is stale
+      }
       release(P, Q, Q.Prefill);
     }
     Q.Prefill = Q.Prompt + Q.Generated;
@@ -1058,6 +1153,7 @@ private:
       // tokens; a prefix the replica has computed is not computed again.
       double Need = Q.Prefill;
       bool Hit = false, Own = false;
+      int Tier = -1; // a tier that holds the prefix: load, not compute
       if (Caching && Q.Group != NoGroup) {
         PrefixEntry &E = P.Prefix[Q.Group];
         if (E.Resident && E.Ready) {
@@ -1079,12 +1175,18 @@ private:
       }
       Waiting.popFront();
       P.KVUsed += Need;
+      // A prefix HBM does not hold may be in a tier (looked up after
+      // makeRoom, whose evictions move prefixes between tiers).
+      if (Own && !C.Tiers.empty())
+        Tier = tierHolding(P, Q.Group);
       // What this admission found cached (a recomputation may find the
       // prefix evicted); the hit rate counts first admissions.
-      Q.Cached = Hit ? C.Prefix.Tokens : 0;
+      Q.Cached = Hit || Tier >= 0 ? C.Prefix.Tokens : 0;
       if (!Q.Waited) {
         PromptTokens += Q.Prompt;
         CachedTokens += Q.Cached;
+        if (Tier >= 0)
+          TierHits[Tier] += C.Prefix.Tokens;
       }
       if (Hit) {
         Q.Shared = true;
@@ -1102,8 +1204,25 @@ private:
         Wait.add(Now - Q.Arrival);
         Q.Waited = true;
       }
-      P.Prefilling.push_back(S);
       P.Admitted.push_back({S, Q.Gen});
+      if (Tier >= 0) {
+        // The prefix comes from the tier, queued on its link; the rest of
+        // the prompt runs once it is in HBM.
+        TierCache &Tc = tierOf(P, Tier);
+        Tc.Lru.splice(Tc.Lru.end(), Tc.Lru, Tc.Pos[Q.Group]);
+        const KVTier &T = C.Tiers[Tier];
+        double Busy = C.Prefix.Tokens * C.TierBytesPerToken / T.Bandwidth;
+        double Start = std::max(Now, Tc.LinkFree);
+        Tc.LinkFree = Start + Busy;
+        double At = Start + Busy + T.Latency;
+        LoadTime.add(At - Now);
+        ++Loads;
+        Q.Done = C.Prefix.Tokens;
+        P.Loading.push_back(S);
+        push(At, EventKind::KVLoaded, I, S, Q.Gen);
+        continue;
+      }
+      P.Prefilling.push_back(S);
       chunk(S);
     }
     if (Shape.Tokens == 0) {
@@ -1443,6 +1562,14 @@ Result simulate(const Config &C, const StepFunction &Step,
         std::isfinite(Ad.Burst) && Ad.ShedQueue >= 0))
     refuse("admission control needs a rate >= 0, a burst of at least 1 and "
            "a shedding queue >= 0");
+  for (const KVTier &T : C.Tiers)
+    if (!(T.CapacityTokens >= 0 && T.Bandwidth > 0 &&
+          std::isfinite(T.Bandwidth) && T.Latency >= 0 &&
+          std::isfinite(T.Latency)))
+      refuse("a KV tier needs a capacity >= 0, a bandwidth above 0 and a "
+             "latency >= 0");
+  if (!C.Tiers.empty() && !(C.TierBytesPerToken > 0))
+    refuse("KV tiers need the bytes a token's KV takes");
   if (!(C.Weights.Prefix >= 0 && C.Weights.Queue >= 0 && C.Weights.KV >= 0))
     refuse("the weighted router's weights must be numbers >= 0");
   if (C.Disagg.PrefillReplicas > 0 &&

@@ -150,6 +150,18 @@ struct Admission {
   double ShedQueue = 0;
 };
 
+/// A tier of the KV cache below HBM (host DRAM, local NVMe, a shared
+/// store): prefixes evicted from HBM are written to the first tier, and
+/// from a full tier to the next (least recently used first); a request
+/// whose prefix a tier holds loads it into HBM (Latency plus its bytes over
+/// Bandwidth, loads queued on the tier's link) instead of computing it. A
+/// Shared tier is one for every replica; others are a replica's own.
+struct KVTier {
+  std::string Name;
+  double CapacityTokens = 0, Bandwidth = 0, Latency = 0;
+  bool Shared = false;
+};
+
 struct Config {
   unsigned Replicas = 1;          ///< colocated replicas, or the decode pool's
   unsigned MaxSequences = 256;    ///< running sequences a replica holds
@@ -183,6 +195,10 @@ struct Config {
   Disaggregation Disagg;
   Autoscaling Scale;
   Admission Admit;
+  /// KV tiers below HBM, first tier first, and a token's KV bytes on a
+  /// replica (what a load moves).
+  std::vector<KVTier> Tiers;
+  double TierBytesPerToken = 0;
 };
 
 /// One request, as the per-request record gives it (times in seconds from
@@ -268,6 +284,12 @@ struct Result {
   /// included) and the prompts prefilled on their decode replica.
   uint64_t Transfers = 0, LocalPrefills = 0;
   Stats Transfer;
+  /// KV tiers: the prompt tokens each tier's loads served (at first
+  /// admissions; CachedTokens less their sum were HBM's), the loads and
+  /// their time (queueing on the tier's link included).
+  std::vector<double> TierHitTokens;
+  uint64_t Loads = 0;
+  Stats Load;
   /// Autoscaling: replicas added and drained, the time-average and peak
   /// replicas (serving, starting or draining) of the scaled pool, and a
   /// sample at each decision (at most MaxTimeline of them).

@@ -634,6 +634,10 @@ TEST(Simulator, InvariantsHoldForEveryRouterWithPrefixesAndPriorities) {
                  0.05};
       C.Admit.Rate = 55;
       C.Admit.Burst = 10;
+      // Prefixes HBM evicts go to a small host tier, then a shared one.
+      C.TierBytesPerToken = 1000;
+      C.Tiers = {{"host", 300, 1e9, 1e-5, false},
+                 {"store", 600, 1e8, 1e-4, true}};
       uint64_t Records = 0;
       Result R = simulate(
           C, [](const StepShape &S) { return 1e-3 + 5e-6 * S.Tokens; },
@@ -653,6 +657,43 @@ TEST(Simulator, InvariantsHoldForEveryRouterWithPrefixesAndPriorities) {
     }
   // The small cache preempts (under most routers: least KV avoids it).
   EXPECT_GT(Preemptions, 0u);
+}
+
+TEST(Simulator, KVTiersServePrefixesHBMHasEvicted) {
+  // 32 prefixes of 2,000 tokens over 4 replicas whose HBM holds about 6
+  // (the round-robin thrash of PrefixAffinityBeatsRoundRobinOnSharedPrefixes):
+  // a host tier of 100,000 tokens a replica keeps what HBM evicts, and a
+  // load (2,000 tokens x 128 KiB at 50 GB/s + 10 us: 5.25 ms) replaces a
+  // 2,000-token prefill (84 ms at 40 us a token).
+  Config C;
+  C.Replicas = 4;
+  C.MaxSequences = 16;
+  C.MaxBatchedTokens = 4096;
+  C.KVCapacityTokens = 16000;
+  C.ArrivalRate = 40;
+  C.Requests = 20000;
+  C.Prompt = {Length::Kind::Uniform, 50, 150};
+  C.Output = {Length::Kind::Uniform, 20, 60};
+  C.Prefix = {32, 2000, 1.0};
+  C.Seed = 3;
+  Result None = simulate(C, tokenStep);
+  C.TierBytesPerToken = 131072;
+  C.Tiers = {{"host", 100000, 50e9, 10e-6, false}};
+  Result Host = simulate(C, tokenStep);
+  EXPECT_GT(Host.Loads, 1000u);
+  EXPECT_NEAR(Host.Load.P50 / (2000 * 131072 / 50e9 + 10e-6), 1, 0.02);
+  EXPECT_GT(Host.PrefixHitRate, None.PrefixHitRate + 0.3);
+  EXPECT_GT(Host.TierHitTokens[0], 0);
+  EXPECT_LT(Host.TTFT.Mean, 0.7 * None.TTFT.Mean);
+  // One shared tier: a prefix any replica computed serves them all.
+  C.Tiers = {{"store", 64000, 10e9, 100e-6, true}};
+  Result Shared = simulate(C, tokenStep);
+  EXPECT_GT(Shared.PrefixHitRate, None.PrefixHitRate + 0.3);
+  for (const Result *X : {&None, &Host, &Shared}) {
+    EXPECT_EQ(X->Completed + X->Rejected + X->Shed, X->Arrived);
+    EXPECT_EQ(X->OutputTokens, X->TTFT.Count + X->ITL.Count);
+    EXPECT_LE(X->PeakKVTokens, 16000);
+  }
 }
 
 } // namespace

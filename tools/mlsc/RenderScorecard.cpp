@@ -701,6 +701,15 @@ void printSimulated(const ScenarioResult &R, llvm::raw_ostream &OS) {
                         A.Users, formatQuantity(A.Think, Sec));
       break;
     }
+  for (const sim::KVTier &T : C.Tiers)
+    OS << fmt::format(
+        "  KV tier {}: {} tokens{}, {} at {}, {} a load\n", T.Name,
+        formatNumber(T.CapacityTokens), T.Shared ? " shared" : " a replica",
+        formatQuantity(T.CapacityTokens * C.TierBytesPerToken,
+                       Dimension::base(BaseDim::Data)),
+        formatQuantity(T.Bandwidth, Dimension::base(BaseDim::Data) /
+                                        Dimension::base(BaseDim::Time)),
+        formatQuantity(T.Latency, Sec));
   if (C.Scale.Enabled)
     OS << fmt::format(
         "  autoscaled: {} to {} replicas on the {} (up above {}, down below "
@@ -784,6 +793,17 @@ void printSimulated(const ScenarioResult &R, llvm::raw_ostream &OS) {
     Table.push_back(
         {"prefix cache hits", "-",
          formatNumber(100 * S.PrefixHitRate) + "% of prompt tokens"});
+  for (size_t T = 0; T < C.Tiers.size() && T < S.TierHitTokens.size(); ++T)
+    Table.push_back(
+        {"  from " + C.Tiers[T].Name, "-",
+         formatNumber(S.PromptTokens > 0
+                          ? 100 * S.TierHitTokens[T] / S.PromptTokens
+                          : 0) +
+             "% of prompt tokens"});
+  if (S.Loads) {
+    line("KV load p50", std::nullopt, S.Load, S.Load.P50);
+    line("KV load p99", std::nullopt, S.Load, S.Load.P99);
+  }
   if (S.Transfers) {
     line("KV transfer p50", M::RequestKVTransferTime, S.Transfer,
          S.Transfer.P50);

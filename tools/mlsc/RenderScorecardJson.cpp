@@ -113,6 +113,22 @@ void simulatedJSON(const ScenarioResult &R, llvm::json::OStream &J) {
                     static_cast<int64_t>(C.Admit.ShedPriority));
         number(J, "shed_queue", C.Admit.ShedQueue);
       });
+    if (!C.Tiers.empty()) {
+      J.attributeArray("kv_tiers", [&] {
+        for (size_t T = 0; T < C.Tiers.size(); ++T)
+          J.object([&] {
+            J.attribute("name", C.Tiers[T].Name);
+            number(J, "capacity_tokens", C.Tiers[T].CapacityTokens);
+            number(J, "bandwidth_b_per_s", C.Tiers[T].Bandwidth);
+            number(J, "latency_s", C.Tiers[T].Latency);
+            J.attribute("shared", C.Tiers[T].Shared);
+            number(J, "hit_tokens",
+                   T < S.TierHitTokens.size() ? S.TierHitTokens[T] : 0);
+          });
+      });
+      J.attribute("kv_loads", static_cast<int64_t>(S.Loads));
+      statsJSON(J, "kv_load", S.Load);
+    }
     if (C.Scale.Enabled)
       J.attributeObject("autoscaling", [&] {
         J.attribute("min", static_cast<int64_t>(C.Scale.Min));
