@@ -478,7 +478,8 @@ private:
     if (!Node) {
       auto [Owner, Name] = llvm::StringRef(Missing).split('.');
       std::optional<MetricId> M = findMetric(Name);
-      if (M && metricInfo(*M).Where == Applies::Simulated) {
+      if (M && metricInfo(*M).Where == Applies::Simulated &&
+          !(G->Sim && G->Sim->Requested)) {
         error(DiagKind::MalformedQuery, E.Range,
               fmt::format("`{}` comes from the serving simulator, and "
                           "scenario `{}` has no `simulate` block; give it "

@@ -75,7 +75,8 @@ void condition(LoweringContext &Ctx, const ir::Expr &E, llvm::SMRange R,
                         !llvm::is_contained(Ctx.G.Unavailable, *M);
     bool NotLowered =
         Scenario == Ctx.G.Scenario && M && !Ctx.G.NotLowered.empty();
-    bool NotSimulated = M && metricInfo(*M).Where == Applies::Simulated;
+    bool NotSimulated = M && metricInfo(*M).Where == Applies::Simulated &&
+                        !(Ctx.G.Sim && Ctx.G.Sim->Requested);
     Ctx.C.Diags.report(
         DiagKind::MetricUnavailable, E.Range,
         NotSimulated

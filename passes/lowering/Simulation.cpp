@@ -275,6 +275,27 @@ bool lowerScaling(LoweringContext &Ctx, graph::SimInputs &In) {
 
 } // namespace
 
+/// Costs of the simulated platform, from the walls' cost an hour and power
+/// at the load and the simulated tokens served (wall 17-18's figures with
+/// the simulator's throughput).
+bool lowerSimulatedCost(LoweringContext &Ctx) {
+  GraphBuilder &B = Ctx.B;
+  graph::Graph &G = B.G;
+  if (!G.Sim || !G.Sim->Requested || !G.has(MetricId::SimThroughput))
+    return true;
+  NodeId Share = G.get(MetricId::SimReplicaShare);
+  NodeId PerToken = B.op(Op::Div, {Share, G.get(MetricId::SimThroughput)});
+  if (G.has(MetricId::CostPerHour))
+    B.publish(MetricId::SimCostPerMtok,
+              B.op(Op::Mul,
+                   {B.op(Op::Mul, {G.get(MetricId::CostPerHour), PerToken}),
+                    Ctx.quantity(1e6, "tok", "1e6 tok", "a million tokens")}));
+  if (G.has(MetricId::Power))
+    B.publish(MetricId::SimEnergyPerToken,
+              B.op(Op::Mul, {G.get(MetricId::Power), PerToken}));
+  return true;
+}
+
 bool lowerSimulation(LoweringContext &Ctx) {
   const ir::Entity &S = Ctx.Scenario;
   std::optional<NodeId> Requests = Ctx.field(S, "simulate.requests");
@@ -449,7 +470,10 @@ bool lowerSimulation(LoweringContext &Ctx) {
   // them like any metric.
   if (In.Requested)
     for (const MetricInfo &M : allMetrics()) {
-      if (M.Where != Applies::Simulated)
+      // The simulator's figures; the costs derived from them are lowered
+      // later (lowerSimulatedCost).
+      if (M.Where != Applies::Simulated || M.Id == MetricId::SimCostPerMtok ||
+          M.Id == MetricId::SimEnergyPerToken)
         continue;
       graph::LeafOrigin O;
       O.Entity = S.Name;

@@ -229,6 +229,12 @@ std::optional<Simulated> simulateInto(Evaluator &E, std::string &Why,
   set(MetricId::SimLatencyP99, stat(R->E2E, R->E2E.P99));
   set(MetricId::SimQueueWait, stat(R->QueueWait, R->QueueWait.Mean));
   set(MetricId::SimThroughput, R->Throughput);
+  // Replica time over the replicas x the run: an autoscaler's share.
+  double Share = 1;
+  if (S && S->Cfg.Scale.Enabled && S->Cfg.Replicas > 0)
+    Share = (R->MeanReplicas + S->Cfg.Disagg.PrefillReplicas) /
+            (S->Cfg.Replicas + S->Cfg.Disagg.PrefillReplicas);
+  set(MetricId::SimReplicaShare, Share);
   set(MetricId::SimGoodput, R->WithTargets ? R->Goodput : NaN);
   set(MetricId::SimAttainment, R->WithTargets
                                    ? static_cast<double>(R->MetTargets) /

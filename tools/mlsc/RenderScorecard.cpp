@@ -809,6 +809,14 @@ void printSimulated(const ScenarioResult &R, llvm::raw_ostream &OS) {
          S.Transfer.P50);
     line("KV transfer p99", std::nullopt, S.Transfer, S.Transfer.P99);
   }
+  // The walls' cost and power over the simulated tokens served.
+  for (auto [Label, Closed, Sim] :
+       {std::tuple{"cost per Mtok", M::CostPerMtok, M::SimCostPerMtok},
+        std::tuple{"energy per token", M::EnergyPerToken,
+                   M::SimEnergyPerToken}})
+    if (R.has(Sim) && std::isfinite(R[Sim]))
+      Table.push_back(
+          {Label, R.has(Closed) ? show(R, Closed) : "-", show(R, Sim)});
   if (C.Scale.Enabled)
     Table.push_back(
         {"replicas", "-",
