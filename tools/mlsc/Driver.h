@@ -22,6 +22,7 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -142,6 +143,12 @@ unsigned daysInMonth(unsigned Year, unsigned Month);
 
 /// Threads for sweeps and grid solves: --jobs, else every core.
 unsigned threads(const DriverOptions &O);
+
+/// A progress bar on stderr, "LABEL [####    ] done/total UNIT", drawn once
+/// the work has taken a second; none (null) unless \p Enabled (a
+/// terminal, without --no-progress).
+std::function<void(size_t Done, size_t Total)>
+progressBar(std::string Label, std::string Unit, bool Enabled);
 
 /// Reads a source file (or `-`, standard input) within the front end's
 /// size limit; on failure reports it (FileNotFound, NotASourceFile,

@@ -9,8 +9,6 @@
 
 #include <fmt/format.h>
 
-#include <chrono>
-
 namespace mlsc::driver {
 
 namespace {
@@ -86,31 +84,17 @@ int evalCommand(const DriverOptions &O,
     uint64_t Done = 0, Total = 0;
     if (G.Sim && G.Sim->Requests.isValid())
       Total = static_cast<uint64_t>(E.value(G.Sim->Requests));
-    auto Start = std::chrono::steady_clock::now();
-    bool Shown = false;
+    if (G.Sim && G.Sim->Replay)
+      Total = std::min<uint64_t>(Total, G.Sim->Replay->size());
+    auto Draw = progressBar(G.Scenario, "requests", Bar);
     sim::RequestSink Sink;
-    if (Bar || !O.RequestsCsv.empty())
+    if (Draw || !O.RequestsCsv.empty())
       Sink = [&](const sim::RequestRecord &R) {
         if (!O.RequestsCsv.empty())
           requestRow(Csv.os(), G, R);
         ++Done;
-        if (!Bar || (Done % 8192 && Done != Total))
-          return;
-        double Elapsed = std::chrono::duration<double>(
-                             std::chrono::steady_clock::now() - Start)
-                             .count();
-        if (Elapsed < 1 && !Shown)
-          return;
-        Shown = true;
-        int Width = 40;
-        int Fill = Total
-                       ? static_cast<int>(Width * std::min(Done, Total) / Total)
-                       : Width;
-        llvm::errs() << fmt::format(
-            "\r{} [{}{}] {}/{} requests", G.Scenario, std::string(Fill, '#'),
-            std::string(Width - Fill, ' '), Done, Total);
-        if (Done == Total)
-          llvm::errs() << "\n";
+        if (Draw && (Done % 8192 == 0 || Done == Total))
+          Draw(Done, Total);
       };
     Results.push_back(scenarioResult(E, C->SM, Sink));
   }

@@ -8,6 +8,7 @@
 
 #include "tools/mlsc/Json.h"
 #include "tools/mlsc/Render.h"
+#include "tools/mlsc/RenderTables.h"
 
 #include "runtime/Format.h"
 
@@ -102,16 +103,7 @@ const char *throughputKey(const FleetRow &R, bool Member) {
 
 void printTable(const std::vector<std::vector<std::string>> &Table,
                 llvm::raw_ostream &OS) {
-  std::vector<size_t> Width(Table.front().size(), 0);
-  for (const auto &Line : Table)
-    for (size_t I = 0; I < Line.size(); ++I)
-      Width[I] = std::max(Width[I], Line[I].size());
-  for (const auto &Line : Table) {
-    std::string Text = " ";
-    for (size_t I = 0; I < Line.size(); ++I)
-      Text += " " + Line[I] + std::string(Width[I] - Line[I].size() + 1, ' ');
-    OS << llvm::StringRef(Text).rtrim() << "\n";
-  }
+  OS << alignedColumns(Table, 2, 2);
 }
 
 void rowJSON(const FleetRow &R, bool Member, llvm::json::OStream &J,

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tools/mlsc/Render.h"
+#include "tools/mlsc/RenderTables.h"
 
 #include "runtime/Format.h"
 
@@ -829,16 +830,7 @@ void printSimulated(const ScenarioResult &R, llvm::raw_ostream &OS) {
     Table.push_back({"KV cache held", "-",
                      formatNumber(100 * S.KVUtilisation) + "% (peak " +
                          formatNumber(S.PeakKVTokens) + " tokens)"});
-  std::vector<size_t> Width(3, 0);
-  for (const auto &L : Table)
-    for (size_t I = 0; I < 3; ++I)
-      Width[I] = std::max(Width[I], L[I].size());
-  for (const auto &L : Table) {
-    std::string Text = "  ";
-    for (size_t I = 0; I < 3; ++I)
-      Text += L[I] + std::string(Width[I] - L[I].size() + 3, ' ');
-    OS << llvm::StringRef(Text).rtrim() << "\n";
-  }
+  OS << alignedColumns(Table, 2, 3);
   // Per class, when the scenario lists them.
   if (!C.Classes.empty()) {
     std::vector<std::vector<std::string>> Rows{
@@ -859,16 +851,7 @@ void printSimulated(const ScenarioResult &R, llvm::raw_ostream &OS) {
                : "-",
            Has ? formatQuantity(K.Goodput, PerSec) : "-"});
     }
-    std::vector<size_t> W(Rows[0].size(), 0);
-    for (const auto &L : Rows)
-      for (size_t I = 0; I < L.size(); ++I)
-        W[I] = std::max(W[I], L[I].size());
-    for (const auto &L : Rows) {
-      std::string Text = "  ";
-      for (size_t I = 0; I < L.size(); ++I)
-        Text += L[I] + std::string(W[I] - L[I].size() + 3, ' ');
-      OS << llvm::StringRef(Text).rtrim() << "\n";
-    }
+    OS << alignedColumns(Rows, 2, 3);
   }
   if (S.Preemptions)
     OS << fmt::format("  {} preemptions: the KV cache ran out, and the newest "

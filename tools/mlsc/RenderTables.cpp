@@ -551,19 +551,23 @@ std::string gridText(const Query &Q, const GridResult &R) {
     Line.push_back(wallShortName(Row.Binding));
     Cells.push_back(std::move(Line));
   }
-  std::vector<size_t> Width(Head.size(), 0);
-  for (const auto &Line : Cells)
+  return alignedColumns(Cells, 0, 3);
+}
+
+std::string alignedColumns(const std::vector<std::vector<std::string>> &Rows,
+                           unsigned Indent, unsigned Gap) {
+  std::vector<size_t> Width;
+  for (const auto &Line : Rows) {
+    Width.resize(std::max(Width.size(), Line.size()), 0);
     for (size_t K = 0; K < Line.size(); ++K)
       Width[K] = std::max(Width[K], Line[K].size());
+  }
   std::string Out;
-  for (const auto &Line : Cells) {
-    std::string Text;
-    for (size_t K = 0; K < Line.size(); ++K) {
-      Text += Line[K];
-      if (K + 1 < Line.size())
-        Text += std::string(Width[K] - Line[K].size() + 3, ' ');
-    }
-    Out += Text + "\n";
+  for (const auto &Line : Rows) {
+    std::string Text(Indent, ' ');
+    for (size_t K = 0; K < Line.size(); ++K)
+      Text += Line[K] + std::string(Width[K] - Line[K].size() + Gap, ' ');
+    Out += llvm::StringRef(Text).rtrim().str() + "\n";
   }
   return Out;
 }

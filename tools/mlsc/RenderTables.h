@@ -29,6 +29,12 @@ enum class TableFormat { Text, CSV, JSON };
 /// count.
 std::string gridText(const query::Query &Q, const GridResult &R);
 
+/// \p Rows as aligned columns: each line \p Indent spaces, then its cells,
+/// each padded to its column's width and \p Gap more spaces, the line's
+/// trailing blanks trimmed.
+std::string alignedColumns(const std::vector<std::vector<std::string>> &Rows,
+                           unsigned Indent, unsigned Gap);
+
 /// A sorted sweep's first two rows compared: what the best wins on, from
 /// the parts of the main phase's step at each (compareRows); "" when the
 /// sweep is not sorted or kept fewer than two rows.

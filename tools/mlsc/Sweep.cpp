@@ -11,8 +11,6 @@
 
 #include <fmt/format.h>
 
-#include <chrono>
-
 namespace mlsc::driver {
 
 namespace {
@@ -59,27 +57,9 @@ int sweepCommand(const DriverOptions &O,
     const query::Query &Q = *Queries[I];
     const graph::Graph &G = C->Graphs[Q.Graph];
     Evaluator E(G);
-    // A progress bar on stderr when it is a terminal and the sweep has run
-    // for more than a second.
-    auto Start = std::chrono::steady_clock::now();
-    bool Shown = false;
-    Progress Bar;
-    if (Root && O.Progress && llvm::sys::Process::StandardErrIsDisplayed())
-      Bar = [&](size_t Done, size_t Total) {
-        double Elapsed = std::chrono::duration<double>(
-                             std::chrono::steady_clock::now() - Start)
-                             .count();
-        if (Elapsed < 1 && !Shown)
-          return;
-        Shown = true;
-        int Width = 40;
-        int Fill = Total ? static_cast<int>(Width * Done / Total) : Width;
-        llvm::errs() << fmt::format(
-            "\r{} [{}{}] {}/{} points", Q.Name, std::string(Fill, '#'),
-            std::string(Width - Fill, ' '), Done, Total);
-        if (Done == Total)
-          llvm::errs() << "\n";
-      };
+    Progress Bar = progressBar(
+        Q.Name, "points",
+        Root && O.Progress && llvm::sys::Process::StandardErrIsDisplayed());
     std::string Path = O.Output.empty() ? Q.Output : O.Output;
     TableFormat Asked = O.Format == OutputFormat::Json  ? TableFormat::JSON
                         : O.Format == OutputFormat::Csv ? TableFormat::CSV

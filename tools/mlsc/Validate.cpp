@@ -13,6 +13,7 @@
 
 #include "tools/mlsc/Driver.h"
 #include "tools/mlsc/Json.h"
+#include "tools/mlsc/RenderTables.h"
 
 #include "runtime/Evaluator.h"
 #include "runtime/Format.h"
@@ -148,18 +149,7 @@ void printText(const std::vector<Row> &Rows, llvm::raw_ostream &OS) {
                           {R.SimPredicted ? R.SimShown : "-",
                            R.SimError ? percent(*R.SimError) : "-"});
   }
-  std::vector<size_t> Width(Table.front().size(), 0);
-  for (const auto &Line : Table)
-    for (size_t I = 0; I < Line.size(); ++I)
-      Width[I] = std::max(Width[I], Line[I].size());
-  for (const auto &Line : Table) {
-    std::string Text;
-    for (size_t I = 0; I < Line.size(); ++I)
-      Text += I + 1 < Line.size()
-                  ? Line[I] + std::string(Width[I] - Line[I].size() + 3, ' ')
-                  : Line[I];
-    OS << llvm::StringRef(Text).rtrim() << "\n";
-  }
+  OS << alignedColumns(Table, 0, 3);
   Summary V = summarize(Rows, false), C = summarize(Rows, true);
   auto share = [](double E) {
     return std::isfinite(E) ? fmt::format("{:.1f}%", 100 * E)
