@@ -525,22 +525,28 @@ TEST(Simulator, PrefixCachingSkipsTheSharedPrompt) {
   EXPECT_EQ(R.Completed, 2000u);
 }
 
-TEST(Simulator, PrefixAffinityBeatsRoundRobinOnSharedPrefixes) {
-  // 32 system prompts of 2,000 tokens over 4 replicas whose caches hold
-  // about 6 of them beside the running requests: round robin sends each
-  // prefix everywhere and the caches thrash; prefix affinity keeps each
-  // prefix on the replica that has it.
+/// 32 system prompts of 2,000 tokens before short prompts, round robin
+/// over 4 replicas whose KV caches hold about 6 of them beside the running
+/// requests, on seed 3.
+Config sharedPrefixes(uint64_t Requests) {
   Config C;
   C.Replicas = 4;
   C.MaxSequences = 16;
   C.MaxBatchedTokens = 4096;
   C.KVCapacityTokens = 16000;
   C.ArrivalRate = 40;
-  C.Requests = 40000;
+  C.Requests = Requests;
   C.Prompt = {Length::Kind::Uniform, 50, 150};
   C.Output = {Length::Kind::Uniform, 20, 60};
   C.Prefix = {32, 2000, 1.0};
   C.Seed = 3;
+  return C;
+}
+
+TEST(Simulator, PrefixAffinityBeatsRoundRobinOnSharedPrefixes) {
+  // Round robin sends each prefix everywhere and the caches thrash; prefix
+  // affinity keeps each prefix on the replica that has it.
+  Config C = sharedPrefixes(40000);
   Result RR = simulate(C, tokenStep);
   C.Route = Routing::PrefixAffinity;
   Result PA = simulate(C, tokenStep);
@@ -665,17 +671,7 @@ TEST(Simulator, KVTiersServePrefixesHBMHasEvicted) {
   // a host tier of 100,000 tokens a replica keeps what HBM evicts, and a
   // load (2,000 tokens x 128 KiB at 50 GB/s + 10 us: 5.25 ms) replaces a
   // 2,000-token prefill (84 ms at 40 us a token).
-  Config C;
-  C.Replicas = 4;
-  C.MaxSequences = 16;
-  C.MaxBatchedTokens = 4096;
-  C.KVCapacityTokens = 16000;
-  C.ArrivalRate = 40;
-  C.Requests = 20000;
-  C.Prompt = {Length::Kind::Uniform, 50, 150};
-  C.Output = {Length::Kind::Uniform, 20, 60};
-  C.Prefix = {32, 2000, 1.0};
-  C.Seed = 3;
+  Config C = sharedPrefixes(20000);
   Result None = simulate(C, tokenStep);
   C.TierBytesPerToken = 131072;
   C.Tiers = {{"host", 100000, 50e9, 10e-6, false}};
