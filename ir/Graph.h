@@ -220,6 +220,8 @@ struct SimInputs {
   };
   std::vector<Tier> Tiers;
   NodeId TierBytesPerToken;
+  /// A declared linear step model (invalid: the walls' step model).
+  NodeId StepFixed, StepPrefill, StepDecode, StepKV;
   /// Why the scenario is not simulated ("" when it is).
   std::string NotSimulated;
   /// The scenario has a `simulate` block (else the inputs were exported

@@ -51,6 +51,7 @@ struct StepShape {
   double DecodePairs = 0;   ///< attention pairs of one-token (decode) steps
   double PrefillPairs = 0;  ///< attention pairs of prompt chunks
   double ContextTokens = 0; ///< cached + new tokens whose KV is read
+  double DecodeTokens = 0;  ///< of Tokens, the decodes' (one a sequence)
 };
 
 class StepModel {

@@ -465,6 +465,31 @@ bool lowerSimulation(LoweringContext &Ctx) {
   }
   if (!lowerScaling(Ctx, In) || !lowerTiers(Ctx, In))
     return false;
+  // A linear step model: all four coefficients, or none.
+  {
+    const char *const Step[] = {"simulate.step.fixed", "simulate.step.prefill",
+                                "simulate.step.decode", "simulate.step.kv"};
+    NodeId *Out[] = {&In.StepFixed, &In.StepPrefill, &In.StepDecode,
+                     &In.StepKV};
+    const ir::Field *Any = nullptr;
+    for (const char *P : Step)
+      if (!Any)
+        Any = S.field(P);
+    if (Any)
+      for (size_t K = 0; K < 4; ++K) {
+        std::optional<NodeId> N = Ctx.field(S, Step[K]);
+        if (!N) {
+          Ctx.C.Diags.report(
+              DiagKind::MissingInput, Any->Range,
+              fmt::format("a linear step model needs `{}` too (`fixed`, "
+                          "`prefill`, `decode` and `kv`)",
+                          Step[K] + 9));
+          Ctx.Failed = true;
+          return false;
+        }
+        *Out[K] = *N;
+      }
+  }
   // The simulated metrics: leaves the simulator fills in after each
   // evaluation (sim::simulateInto), so that SLAs, sweeps and solves read
   // them like any metric.

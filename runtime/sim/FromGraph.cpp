@@ -157,9 +157,15 @@ std::optional<Simulated> simulateScenario(const Evaluator &E, std::string &Why,
   }
   Simulated Out;
   Out.Cfg = C;
+  if (In.StepFixed.isValid())
+    Out.Linear = LinearStep{v(In.StepFixed), v(In.StepPrefill),
+                            v(In.StepDecode), v(In.StepKV)};
   try {
-    Out.R = simulate(
-        C, [&](const StepShape &S) { return M->shape(S).Time; }, Sink);
+    if (Out.Linear)
+      Out.R = simulate(C, *Out.Linear, Sink);
+    else
+      Out.R = simulate(
+          C, [&](const StepShape &S) { return M->shape(S).Time; }, Sink);
   } catch (const std::invalid_argument &E) {
     Why = E.what();
     return std::nullopt;

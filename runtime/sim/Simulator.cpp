@@ -1094,6 +1094,7 @@ private:
     double Budget = C.MaxBatchedTokens;
     Shape.Sequences = P.Decoding;
     Shape.Tokens = P.Decoding;
+    Shape.DecodeTokens = P.Decoding;
     // A decode step of a sequence with c cached tokens: c + 1 pairs, c + 1
     // tokens of KV read.
     Shape.DecodePairs = P.DecodeCtx + P.Decoding;
@@ -1144,6 +1145,7 @@ private:
         P.Joined.push_back(S);
         Shape.Sequences += 1;
         Shape.Tokens += 1;
+        Shape.DecodeTokens += 1;
         Shape.DecodePairs += Ctx + 1;
         Shape.ContextTokens += Ctx + 1;
         Budget -= 1;

@@ -215,6 +215,17 @@ struct RequestRecord {
 /// An iteration's time from its shape.
 using StepFunction = std::function<double(const StepShape &)>;
 
+/// A calibrated linear step model (Vidur's and BLIS's kind): an iteration
+/// takes Fixed + Prefill x its prompt tokens + Decode x its decode tokens
+/// + KV x the KV tokens it reads, seconds.
+struct LinearStep {
+  double Fixed = 0, Prefill = 0, Decode = 0, KV = 0;
+  double operator()(const StepShape &S) const {
+    return Fixed + Prefill * (S.Tokens - S.DecodeTokens) +
+           Decode * S.DecodeTokens + KV * S.ContextTokens;
+  }
+};
+
 /// Latencies in log-spaced bins 1% wide, from 1 ns to 10^6 s: fixed
 /// memory, a quantile within 0.5% (half a bin) of the exact one; the mean
 /// is exact.
@@ -318,6 +329,9 @@ Result simulate(const Config &C, const StepFunction &Step,
 struct Simulated {
   Config Cfg;
   Result R;
+  /// The scenario's linear step model, when it declares one instead of
+  /// the walls' step model.
+  std::optional<LinearStep> Linear;
 };
 
 /// Simulates the scenario of an evaluated graph with a `simulate` block,

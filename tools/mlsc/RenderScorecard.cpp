@@ -671,6 +671,14 @@ void printSimulated(const ScenarioResult &R, llvm::raw_ostream &OS) {
       formatNumber(static_cast<double>(C.Requests)), C.Seed,
       sim::routingName(C.Route, false), C.Replicas, C.Replicas == 1 ? "" : "s",
       C.MaxSequences, formatNumber(C.MaxBatchedTokens));
+  if (const std::optional<sim::LinearStep> &L = R.Simulated->Linear) {
+    OS << fmt::format(
+        "  steps: the scenario's linear model, {} + {} a "
+        "prompt token + {} a decode token + {} a KV token "
+        "read\n",
+        formatQuantity(L->Fixed, Sec), formatQuantity(L->Prefill, Sec),
+        formatQuantity(L->Decode, Sec), formatQuantity(L->KV, Sec));
+  }
   const sim::Arrivals &A = C.Arrive;
   if (C.Replay)
     OS << fmt::format("  trace: {}, {} requests over {}\n", C.ReplayName,

@@ -105,6 +105,13 @@ void simulatedJSON(const ScenarioResult &R, llvm::json::OStream &J) {
       }
     });
     J.attribute("shed", static_cast<int64_t>(S.Shed));
+    if (const std::optional<sim::LinearStep> &L = R.Simulated->Linear)
+      J.attributeObject("linear_step", [&] {
+        number(J, "fixed_s", L->Fixed);
+        number(J, "prefill_s_per_tok", L->Prefill);
+        number(J, "decode_s_per_tok", L->Decode);
+        number(J, "kv_s_per_tok", L->KV);
+      });
     if (C.Admit.Rate > 0 || C.Admit.ShedPriority >= 0)
       J.attributeObject("admission", [&] {
         number(J, "rate_req_per_s", C.Admit.Rate);
