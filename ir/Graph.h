@@ -220,6 +220,9 @@ struct SimInputs {
   };
   std::vector<Tier> Tiers;
   NodeId TierBytesPerToken;
+  /// Swap preemption (invalid: recompute): the swap space in KV tokens,
+  /// its bandwidth and a token's KV bytes.
+  NodeId SwapTokens, SwapBandwidth, SwapBytesPerToken;
   /// A declared linear step model (invalid: the walls' step model).
   NodeId StepFixed, StepPrefill, StepDecode, StepKV;
   /// Why the scenario is not simulated ("" when it is).

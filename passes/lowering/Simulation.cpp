@@ -465,6 +465,26 @@ bool lowerSimulation(LoweringContext &Ctx) {
   }
   if (!lowerScaling(Ctx, In) || !lowerTiers(Ctx, In))
     return false;
+  // Swap preemption needs its space and bandwidth.
+  if (Ctx.enumField<SimPreemption>(S, "simulate.preemption") ==
+      SimPreemption::Swap) {
+    for (const char *P : {"simulate.swap_space", "simulate.swap_bandwidth"})
+      if (!S.field(P)) {
+        Ctx.C.Diags.report(DiagKind::MissingInput,
+                           S.field("simulate.preemption")->Range,
+                           fmt::format("`preemption = swap` needs `{}` (and "
+                                       "`swap_space` and `swap_bandwidth`: "
+                                       "where the KV caches go, and how fast)",
+                                       P + 9));
+        Ctx.Failed = true;
+        return false;
+      }
+    In.SwapTokens =
+        B.op(Op::Floor,
+             {B.op(Op::Div, {*Ctx.field(S, "simulate.swap_space"), D.KV})});
+    In.SwapBandwidth = *Ctx.field(S, "simulate.swap_bandwidth");
+    In.SwapBytesPerToken = D.KV;
+  }
   // A linear step model: all four coefficients, or none.
   {
     const char *const Step[] = {"simulate.step.fixed", "simulate.step.prefill",

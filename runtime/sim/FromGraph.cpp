@@ -100,6 +100,12 @@ std::optional<Simulated> simulateScenario(const Evaluator &E, std::string &Why,
                        v(T.Shared) != 0});
   if (!In.Tiers.empty())
     C.TierBytesPerToken = v(In.TierBytesPerToken);
+  if (In.SwapTokens.isValid()) {
+    C.Preempt = Preemption::Swap;
+    C.SwapTokens = v(In.SwapTokens);
+    C.SwapBandwidth = v(In.SwapBandwidth);
+    C.SwapBytesPerToken = v(In.SwapBytesPerToken);
+  }
   if (In.ScaleMax.isValid()) {
     Autoscaling &A = C.Scale;
     A.Enabled = true;

@@ -118,6 +118,8 @@ struct Request {
   bool Shared = false;  ///< it holds a reference on its cached prefix
   bool KVReady = false; ///< its prompt's KV cache arrived from a prefill
                         ///< replica: it joins the decodes
+  bool Swapped = false; ///< preempted to the replica's swap space
+  uint32_t SwapCtx = 0; ///< the KV tokens it swapped out
   unsigned Replica = 0;
 };
 
@@ -213,6 +215,9 @@ struct Replica {
   std::vector<Chunk> Chunks;    ///< this iteration's prompt chunks
   std::vector<Slot> Joined;     ///< transferred requests' first decodes
   std::vector<Slot> Loading;    ///< admitted, their prefix loading from a tier
+  std::vector<Slot> SwappedIn;  ///< swapped back in this iteration
+  double SwapUsed = 0;          ///< KV tokens in its swap space
+  double SwapBytes = 0;         ///< KV bytes this iteration copies in or out
   std::vector<TierCache> Tiers; ///< its own KV tiers (by tier index)
   std::vector<PrefixEntry> Prefix; ///< by group
   std::list<uint32_t> Idle;        ///< unreferenced prefixes, oldest first
@@ -409,7 +414,7 @@ private:
   /// loads.
   std::vector<TierCache> SharedTiers;
   std::vector<double> TierHits;
-  uint64_t Loads = 0;
+  uint64_t Loads = 0, SwapOuts = 0, SwapIns = 0;
   Histogram LoadTime;
 
   /// An empty tier with room for every prefix group.
@@ -526,6 +531,8 @@ private:
     Out.Timeline = std::move(Timeline);
     Out.TierHitTokens = TierHits;
     Out.Loads = Loads;
+    Out.SwapOuts = SwapOuts;
+    Out.SwapIns = SwapIns;
     Out.Load = stats(LoadTime);
     for (size_t K = 0; K < Classes.size(); ++K)
       Out.Classes[K].Shed = PerClass[K].Shed;
@@ -1055,6 +1062,17 @@ private:
       release(P, Q, Ctx);
       Q.Decoding = false;
       Q.LastToken = Now; // it emitted at the end of the last iteration
+      // Swap preemption: its KV cache is copied to the replica's swap
+      // space during this iteration, and back when it is readmitted (a
+      // replica of a shared queue recomputes: another could take it).
+      if (C.Preempt == Preemption::Swap && !Pools[P.Pool].UsesShared &&
+          P.SwapUsed + Ctx <= C.SwapTokens) {
+        Q.Swapped = true;
+        Q.SwapCtx = static_cast<uint32_t>(Ctx);
+        P.SwapUsed += Ctx;
+        P.SwapBytes += Ctx * C.SwapBytesPerToken;
+        ++SwapOuts;
+      }
     } else {
       auto It = std::find(P.Prefilling.begin(), P.Prefilling.end(), S);
       if (It != P.Prefilling.end()) {
@@ -1102,6 +1120,7 @@ private:
     Budget -= P.Decoding;
     P.Chunks.clear();
     P.Joined.clear();
+    P.SwappedIn.clear();
     auto chunk = [&](Slot S) {
       Request &Q = Requests[S];
       double N = std::min<double>(Q.Prefill - Q.Done, Budget);
@@ -1123,6 +1142,37 @@ private:
            P.Running < C.MaxSequences) {
       Slot S = Waiting.front();
       Request &Q = Requests[S];
+      if (Q.Swapped) {
+        // Its KV cache comes back from the swap space, copied during this
+        // iteration, and it decodes on.
+        double Ctx = Q.SwapCtx;
+        if (!makeRoom(P, P.Decoding + Ctx + 1))
+          break;
+        Waiting.popFront();
+        P.KVUsed += Ctx;
+        P.SwapUsed -= Ctx;
+        P.SwapBytes += Ctx * C.SwapBytesPerToken;
+        Q.Swapped = false;
+        ++SwapIns;
+        ++P.Running;
+        Q.Replica = I;
+        Q.Decoding = true;
+        Q.JoinIter = P.Iter;
+        Q.JoinCtx = Q.SwapCtx;
+        Q.JoinGenerated = Q.Generated;
+        P.Decoding += 1;
+        P.DecodeCtx += Ctx;
+        P.Finishing.push({P.Iter + Q.Output - Q.Generated - 1, S, Q.Gen});
+        P.Admitted.push_back({S, Q.Gen});
+        P.SwappedIn.push_back(S);
+        Shape.Sequences += 1;
+        Shape.Tokens += 1;
+        Shape.DecodeTokens += 1;
+        Shape.DecodePairs += Ctx + 1;
+        Shape.ContextTokens += Ctx + 1;
+        Budget -= 1;
+        continue;
+      }
       if (Q.KVReady) {
         // Its prompt's KV cache arrived from a prefill replica but for the
         // last token's, which this step runs (vLLM's connectors recompute
@@ -1258,7 +1308,11 @@ private:
     PeakKV = std::max(PeakKV, P.KVUsed);
     BatchSum += Shape.Sequences;
     ++Iterations;
-    double Took = Step(Shape);
+    // Swaps copy over the host link in the same step (vLLM's cache engine
+    // swaps before the model runs).
+    double Took =
+        Step(Shape) + (P.SwapBytes > 0 ? P.SwapBytes / C.SwapBandwidth : 0);
+    P.SwapBytes = 0;
     P.BusyTime += Took;
     P.KVArea += P.KVUsed * Took;
     push(Now + Took, EventKind::IterationEnd, I);
@@ -1356,8 +1410,13 @@ private:
     // began).
     for (Slot S : P.Joined)
       firstToken(Requests[S]);
+    // A request swapped back in emitted its last token before it was
+    // preempted: its gap spans the wait.
+    for (Slot S : P.SwappedIn)
+      ITL.add(Now - Requests[S].LastToken);
     if (P.DecodersNow > 0) {
-      ITL.add(Took, static_cast<uint64_t>(P.DecodersNow) - P.Joined.size());
+      ITL.add(Took, static_cast<uint64_t>(P.DecodersNow) - P.Joined.size() -
+                        P.SwappedIn.size());
       OutputTokens += static_cast<uint64_t>(P.DecodersNow);
       P.DecodeCtx += P.DecodersNow;
     }
@@ -1564,6 +1623,11 @@ Result simulate(const Config &C, const StepFunction &Step,
         std::isfinite(Ad.Burst) && Ad.ShedQueue >= 0))
     refuse("admission control needs a rate >= 0, a burst of at least 1 and "
            "a shedding queue >= 0");
+  if (C.Preempt == Preemption::Swap &&
+      !(C.SwapTokens >= 0 && C.SwapBandwidth > 0 &&
+        std::isfinite(C.SwapBandwidth) && C.SwapBytesPerToken > 0))
+    refuse("swap preemption needs a swap space >= 0, a swap bandwidth "
+           "above 0 and the bytes a token's KV takes");
   for (const KVTier &T : C.Tiers)
     if (!(T.CapacityTokens >= 0 && T.Bandwidth > 0 &&
           std::isfinite(T.Bandwidth) && T.Latency >= 0 &&

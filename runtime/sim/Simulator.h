@@ -162,6 +162,8 @@ struct KVTier {
   bool Shared = false;
 };
 
+enum class Preemption { Recompute, Swap };
+
 struct Config {
   unsigned Replicas = 1;          ///< colocated replicas, or the decode pool's
   unsigned MaxSequences = 256;    ///< running sequences a replica holds
@@ -199,6 +201,13 @@ struct Config {
   /// replica (what a load moves).
   std::vector<KVTier> Tiers;
   double TierBytesPerToken = 0;
+  /// What a preempted decoding request loses: its KV cache, recomputed
+  /// later (vLLM's default), or nothing, its cache swapped to the
+  /// replica's swap space (SwapTokens of it) over the host link
+  /// (SwapBandwidth, SwapBytesPerToken a token) and back when it is
+  /// readmitted. A prompt preempted mid-prefill is recomputed either way.
+  Preemption Preempt = Preemption::Recompute;
+  double SwapTokens = 0, SwapBandwidth = 0, SwapBytesPerToken = 0;
 };
 
 /// One request, as the per-request record gives it (times in seconds from
@@ -301,6 +310,8 @@ struct Result {
   std::vector<double> TierHitTokens;
   uint64_t Loads = 0;
   Stats Load;
+  /// Swap preemption: requests swapped out and back in.
+  uint64_t SwapOuts = 0, SwapIns = 0;
   /// Autoscaling: replicas added and drained, the time-average and peak
   /// replicas (serving, starting or draining) of the scaled pool, and a
   /// sample at each decision (at most MaxTimeline of them).

@@ -644,6 +644,11 @@ TEST(Simulator, InvariantsHoldForEveryRouterWithPrefixesAndPriorities) {
       C.TierBytesPerToken = 1000;
       C.Tiers = {{"host", 300, 1e9, 1e-5, false},
                  {"store", 600, 1e8, 1e-4, true}};
+      // Decoding requests preempted swap out while 2,000 tokens fit.
+      C.Preempt = Preemption::Swap;
+      C.SwapTokens = 2000;
+      C.SwapBandwidth = 1e9;
+      C.SwapBytesPerToken = 1000;
       uint64_t Records = 0;
       Result R = simulate(
           C, [](const StepShape &S) { return 1e-3 + 5e-6 * S.Tokens; },
@@ -690,6 +695,43 @@ TEST(Simulator, KVTiersServePrefixesHBMHasEvicted) {
     EXPECT_EQ(X->OutputTokens, X->TTFT.Count + X->ITL.Count);
     EXPECT_LE(X->PeakKVTokens, 16000);
   }
+}
+
+TEST(Simulator, SwapPreemptionKeepsTheWorkDone) {
+  // The cache of PreemptsTheNewestWhenTheCacheRunsOut (200 tokens, 8
+  // slots of 20-token prompts growing to 50), with iterations that cost
+  // 40 us a new token: a recomputed request runs its prompt and output so
+  // far again; a swapped one copies its KV out and back (a token's 128
+  // KiB at 25 GB/s: 5.2 us) and decodes on.
+  Config C = mg1(200, 1, 2000);
+  C.MaxSequences = 8;
+  C.MaxBatchedTokens = 64;
+  C.Prompt = {Length::Kind::Fixed, 20, 0};
+  C.Output = {Length::Kind::Fixed, 30, 0};
+  C.KVCapacityTokens = 200;
+  Result Recompute = simulate(C, tokenStep);
+  C.Preempt = Preemption::Swap;
+  C.SwapTokens = 100000;
+  C.SwapBandwidth = 25e9;
+  C.SwapBytesPerToken = 131072;
+  Result Swap = simulate(C, tokenStep);
+  EXPECT_GT(Swap.SwapOuts, 100u);
+  EXPECT_EQ(Swap.SwapIns, Swap.SwapOuts);
+  for (const Result *X : {&Recompute, &Swap}) {
+    EXPECT_EQ(X->Completed, 2000u);
+    EXPECT_EQ(X->OutputTokens, 2000u * 30);
+    EXPECT_EQ(X->OutputTokens, X->TTFT.Count + X->ITL.Count);
+    EXPECT_LE(X->PeakKVTokens, 200);
+    EXPECT_NEAR(X->MeanInSystem, X->ArrivalRateSeen * X->E2E.Mean,
+                1e-9 * X->MeanInSystem);
+  }
+  // Fewer tokens run again: less time in the system.
+  EXPECT_LT(Swap.E2E.Mean, Recompute.E2E.Mean);
+  // A swap space too small for any request: every preemption recomputes.
+  C.SwapTokens = 10;
+  Result Small = simulate(C, tokenStep);
+  EXPECT_EQ(Small.SwapOuts, 0u);
+  EXPECT_GT(Small.Preemptions, 0u);
 }
 
 } // namespace

@@ -861,7 +861,13 @@ void printSimulated(const ScenarioResult &R, llvm::raw_ostream &OS) {
     }
     OS << alignedColumns(Rows, 2, 3);
   }
-  if (S.Preemptions)
+  if (S.Preemptions && S.SwapOuts)
+    OS << fmt::format(
+        "  {} preemptions: the KV cache ran out; {} swapped their "
+        "cache out and back in, the rest ran their prompt and "
+        "output again\n",
+        S.Preemptions, S.SwapOuts);
+  else if (S.Preemptions)
     OS << fmt::format("  {} preemptions: the KV cache ran out, and the newest "
                       "requests ran their prompt and output again\n",
                       S.Preemptions);

@@ -105,6 +105,14 @@ void simulatedJSON(const ScenarioResult &R, llvm::json::OStream &J) {
       }
     });
     J.attribute("shed", static_cast<int64_t>(S.Shed));
+    J.attribute("preemption",
+                C.Preempt == sim::Preemption::Swap ? "swap" : "recompute");
+    if (C.Preempt == sim::Preemption::Swap) {
+      number(J, "swap_space_tokens", C.SwapTokens);
+      number(J, "swap_bandwidth_b_per_s", C.SwapBandwidth);
+      J.attribute("swap_outs", static_cast<int64_t>(S.SwapOuts));
+      J.attribute("swap_ins", static_cast<int64_t>(S.SwapIns));
+    }
     if (const std::optional<sim::LinearStep> &L = R.Simulated->Linear)
       J.attributeObject("linear_step", [&] {
         number(J, "fixed_s", L->Fixed);
