@@ -1136,6 +1136,29 @@ private:
         break;
       chunk(S);
     }
+    // A request whose KV cache (Ctx tokens) is already here - swapped back
+    // in, or sent by a prefill replica - joins this step's decodes with
+    // the tokens it has generated.
+    auto joinDecodes = [&](Slot S, double Ctx) {
+      Request &Q = Requests[S];
+      P.KVUsed += Ctx;
+      ++P.Running;
+      Q.Replica = I;
+      Q.Decoding = true;
+      Q.JoinIter = P.Iter;
+      Q.JoinCtx = static_cast<uint32_t>(Ctx);
+      Q.JoinGenerated = Q.Generated;
+      P.Decoding += 1;
+      P.DecodeCtx += Ctx;
+      P.Finishing.push({P.Iter + Q.Output - Q.Generated - 1, S, Q.Gen});
+      P.Admitted.push_back({S, Q.Gen});
+      Shape.Sequences += 1;
+      Shape.Tokens += 1;
+      Shape.DecodeTokens += 1;
+      Shape.DecodePairs += Ctx + 1;
+      Shape.ContextTokens += Ctx + 1;
+      Budget -= 1;
+    };
     // After a preemption no request is admitted this iteration (vLLM's
     // scheduler does the same): the one just preempted would come back.
     while ((!Preempted || P.Running == 0) && Budget >= 1 && !Waiting.empty() &&
@@ -1149,28 +1172,12 @@ private:
         if (!makeRoom(P, P.Decoding + Ctx + 1))
           break;
         Waiting.popFront();
-        P.KVUsed += Ctx;
         P.SwapUsed -= Ctx;
         P.SwapBytes += Ctx * C.SwapBytesPerToken;
         Q.Swapped = false;
         ++SwapIns;
-        ++P.Running;
-        Q.Replica = I;
-        Q.Decoding = true;
-        Q.JoinIter = P.Iter;
-        Q.JoinCtx = Q.SwapCtx;
-        Q.JoinGenerated = Q.Generated;
-        P.Decoding += 1;
-        P.DecodeCtx += Ctx;
-        P.Finishing.push({P.Iter + Q.Output - Q.Generated - 1, S, Q.Gen});
-        P.Admitted.push_back({S, Q.Gen});
+        joinDecodes(S, Ctx);
         P.SwappedIn.push_back(S);
-        Shape.Sequences += 1;
-        Shape.Tokens += 1;
-        Shape.DecodeTokens += 1;
-        Shape.DecodePairs += Ctx + 1;
-        Shape.ContextTokens += Ctx + 1;
-        Budget -= 1;
         continue;
       }
       if (Q.KVReady) {
@@ -1181,24 +1188,8 @@ private:
         if (!makeRoom(P, P.Decoding + Ctx + 1))
           break;
         Waiting.popFront();
-        P.KVUsed += Ctx;
-        ++P.Running;
-        Q.Replica = I;
-        Q.Decoding = true;
-        Q.JoinIter = P.Iter;
-        Q.JoinCtx = static_cast<uint32_t>(Ctx);
-        Q.JoinGenerated = 0;
-        P.Decoding += 1;
-        P.DecodeCtx += Ctx;
-        P.Finishing.push({P.Iter + Q.Output - 1, S, Q.Gen});
-        P.Admitted.push_back({S, Q.Gen});
+        joinDecodes(S, Ctx);
         P.Joined.push_back(S);
-        Shape.Sequences += 1;
-        Shape.Tokens += 1;
-        Shape.DecodeTokens += 1;
-        Shape.DecodePairs += Ctx + 1;
-        Shape.ContextTokens += Ctx + 1;
-        Budget -= 1;
         continue;
       }
       // Admitted when the cache holds its prompt beside the decodes' next
