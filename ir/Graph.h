@@ -187,12 +187,19 @@ struct SimInputs {
   /// The arrival process (its code in SimArrivals) and its parameters;
   /// those it does not use are invalid.
   NodeId Arrivals, ArrivalCV, Burst, Silence, Amplitude, Period, Users, Think;
+  /// An empirical histogram's bin: its weight and bounds (tokens).
+  struct Bin {
+    NodeId Weight, Lo, Hi;
+  };
+  /// Empirical histograms of the lengths instead, when given (else empty).
+  std::vector<Bin> PromptHist, OutputHist;
   /// A request class: its share, lengths, targets (invalid: none) and
   /// priority.
   struct Class {
     std::string Name;
     NodeId Share, Prompt, PromptCV, Output, OutputCV, TTFTTarget, TPOTTarget,
         Priority;
+    std::vector<Bin> PromptHist, OutputHist;
   };
   std::vector<Class> Classes;
   /// Shared prefixes (invalid without them) and prefix caching (a flag).

@@ -76,7 +76,8 @@ std::vector<KindSchema> buildKinds() {
 #define FIELD(Kind, Path, Ty, Arg, Required, Doc)                              \
   {                                                                            \
     FieldSchema F{Path, FieldType::Ty, Dimension(), "", {}, Required, Doc};    \
-    if (F.Type == FieldType::Quantity) {                                       \
+    if (F.Type == FieldType::Quantity ||                                       \
+        (F.Type == FieldType::Terms && *Arg)) {                                \
       F.Dim = dimensionOf(Arg);                                                \
       F.UnitSpelling = Arg;                                                    \
     } else {                                                                   \
@@ -178,6 +179,10 @@ std::string describeFieldType(const FieldSchema &F) {
   case FieldType::Constraints:
     return "a block of conditions";
   case FieldType::Terms:
+    if (!F.UnitSpelling.empty())
+      return "a histogram, one bin a line `WEIGHT in LO .. HI`: a weight of "
+             "at least 0, LO and HI each " +
+             F.Dim.describe();
     return "a block of expressions";
   }
   return "";

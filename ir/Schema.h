@@ -40,8 +40,10 @@ inline bool isBlockField(FieldType T) {
 struct FieldSchema {
   std::string Path; ///< "hbm.bandwidth"
   FieldType Type;
-  Dimension Dim;            ///< Quantity only
-  std::string UnitSpelling; ///< Quantity: the unit written in Schema.def
+  /// Quantity: its dimension and the unit written in Schema.def; Terms: a
+  /// histogram's (`WEIGHT in LO .. HI` lines) bounds', or none.
+  Dimension Dim;
+  std::string UnitSpelling;
   std::vector<std::string> Allowed; ///< Entity: kinds; Enum: symbols
   bool Required;
   std::string Doc;

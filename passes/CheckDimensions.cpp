@@ -480,8 +480,60 @@ private:
     return Result;
   }
 
+  /// A histogram's bin: `WEIGHT in LO .. HI` or `WEIGHT in N tok`, the
+  /// weight a plain number and the bounds of the field's dimension.
+  void checkBin(const ir::Field &F, Expr &E) {
+    const FieldSchema &S = *F.Schema;
+    auto shape = [&](llvm::SMRange At, const std::string &Msg) {
+      Diags.report(DiagKind::MalformedSimulation, At,
+                   fmt::format("{} in `{}`; a bin reads `WEIGHT in LO .. HI` "
+                               "(e.g. `30% in 128 tok .. 512 tok`), or "
+                               "`WEIGHT in N {}` for one length",
+                               Msg, F.Path, S.UnitSpelling));
+    };
+    if (E.Kind != ExprKind::Binary || E.BOp != ir::BinaryOp::In) {
+      infer(E);
+      shape(E.Range, fmt::format("`{}` is not a bin", text(E.Range)));
+      return;
+    }
+    Expr &W = *E.Operands[0], &B = *E.Operands[1];
+    Type WT = infer(W);
+    if (!WT.isError() &&
+        (WT.Kind != TypeKind::Quantity || !WT.Dim.isDimensionless()))
+      Diags.report(DiagKind::UnitMismatch, W.Range,
+                   fmt::format("the weight `{}` is {}; a bin's weight is a "
+                               "plain number or a percentage",
+                               text(W.Range), describe(WT)));
+    std::vector<Expr *> Bounds;
+    if (B.Kind == ExprKind::Range) {
+      for (ir::ExprPtr &O : B.Operands)
+        Bounds.push_back(O.get());
+      if (Bounds.size() > 2) {
+        shape(B.Operands[2]->Range, "a bin has no `step`");
+        Bounds.resize(2);
+      }
+    } else {
+      Bounds.push_back(&B);
+    }
+    for (Expr *X : Bounds) {
+      Type T = infer(*X);
+      if (!T.isError() && (T.Kind != TypeKind::Quantity || T.Dim != S.Dim))
+        Diags.report(DiagKind::UnitMismatch, X->Range,
+                     fmt::format("`{}` is {}; the bins of `{}` are {}",
+                                 text(X->Range), describe(T), F.Path,
+                                 S.Dim.describe()));
+    }
+    B.Ty = Type::quantity(S.Dim);
+    E.Ty = Type::boolean();
+  }
+
   void checkField(ir::Field &F) {
     for (ir::ExprPtr &C : F.Conditions) {
+      if (F.Schema->Type == FieldType::Terms &&
+          !F.Schema->UnitSpelling.empty()) {
+        checkBin(F, *C);
+        continue;
+      }
       infer(*C);
       if (F.Schema->Type == FieldType::Constraints)
         requireBool(*C, fmt::format("`{}`", F.Path).c_str());

@@ -34,7 +34,6 @@ namespace {
 /// arrival rate.
 bool lowerArrivals(LoweringContext &Ctx, graph::SimInputs &In) {
   const ir::Entity &S = Ctx.Scenario;
-  GraphBuilder &B = Ctx.B;
   std::optional<SimArrivals> Kind =
       Ctx.enumField<SimArrivals>(S, "simulate.arrivals");
   SimArrivals K = Kind.value_or(SimArrivals::Poisson);
@@ -89,6 +88,117 @@ bool lowerArrivals(LoweringContext &Ctx, graph::SimInputs &In) {
   return true;
 }
 
+/// How far the mean of the simulated lengths may stray from the
+/// workload's before a warning: the closed forms use the workload's mean,
+/// so the scorecard's side-by-side columns would compare two workloads.
+constexpr double LengthMeanTolerance = 0.05;
+
+/// The value of a literal (or a folded `let`), else none.
+std::optional<double> literal(const ir::Expr &E) {
+  if (E.Kind == ir::ExprKind::Number)
+    return E.Number;
+  if (E.Kind == ir::ExprKind::Unary && E.UOp != ir::UnaryOp::Not)
+    if (std::optional<double> V = literal(*E.Operands[0]))
+      return E.UOp == ir::UnaryOp::Negate ? -*V : *V;
+  if (E.Kind == ir::ExprKind::LetRef && E.LetTarget && E.LetTarget->Folded &&
+      E.LetTarget->Folded->Kind == ir::TypeKind::Quantity)
+    return E.LetTarget->Folded->Number;
+  return std::nullopt;
+}
+
+/// A field's folded number, or 0 when it has none.
+double foldedOrZero(const ir::Entity &E, const char *Path) {
+  const ir::Field *F = E.field(Path);
+  return F && F->Folded ? F->Folded->Number : 0;
+}
+
+/// Warns when simulated lengths of mean \p Simulated stray from the
+/// closed forms' \p Closed (of \p What: "prompt" or "output").
+void compareMeans(LoweringContext &Ctx, llvm::SMRange At, const char *What,
+                  double Simulated, double Closed, const std::string &Owner) {
+  if (!(Closed > 0) || std::abs(Simulated / Closed - 1) <= LengthMeanTolerance)
+    return;
+  Ctx.C.Diags.report(
+      DiagKind::SimulatedLengthsDiffer, At,
+      fmt::format(
+          "the simulated {0} lengths average {1} tok, {2:.0f}% {3} the "
+          "{0} of {4} ({5} tok) that the closed forms use; the "
+          "scorecard's analytic and simulated columns then describe "
+          "different workloads: set `{0} = {1} tok`",
+          What, formatNumber(Simulated), std::abs(Simulated / Closed - 1) * 100,
+          Simulated > Closed ? "above" : "below", Owner, formatNumber(Closed)));
+}
+
+/// An empirical histogram's bins (`WEIGHT in LO .. HI` lines, shaped by
+/// check-dimensions), checked where they are literals; \p Out stays empty
+/// without the field. \p Closed is the mean the closed forms use.
+bool lowerHistogram(LoweringContext &Ctx, const ir::Entity &E, const char *Path,
+                    const char *What, double Closed,
+                    std::vector<graph::SimInputs::Bin> &Out) {
+  const ir::Field *F = E.field(Path);
+  if (!F)
+    return true;
+  auto fail = [&](DiagKind K, llvm::SMRange At, std::string Msg) {
+    Ctx.C.Diags.report(K, At, std::move(Msg));
+    Ctx.Failed = true;
+    return false;
+  };
+  if (F->Conditions.empty())
+    return fail(DiagKind::MalformedSimulation, F->Range,
+                fmt::format("`{}` has no bin; give one a line, `WEIGHT in LO "
+                            ".. HI`, or drop the block",
+                            F->Path));
+  double Weights = 0, Sum = 0;
+  bool Known = true;
+  for (const ir::ExprPtr &Line : F->Conditions) {
+    const ir::Expr &W = *Line->Operands[0], &Rg = *Line->Operands[1];
+    const ir::Expr &Lo = Rg.Kind == ir::ExprKind::Range ? *Rg.Operands[0] : Rg;
+    const ir::Expr &Hi = Rg.Kind == ir::ExprKind::Range ? *Rg.Operands[1] : Rg;
+    std::optional<double> Wv = literal(W), L = literal(Lo), H = literal(Hi);
+    if (Wv && !(*Wv >= 0))
+      return fail(DiagKind::DomainError, W.Range,
+                  fmt::format("a bin's weight is at least 0, got {}",
+                              ir::sourceText(W.Range)));
+    for (auto [V, X] : {std::pair{L, &Lo}, std::pair{H, &Hi}})
+      if (V && !(*V >= 1 && *V <= 4e9 && *V == std::floor(*V)))
+        return fail(DiagKind::DomainError, X->Range,
+                    fmt::format("a bin's bound is a whole number of tokens "
+                                "from 1 to 4e9, got {}",
+                                ir::sourceText(X->Range)));
+    if (L && H && *L > *H)
+      return fail(DiagKind::DomainError, Rg.Range,
+                  fmt::format("the bin `{}` runs backwards: its low bound "
+                              "exceeds its high one",
+                              ir::sourceText(Rg.Range)));
+    std::string Missing;
+    graph::SimInputs::Bin B;
+    std::optional<NodeId> Wn = Ctx.expr(W, Missing), Ln = Ctx.expr(Lo, Missing),
+                          Hn = Ctx.expr(Hi, Missing);
+    if (!Wn || !Ln || !Hn)
+      return fail(DiagKind::MalformedSimulation, Line->Range,
+                  fmt::format("a bin of `{}` reads `{}`, which the scenario "
+                              "does not compute; a bin is made of constants",
+                              F->Path, Missing));
+    Out.push_back({*Wn, *Ln, *Hn});
+    if (Wv && L && H) {
+      Weights += *Wv;
+      Sum += *Wv * (*L + *H) / 2;
+    } else {
+      Known = false;
+    }
+  }
+  if (Known && !(Weights > 0))
+    return fail(DiagKind::DomainError, F->Range,
+                fmt::format("the weights of `{}` add up to 0; give a bin a "
+                            "positive weight",
+                            F->Path));
+  if (Known)
+    compareMeans(Ctx, F->Range, What, Sum / Weights, Closed,
+                 E.Kind == "request_class" ? "class `" + E.Name + "`"
+                                           : std::string("the workload"));
+  return true;
+}
+
 /// The request classes a `classes` block lists.
 bool lowerClasses(LoweringContext &Ctx, graph::SimInputs &In) {
   const ir::Entity &S = Ctx.Scenario;
@@ -104,15 +214,18 @@ bool lowerClasses(LoweringContext &Ctx, graph::SimInputs &In) {
     return malformed(F->Range, "`classes` lists no request class",
                      "list `request_class` entities, one per line, or drop "
                      "the block");
-  for (const char *Uniform : {"simulate.prompt_min", "simulate.output_min"})
+  for (const char *Uniform :
+       {"simulate.prompt_min", "simulate.output_min",
+        "simulate.prompt_histogram", "simulate.output_histogram"})
     if (const ir::Field *U = S.field(Uniform))
       return malformed(U->Range,
-                       fmt::format("`{}` makes the lengths of a simulation "
-                                   "without classes uniform; with `classes` "
-                                   "each class gives its own",
+                       fmt::format("`{}` draws the lengths of a simulation "
+                                   "without classes; with `classes` each "
+                                   "class gives its own",
                                    Uniform + 9),
                        "give the classes `prompt` and `prompt_cv` (or "
-                       "`output` and `output_cv`) instead");
+                       "`prompt_histogram`, and the same for outputs) "
+                       "instead");
   GraphBuilder &B = Ctx.B;
   std::set<const ir::Entity *> Seen;
   for (const ir::ExprPtr &E : F->Conditions) {
@@ -151,6 +264,20 @@ bool lowerClasses(LoweringContext &Ctx, graph::SimInputs &In) {
     C.TPOTTarget = orElse("tpot_target", NodeId());
     C.Priority =
         orElse("priority", B.constant(0, "a class's priority: default 0"));
+    for (auto [Hist, CV, What, Out] :
+         {std::tuple{"prompt_histogram", "prompt_cv", "prompt", &C.PromptHist},
+          std::tuple{"output_histogram", "output_cv", "output",
+                     &C.OutputHist}}) {
+      if (K->field(Hist) && K->field(CV))
+        return malformed(K->field(CV)->Range,
+                         fmt::format("class `{}` gives both `{}` and `{}`",
+                                     K->Name, CV, Hist),
+                         "the histogram draws the lengths: drop one");
+      double Closed = K->field(What) ? foldedOrZero(*K, What)
+                                     : foldedOrZero(*Ctx.Workload, What);
+      if (!lowerHistogram(Ctx, *K, Hist, What, Closed, *Out))
+        return false;
+    }
     In.Classes.push_back(C);
   }
   return true;
@@ -359,6 +486,16 @@ bool lowerSimulation(LoweringContext &Ctx) {
       return false;
     }
     if (A) {
+      const char *Hist = Lo == &In.PromptMin ? "simulate.prompt_histogram"
+                                             : "simulate.output_histogram";
+      if (const ir::Field *H = S.field(Hist)) {
+        Ctx.C.Diags.report(DiagKind::MalformedSimulation, H->Range,
+                           fmt::format("`{}` and `{}` both draw the simulated "
+                                       "lengths; drop one",
+                                       Hist + 9, Min + 9));
+        Ctx.Failed = true;
+        return false;
+      }
       if (Ctx.foldedNumber(S, Min) > Ctx.foldedNumber(S, Max)) {
         Ctx.C.Diags.report(DiagKind::DomainError, S.field(Min)->Range,
                            fmt::format("`{}` exceeds `{}`", Min, Max));
@@ -367,8 +504,18 @@ bool lowerSimulation(LoweringContext &Ctx) {
       }
       *Lo = *A;
       *Hi = *B2;
+      const char *What = Lo == &In.PromptMin ? "prompt" : "output";
+      if (!S.field("simulate.classes"))
+        compareMeans(Ctx, S.field(Min)->Range, What,
+                     (Ctx.foldedNumber(S, Min) + Ctx.foldedNumber(S, Max)) / 2,
+                     foldedOrZero(W, What), "the workload");
     }
   }
+  if (!lowerHistogram(Ctx, S, "simulate.prompt_histogram", "prompt",
+                      foldedOrZero(W, "prompt"), In.PromptHist) ||
+      !lowerHistogram(Ctx, S, "simulate.output_histogram", "output",
+                      foldedOrZero(W, "output"), In.OutputHist))
+    return false;
   // The tokens whose KV the free memory holds: free bytes over a token's
   // bytes on a device.
   NodeId Free =
@@ -381,8 +528,10 @@ bool lowerSimulation(LoweringContext &Ctx) {
     return false;
   if (In.Replay) {
     // The trace gives the arrivals, the lengths and the prefixes.
-    for (const char *Path : {"simulate.arrivals", "simulate.prompt_min",
-                             "simulate.output_min", "simulate.prefix_groups"})
+    for (const char *Path :
+         {"simulate.arrivals", "simulate.prompt_min", "simulate.output_min",
+          "simulate.prompt_histogram", "simulate.output_histogram",
+          "simulate.prefix_groups"})
       if (const ir::Field *F = S.field(Path)) {
         Ctx.C.Diags.report(
             DiagKind::MalformedSimulation, F->Range,

@@ -25,6 +25,19 @@ Length lengthOf(double Mean, double CV) {
   return {Length::Kind::Fixed, std::round(Mean), 0};
 }
 
+/// An empirical histogram's lengths from its bins' values; \p Else
+/// without bins.
+Length histogramOf(const Evaluator &E,
+                   const std::vector<graph::SimInputs::Bin> &Bins,
+                   const Length &Else) {
+  if (Bins.empty())
+    return Else;
+  std::vector<Length::Bin> Weighted;
+  for (const graph::SimInputs::Bin &B : Bins)
+    Weighted.push_back({E.value(B.Lo), E.value(B.Hi), E.value(B.Weight)});
+  return Length::empirical(Weighted);
+}
+
 } // namespace
 
 std::optional<Simulated> simulateScenario(const Evaluator &E, std::string &Why,
@@ -57,6 +70,8 @@ std::optional<Simulated> simulateScenario(const Evaluator &E, std::string &Why,
   if (In.OutputMin.isValid())
     C.Output = {Length::Kind::Uniform, std::round(v(In.OutputMin)),
                 std::round(v(In.OutputMax))};
+  C.Prompt = histogramOf(E, In.PromptHist, C.Prompt);
+  C.Output = histogramOf(E, In.OutputHist, C.Output);
   C.Requests = static_cast<uint64_t>(v(In.Requests));
   C.Seed = static_cast<uint64_t>(v(In.Seed));
   // A choice's code is its position in the schema's enumeration, which
@@ -82,6 +97,8 @@ std::optional<Simulated> simulateScenario(const Evaluator &E, std::string &Why,
     RC.Share = v(K.Share);
     RC.Prompt = lengthOf(v(K.Prompt), v(K.PromptCV));
     RC.Output = lengthOf(v(K.Output), v(K.OutputCV));
+    RC.Prompt = histogramOf(E, K.PromptHist, RC.Prompt);
+    RC.Output = histogramOf(E, K.OutputHist, RC.Output);
     RC.TTFTTarget = opt(K.TTFTTarget, 0);
     RC.TPOTTarget = opt(K.TPOTTarget, 0);
     RC.Priority = static_cast<int>(std::clamp(v(K.Priority), 0.0, 1e6));

@@ -89,6 +89,15 @@ uint32_t draw(const Length &L, Rng &R) {
     V = std::round(std::exp(Mu + std::sqrt(S2) * R.normal()));
     break;
   }
+  case Length::Kind::Empirical: {
+    double U = R.uniform() * L.Bins.back().Cumulative;
+    auto It = std::upper_bound(
+        L.Bins.begin(), L.Bins.end(), U,
+        [](double X, const Length::Bin &B) { return X < B.Cumulative; });
+    const Length::Bin &B = It == L.Bins.end() ? L.Bins.back() : *It;
+    V = B.Lo + std::floor(R.uniform() * (B.Hi - B.Lo + 1));
+    break;
+  }
   }
   return static_cast<uint32_t>(std::clamp(V, 1.0, 4.0e9));
 }
@@ -1491,8 +1500,22 @@ const char *routingName(Routing R, bool Symbol) {
   return "";
 }
 
+Length Length::empirical(const std::vector<Bin> &Weighted) {
+  Length L;
+  L.K = Kind::Empirical;
+  double Sum = 0, Mean = 0;
+  for (const Bin &B : Weighted) {
+    Sum += B.Cumulative;
+    Mean += B.Cumulative * (B.Lo + B.Hi) / 2;
+    L.Bins.push_back({B.Lo, B.Hi, Sum});
+  }
+  L.A = Sum > 0 ? Mean / Sum : 0;
+  return L;
+}
+
 double Length::mean() const {
   switch (K) {
+  case Kind::Empirical:
   case Kind::Fixed:
   case Kind::Geometric:
   case Kind::Lognormal:
@@ -1534,6 +1557,16 @@ double Histogram::quantile(double Q) const {
 namespace {
 
 bool validLength(const Length &L) {
+  if (L.K == Length::Kind::Empirical) {
+    double Last = 0;
+    for (const Length::Bin &B : L.Bins) {
+      if (!(B.Lo >= 1 && B.Hi >= B.Lo && B.Hi <= 4e9 && B.Cumulative >= Last &&
+            std::isfinite(B.Cumulative)))
+        return false;
+      Last = B.Cumulative;
+    }
+    return !L.Bins.empty() && Last > 0;
+  }
   return L.A >= 1 && std::isfinite(L.A) && std::isfinite(L.B) &&
          (L.K != Length::Kind::Uniform || L.B >= L.A) &&
          (L.K != Length::Kind::Lognormal || (L.B >= 0 && L.B <= 100));
@@ -1585,7 +1618,8 @@ Result simulate(const Config &C, const StepFunction &Step,
     if (!validLength(*L))
       refuse("a length distribution needs a mean of at least 1 token (and "
              "B >= A for a uniform one, a spread from 0 to 100 for a lognormal "
-             "one), all finite");
+             "one, bins of 1 <= low <= high tokens and weights >= 0 adding up "
+             "to more than 0 for a histogram), all finite");
   if (!(C.Prefix.Share >= 0 && C.Prefix.Share <= 1))
     refuse("the share of requests with a shared prefix is from 0 to 1");
   if (C.Replay) {

@@ -37,10 +37,20 @@ struct Length {
     Fixed,     ///< A
     Uniform,   ///< whole numbers from A to B
     Geometric, ///< on 1, 2, ...: mean A (success probability 1/A)
-    Lognormal  ///< mean A, coefficient of variation B, rounded
+    Lognormal, ///< mean A, coefficient of variation B, rounded
+    Empirical  ///< a bin drawn by its weight, then a whole number
+               ///< uniformly within it (Bins)
   };
   Kind K = Kind::Fixed;
   double A = 1, B = 0;
+  /// Empirical: each bin's bounds (whole tokens, Lo <= Hi) and the running
+  /// sum of the weights up to it (what a draw searches).
+  struct Bin {
+    double Lo = 1, Hi = 1, Cumulative = 0;
+  };
+  std::vector<Bin> Bins = {};
+  /// An empirical histogram of bins {Lo, Hi, Weight}.
+  static Length empirical(const std::vector<Bin> &Weighted);
   double mean() const;
 };
 

@@ -210,6 +210,40 @@ TEST(Simulator, RefusesNonFiniteAndNegativeSettings) {
   EXPECT_THROW(simulate(C, constant(1e-3)), std::invalid_argument);
 }
 
+TEST(Simulator, EmpiricalLengthsFollowTheirBins) {
+  // Bins {1: weight 1} and {100..199: weight 3}: a quarter of the prompts
+  // are one token, the rest uniform over 100 whole lengths; the mean is
+  // 0.25 x 1 + 0.75 x 149.5 = 112.375.
+  Length L = Length::empirical({{1, 1, 1}, {100, 199, 3}});
+  EXPECT_DOUBLE_EQ(L.mean(), 112.375);
+  Config C = mg1(5, 10, 200000);
+  C.MaxSequences = 64;
+  C.MaxBatchedTokens = 1e6;
+  C.Prompt = L;
+  uint64_t Ones = 0, Outside = 0, Low = 0, N = 0;
+  double Sum = 0;
+  simulate(C, constant(1e-4), [&](const RequestRecord &Q) {
+    ++N;
+    Sum += Q.Prompt;
+    Ones += Q.Prompt == 1;
+    Low += Q.Prompt >= 100 && Q.Prompt < 150;
+    Outside += Q.Prompt != 1 && (Q.Prompt < 100 || Q.Prompt > 199);
+  });
+  ASSERT_EQ(N, 200000u);
+  EXPECT_EQ(Outside, 0u);
+  EXPECT_NEAR(static_cast<double>(Ones) / N, 0.25, 0.005);
+  // Half the second bin's lengths are below 150.
+  EXPECT_NEAR(static_cast<double>(Low) / N, 0.375, 0.005);
+  EXPECT_NEAR(Sum / N / 112.375, 1, 0.01);
+  // No bin, or weights adding up to nothing, cannot be drawn from.
+  C.Prompt = Length::empirical({});
+  EXPECT_THROW(simulate(C, constant(1e-4)), std::invalid_argument);
+  C.Prompt = Length::empirical({{5, 9, 0}});
+  EXPECT_THROW(simulate(C, constant(1e-4)), std::invalid_argument);
+  C.Prompt = Length::empirical({{9, 5, 1}});
+  EXPECT_THROW(simulate(C, constant(1e-4)), std::invalid_argument);
+}
+
 TEST(Simulator, PrefixHitsCountEachRequestOnce) {
   // A small cache under preemption: requests are recomputed, some after
   // their prefix was evicted. The prompt tokens counted are each
