@@ -204,6 +204,9 @@ struct SimInputs {
   std::vector<Class> Classes;
   /// Shared prefixes (invalid without them) and prefix caching (a flag).
   NodeId PrefixGroups, PrefixTokens, PrefixShare, PrefixCaching;
+  /// Multi-turn conversations (invalid without them): how many open at
+  /// once, and the probability an arrival continues one.
+  NodeId Sessions, SessionReuse;
   NodeId WeightPrefix, WeightQueue, WeightKV; ///< the weighted router's
   /// Disaggregation (invalid without it): the prefill pool, a token's KV
   /// bytes on one link, the link's bandwidth and latency, and the prompts

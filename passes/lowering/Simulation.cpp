@@ -296,11 +296,12 @@ bool lowerTiers(LoweringContext &Ctx, graph::SimInputs &In) {
     Ctx.Failed = true;
     return false;
   };
-  if (!In.PrefixGroups.isValid())
+  if (!In.PrefixGroups.isValid() && !In.Sessions.isValid())
     return malformed(F->Range,
-                     "KV tiers hold the shared prefixes HBM evicts, and the "
-                     "block has none; give `prefix_groups` and "
-                     "`prefix_tokens` (or a trace with a `prefix` column)");
+                     "KV tiers hold the shared prefixes and conversation "
+                     "contexts HBM evicts, and the block has none; give "
+                     "`prefix_groups` and `prefix_tokens` (or a trace with a "
+                     "`prefix` column), or `sessions` and `session_reuse`");
   std::set<const ir::Entity *> Seen;
   In.TierBytesPerToken = Ctx.Decoder.KV;
   for (const ir::ExprPtr &E : F->Conditions) {
@@ -576,6 +577,45 @@ bool lowerSimulation(LoweringContext &Ctx) {
     In.PrefixShare =
         Share ? *Share
               : B.constant(1, "every request opens with a shared prefix");
+  }
+  // Multi-turn conversations: how many, and how often a turn continues
+  // one; not with shared prefixes or a trace yet.
+  {
+    std::optional<NodeId> Open = Ctx.field(S, "simulate.sessions"),
+                          Reuse = Ctx.field(S, "simulate.session_reuse");
+    if (Open.has_value() != Reuse.has_value()) {
+      const char *Given = Open ? "simulate.sessions" : "simulate.session_reuse";
+      Ctx.C.Diags.report(
+          DiagKind::MissingInput, S.field(Given)->Range,
+          fmt::format("`{}` needs `{}` too: conversations have a count and "
+                      "the probability that a turn continues one",
+                      Given + 9, Open ? "session_reuse" : "sessions"));
+      Ctx.Failed = true;
+      return false;
+    }
+    if (Open) {
+      const char *Other = In.Replay ? "simulate.trace"
+                          : Groups  ? "simulate.prefix_groups"
+                                    : nullptr;
+      if (Other) {
+        Ctx.C.Diags.report(
+            DiagKind::MalformedSimulation, S.field("simulate.sessions")->Range,
+            fmt::format("conversations are not simulated together with `{}` "
+                        "yet; drop one of the two",
+                        Other + 9));
+        Ctx.Failed = true;
+        return false;
+      }
+      if (Ctx.foldedNumber(S, "simulate.sessions") > 1e7) {
+        Ctx.C.Diags.report(DiagKind::DomainError,
+                           S.field("simulate.sessions")->Range,
+                           "at most 10^7 conversations are open at once");
+        Ctx.Failed = true;
+        return false;
+      }
+      In.Sessions = *Open;
+      In.SessionReuse = *Reuse;
+    }
   }
   In.PrefixCaching = Ctx.choice(S, "simulate.prefix_caching", 1,
                                 "1: computed prefixes stay cached");

@@ -111,6 +111,9 @@ std::optional<Simulated> simulateScenario(const Evaluator &E, std::string &Why,
         static_cast<uint32_t>(std::clamp(v(In.PrefixTokens), 0.0, 4e9));
     C.Prefix.Share = v(In.PrefixShare);
   }
+  if (In.Sessions.isValid())
+    C.Session = {static_cast<unsigned>(std::clamp(v(In.Sessions), 0.0, 1e8)),
+                 v(In.SessionReuse)};
   C.PrefixCaching = v(In.PrefixCaching) != 0;
   for (const graph::SimInputs::Tier &T : In.Tiers)
     C.Tiers.push_back({T.Name, v(T.Capacity), v(T.Bandwidth), v(T.Latency),
@@ -270,8 +273,9 @@ std::optional<Simulated> simulateInto(Evaluator &E, std::string &Why,
                                          static_cast<double>(R->WithTargets)
                                    : NaN);
   set(MetricId::SimPrefixHitRate,
-      R->PromptTokens > 0 && S && S->Cfg.Prefix.Groups ? R->PrefixHitRate
-                                                       : NaN);
+      R->PromptTokens > 0 && S && (S->Cfg.Prefix.Groups || S->Cfg.Session.Open)
+          ? R->PrefixHitRate
+          : NaN);
   E.run(E.plan(Leaves));
   return S;
 }

@@ -116,7 +116,8 @@ struct Request {
   /// tokens it had generated then.
   uint64_t JoinIter = 0;
   uint32_t JoinCtx = 0, JoinGenerated = 0;
-  uint32_t Group = NoGroup; ///< its shared prefix
+  uint32_t Group = NoGroup; ///< its shared prefix, or its conversation's
+  uint32_t GroupGen = 0;    ///< its conversation's generation (0: a prefix)
   uint32_t Cached = 0;      ///< prompt tokens a prefix cache held
   uint32_t Preempted = 0;
   uint32_t Gen = 0; ///< bumped when it leaves a replica's running set
@@ -182,17 +183,32 @@ private:
 /// the replica's LRU list, evicted when the cache needs room.
 struct PrefixEntry {
   uint32_t Refs = 0;
+  /// The tokens it holds (a shared prefix's, or a conversation's context
+  /// when a turn left the replica) and the conversation's generation: an
+  /// entry of a generation since closed is no one's prefix.
+  uint32_t Tokens = 0, Gen = 0;
   bool Resident = false, Ready = false;
   std::list<uint32_t>::iterator Lru;
 };
 
-/// What one KV tier below HBM holds: prefixes, least recently used first,
-/// and when its link is next free.
+/// What one KV tier below HBM holds: prefixes (their tokens, 0: none, and
+/// generations), least recently used first, and when its link is next
+/// free.
 struct TierCache {
-  std::vector<char> In;
+  std::vector<uint32_t> In, InGen;
   std::vector<std::list<uint32_t>::iterator> Pos;
   std::list<uint32_t> Lru;
   double Used = 0, LinkFree = 0;
+};
+
+/// A conversation: its context so far (the last turn's prompt and
+/// output), its generation (bumped when another conversation takes its
+/// place) and whether a turn of it is in flight.
+struct Conversation {
+  uint64_t Context = 0;
+  uint32_t Gen = 0;
+  bool Busy = false;
+  uint32_t IdleAt = 0; ///< its place in the idle list
 };
 
 struct Replica {
@@ -288,6 +304,8 @@ public:
   Simulation(const Config &Cfg, const StepFunction &Step,
              const RequestSink &Sink)
       : C(Cfg), Step(Step), Sink(Sink), R(Cfg.Seed) {
+    SessionBase = C.Prefix.Groups;
+    Groups = C.Prefix.Groups + C.Session.Open;
     Classes = C.Classes;
     if (Classes.empty()) {
       RequestClass One;
@@ -329,7 +347,10 @@ public:
     TierHits.assign(C.Tiers.size(), 0);
     for (Pool &Pl : Pools)
       Pl.Shared.setLevels(NumLevels);
-    Caching = C.PrefixCaching && C.Prefix.Groups > 0 && C.Prefix.Tokens > 0;
+    Caching =
+        C.PrefixCaching &&
+        ((C.Prefix.Groups > 0 && C.Prefix.Tokens > 0) || C.Session.Open > 0);
+    Conversations.resize(C.Session.Open);
     for (unsigned I = 0; I < N; ++I) {
       Replica &P = Replicas[I];
       P.Waiting.setLevels(NumLevels);
@@ -338,7 +359,7 @@ public:
       if (P.Pool == 0 && I >= First)
         P.St = Replica::State::Off;
       if (Caching)
-        P.Prefix.resize(C.Prefix.Groups);
+        P.Prefix.resize(Groups);
       if (Caching)
         for (const KVTier &T : C.Tiers)
           P.Tiers.push_back(T.Shared ? TierCache() : tierFor());
@@ -401,6 +422,13 @@ private:
   size_t NumLevels = 1;
   double TotalShare = 0;
   bool Disaggregated = false, Caching = false;
+  /// Cache entries: the shared prefixes, then one a conversation (from
+  /// SessionBase).
+  uint32_t SessionBase = 0, Groups = 0;
+  std::vector<Conversation> Conversations;
+  std::vector<uint32_t> IdleConversations; ///< no turn in flight
+  uint32_t Opened = 0;                     ///< conversation places used so far
+  uint64_t NumConversations = 0, FollowUps = 0;
   std::vector<Replica> Replicas;
   std::vector<Pool> Pools;
   std::vector<Request> Requests;
@@ -429,8 +457,9 @@ private:
   /// An empty tier with room for every prefix group.
   TierCache tierFor() const {
     TierCache T;
-    T.In.assign(C.Prefix.Groups, 0);
-    T.Pos.resize(C.Prefix.Groups);
+    T.In.assign(Groups, 0);
+    T.InGen.assign(Groups, 0);
+    T.Pos.resize(Groups);
     return T;
   }
 
@@ -440,33 +469,41 @@ private:
 
   /// Writes a prefix evicted from HBM (or from tier From - 1) to tier
   /// From, making room by moving that tier's least recently used down.
-  void offload(Replica &P, uint32_t G, size_t From) {
+  /// A tier holding a conversation's longer context keeps it.
+  void offload(Replica &P, uint32_t G, uint32_t Tokens, uint32_t Gen,
+               size_t From) {
     for (size_t T = From; T < C.Tiers.size(); ++T) {
-      if (C.Tiers[T].CapacityTokens < C.Prefix.Tokens)
-        continue; // too small for a prefix
+      if (C.Tiers[T].CapacityTokens < Tokens)
+        continue; // too small for it
       TierCache &Tc = tierOf(P, T);
       if (Tc.In[G]) {
         Tc.Lru.splice(Tc.Lru.end(), Tc.Lru, Tc.Pos[G]);
-        return;
+        if (Tc.InGen[G] == Gen && Tc.In[G] >= Tokens)
+          return;
+        Tc.Used -= Tc.In[G]; // an older context, or a closed conversation's
+      } else {
+        Tc.Pos[G] = Tc.Lru.insert(Tc.Lru.end(), G);
       }
-      Tc.In[G] = 1;
-      Tc.Pos[G] = Tc.Lru.insert(Tc.Lru.end(), G);
-      Tc.Used += C.Prefix.Tokens;
+      Tc.In[G] = Tokens;
+      Tc.InGen[G] = Gen;
+      Tc.Used += Tokens;
       while (Tc.Used > C.Tiers[T].CapacityTokens) {
         uint32_t H = Tc.Lru.front();
         Tc.Lru.pop_front();
+        uint32_t HTokens = Tc.In[H];
         Tc.In[H] = 0;
-        Tc.Used -= C.Prefix.Tokens;
-        offload(P, H, T + 1);
+        Tc.Used -= HTokens;
+        offload(P, H, HTokens, Tc.InGen[H], T + 1);
       }
       return;
     }
   }
 
-  /// The first tier that holds prefix \p G for replica \p P, or -1.
-  int tierHolding(Replica &P, uint32_t G) {
+  /// The first tier that holds prefix \p G of generation \p Gen for
+  /// replica \p P, or -1.
+  int tierHolding(Replica &P, uint32_t G, uint32_t Gen) {
     for (size_t T = 0; T < C.Tiers.size(); ++T)
-      if (tierOf(P, T).In[G])
+      if (tierOf(P, T).In[G] && tierOf(P, T).InGen[G] == Gen)
         return static_cast<int>(T);
     return -1;
   }
@@ -542,6 +579,8 @@ private:
     Out.Loads = Loads;
     Out.SwapOuts = SwapOuts;
     Out.SwapIns = SwapIns;
+    Out.Conversations = NumConversations;
+    Out.FollowUps = FollowUps;
     Out.Load = stats(LoadTime);
     for (size_t K = 0; K < Classes.size(); ++K)
       Out.Classes[K].Shed = PerClass[K].Shed;
@@ -676,6 +715,8 @@ private:
       Q.Prompt = static_cast<uint32_t>(std::min<uint64_t>(
           uint64_t(Q.Prompt) + C.Prefix.Tokens, 4000000000u));
     }
+    if (!Row && C.Session.Open > 0)
+      converse(Q);
     Q.Prefill = Q.Prompt;
     if (Row) {
       if (Issued < toServe())
@@ -690,6 +731,7 @@ private:
       ++Rejected;
       ++PerClass[K].Rejected;
       record(Q, true);
+      endTurn(Q, false);
       Free.push_back(S);
       nextOfClient();
       return;
@@ -699,6 +741,7 @@ private:
       ++Shed;
       ++PerClass[K].Shed;
       record(Q, true, false, true);
+      endTurn(Q, false);
       Free.push_back(S);
       nextOfClient();
       return;
@@ -869,7 +912,8 @@ private:
   double kvInUse(const Replica &P) const { return P.KVUsed - P.IdleTokens; }
 
   bool caches(const Replica &P, const Request &Q) const {
-    return Caching && Q.Group != NoGroup && P.Prefix[Q.Group].Resident;
+    return Caching && Q.Group != NoGroup && P.Prefix[Q.Group].Resident &&
+           P.Prefix[Q.Group].Gen == Q.GroupGen;
   }
 
   /// The first serving replica of a pool (there is one: an autoscaled
@@ -955,8 +999,10 @@ private:
         const Replica &P = Replicas[I];
         if (!routable(P))
           continue;
-        double Hit =
-            caches(P, Q) ? static_cast<double>(C.Prefix.Tokens) / Q.Prompt : 0;
+        double Hit = caches(P, Q) ? static_cast<double>(std::min(
+                                        P.Prefix[Q.Group].Tokens, Q.Prompt)) /
+                                        Q.Prompt
+                                  : 0;
         double Queue = MaxQ == MinQ
                            ? 1
                            : static_cast<double>(MaxQ - outstanding(P)) /
@@ -993,11 +1039,56 @@ private:
       P.Idle.pop_front();
       PrefixEntry &E = P.Prefix[G];
       E.Resident = E.Ready = false;
-      P.KVUsed -= C.Prefix.Tokens;
-      P.IdleTokens -= C.Prefix.Tokens;
-      offload(P, G, 0);
+      P.KVUsed -= E.Tokens;
+      P.IdleTokens -= E.Tokens;
+      // A closed conversation's context is no one's prefix any more.
+      if (G < SessionBase || Conversations[G - SessionBase].Gen == E.Gen)
+        offload(P, G, E.Tokens, E.Gen, 0);
     }
     return true;
+  }
+
+  /// Frees an unreferenced cached entry (a closed conversation's, or an
+  /// older context of the conversation a request leaves).
+  void drop(Replica &P, uint32_t G) {
+    PrefixEntry &E = P.Prefix[G];
+    assert(E.Resident && E.Ready && E.Refs == 0 && "only idle entries");
+    P.Idle.erase(E.Lru);
+    P.IdleTokens -= E.Tokens;
+    P.KVUsed -= E.Tokens;
+    E.Resident = E.Ready = false;
+  }
+
+  /// A request leaves replica \p P (completed, or its prompt sent to a
+  /// decode replica) holding \p Held tokens of context. A conversation's
+  /// turn leaves that context cached, the next turn's prefix (its
+  /// reference, or an older copy, grows into it); else its cache is
+  /// freed.
+  void leave(Replica &P, Request &Q, double Held) {
+    if (!Caching || Q.Group == NoGroup || Q.Group < SessionBase) {
+      release(P, Q, Held);
+      return;
+    }
+    PrefixEntry &E = P.Prefix[Q.Group];
+    if (Q.Shared) {
+      Q.Shared = false;
+      if (--E.Refs > 0) { // cannot be: one turn of a conversation at once
+        P.KVUsed -= Held - E.Tokens;
+        return;
+      }
+    } else if (E.Resident) {
+      if (E.Refs > 0) {
+        release(P, Q, Held);
+        return;
+      }
+      drop(P, Q.Group);
+    }
+    // It keeps the whole context it held (KVUsed unchanged), idle.
+    E.Resident = E.Ready = true;
+    E.Tokens = static_cast<uint32_t>(Held);
+    E.Gen = Q.GroupGen;
+    E.Lru = P.Idle.insert(P.Idle.end(), Q.Group);
+    P.IdleTokens += E.Tokens;
   }
 
   /// Frees a request's KV cache (\p Held tokens of context), and its
@@ -1007,17 +1098,17 @@ private:
       P.KVUsed -= Held;
       return;
     }
-    P.KVUsed -= Held - C.Prefix.Tokens;
-    Q.Shared = false;
     PrefixEntry &E = P.Prefix[Q.Group];
+    P.KVUsed -= Held - E.Tokens;
+    Q.Shared = false;
     if (--E.Refs > 0)
       return;
     if (E.Ready) {
       E.Lru = P.Idle.insert(P.Idle.end(), Q.Group);
-      P.IdleTokens += C.Prefix.Tokens;
+      P.IdleTokens += E.Tokens;
     } else { // its computing request left before it was computed
       E.Resident = false;
-      P.KVUsed -= C.Prefix.Tokens;
+      P.KVUsed -= E.Tokens;
     }
   }
 
@@ -1026,7 +1117,7 @@ private:
     PrefixEntry &E = P.Prefix[G];
     if (E.Refs++ == 0 && E.Ready) {
       P.Idle.erase(E.Lru);
-      P.IdleTokens -= C.Prefix.Tokens;
+      P.IdleTokens -= E.Tokens;
     }
   }
 
@@ -1205,12 +1296,15 @@ private:
       // tokens; a prefix the replica has computed is not computed again.
       double Need = Q.Prefill;
       bool Hit = false, Own = false;
+      bool Session = Q.Group != NoGroup && Q.Group >= SessionBase;
       int Tier = -1; // a tier that holds the prefix: load, not compute
       if (Caching && Q.Group != NoGroup) {
         PrefixEntry &E = P.Prefix[Q.Group];
-        if (E.Resident && E.Ready) {
+        if (E.Resident && E.Gen != Q.GroupGen && E.Refs == 0)
+          drop(P, Q.Group); // a closed conversation's
+        if (E.Resident && E.Ready && E.Gen == Q.GroupGen) {
           Hit = true;
-          Need -= C.Prefix.Tokens;
+          Need -= E.Tokens;
         } else if (!E.Resident) {
           Own = true;
         }
@@ -1221,7 +1315,7 @@ private:
         if (Hit) {
           // Back on the LRU list, as the most recently used.
           Q.Shared = true;
-          release(P, Q, C.Prefix.Tokens);
+          release(P, Q, P.Prefix[Q.Group].Tokens);
         }
         break; // waits for a completion to free its cache
       }
@@ -1230,24 +1324,32 @@ private:
       // A prefix HBM does not hold may be in a tier (looked up after
       // makeRoom, whose evictions move prefixes between tiers).
       if (Own && !C.Tiers.empty())
-        Tier = tierHolding(P, Q.Group);
+        Tier = tierHolding(P, Q.Group, Q.GroupGen);
+      // A conversation's context in a tier may be older than its prompt
+      // holds; at least the last prompt token is computed.
+      uint32_t Loaded =
+          Tier >= 0 ? std::min(tierOf(P, Tier).In[Q.Group], Q.Prefill - 1) : 0;
       // What this admission found cached (a recomputation may find the
       // prefix evicted); the hit rate counts first admissions.
-      Q.Cached = Hit || Tier >= 0 ? C.Prefix.Tokens : 0;
+      Q.Cached = Hit ? P.Prefix[Q.Group].Tokens : Loaded;
       if (!Q.Waited) {
         PromptTokens += Q.Prompt;
         CachedTokens += Q.Cached;
         if (Tier >= 0)
-          TierHits[Tier] += C.Prefix.Tokens;
+          TierHits[Tier] += Loaded;
       }
       if (Hit) {
         Q.Shared = true;
-        Q.Done = C.Prefix.Tokens;
-      } else if (Own) {
+        Q.Done = P.Prefix[Q.Group].Tokens;
+      } else if (Own && (!Session || Tier >= 0)) {
+        // It computes (or loads) the prefix, which others then share; a
+        // conversation's context is cached when its turn leaves.
         PrefixEntry &E = P.Prefix[Q.Group];
         E.Resident = true;
         E.Ready = false;
         E.Refs = 1;
+        E.Tokens = Session ? Loaded : C.Prefix.Tokens;
+        E.Gen = Q.GroupGen;
         Q.Shared = true;
       }
       ++P.Running;
@@ -1263,13 +1365,13 @@ private:
         TierCache &Tc = tierOf(P, Tier);
         Tc.Lru.splice(Tc.Lru.end(), Tc.Lru, Tc.Pos[Q.Group]);
         const KVTier &T = C.Tiers[Tier];
-        double Busy = C.Prefix.Tokens * C.TierBytesPerToken / T.Bandwidth;
+        double Busy = Loaded * C.TierBytesPerToken / T.Bandwidth;
         double Start = std::max(Now, Tc.LinkFree);
         Tc.LinkFree = Start + Busy;
         double At = Start + Busy + T.Latency;
         LoadTime.add(At - Now);
         ++Loads;
-        Q.Done = C.Prefix.Tokens;
+        Q.Done = Loaded;
         P.Loading.push_back(S);
         push(At, EventKind::KVLoaded, I, S, Q.Gen);
         continue;
@@ -1369,8 +1471,79 @@ private:
     ++Completed;
     Last = Now;
     record(Q, false, Met);
+    endTurn(Q, true);
     Free.push_back(S);
     nextOfClient();
+  }
+
+  void addIdle(uint32_t V) {
+    Conversations[V].IdleAt = static_cast<uint32_t>(IdleConversations.size());
+    IdleConversations.push_back(V);
+  }
+  void removeIdle(uint32_t V) {
+    uint32_t At = Conversations[V].IdleAt, Last = IdleConversations.back();
+    IdleConversations[At] = Last;
+    Conversations[Last].IdleAt = At;
+    IdleConversations.pop_back();
+  }
+
+  /// Makes an arriving request a turn of a conversation (Sessions): the
+  /// next turn of an idle one, or the first of a new one.
+  void converse(Request &Q) {
+    auto pick = [&] {
+      size_t N = IdleConversations.size();
+      return IdleConversations[std::min(
+          static_cast<size_t>(R.uniform() * static_cast<double>(N)), N - 1)];
+    };
+    uint32_t V = NoGroup;
+    bool Next = false;
+    if (!IdleConversations.empty() && R.uniform() < C.Session.Reuse) {
+      V = pick();
+      const Conversation &Cv = Conversations[V];
+      // Its context and this turn must fit an empty replica's cache, else
+      // a new conversation takes its place.
+      Next = Cv.Context > 0 &&
+             (C.KVCapacityTokens <= 0 ||
+              static_cast<double>(Cv.Context) + Q.Prompt + Q.Output - 1 <=
+                  C.KVCapacityTokens);
+    }
+    if (V == NoGroup) {
+      if (Opened < C.Session.Open) {
+        V = Opened++;
+        addIdle(V);
+      } else if (!IdleConversations.empty()) {
+        V = pick();
+      } else {
+        return; // every conversation has a turn in flight
+      }
+    }
+    Conversation &Cv = Conversations[V];
+    removeIdle(V);
+    Cv.Busy = true;
+    if (Next) {
+      Q.Prompt = static_cast<uint32_t>(
+          std::min<uint64_t>(Cv.Context + Q.Prompt, 4000000000u));
+      ++FollowUps;
+    } else {
+      ++Cv.Gen; // a new conversation: the old one's contexts serve no one
+      Cv.Context = 0;
+      ++NumConversations;
+    }
+    Q.Group = SessionBase + V;
+    Q.GroupGen = Cv.Gen;
+  }
+
+  /// A conversation's turn ends: completed, its context is its prompt and
+  /// output; rejected or shed, the conversation is as it was.
+  void endTurn(const Request &Q, bool Completed) {
+    if (Q.Group == NoGroup || Q.Group < SessionBase)
+      return;
+    uint32_t V = Q.Group - SessionBase;
+    Conversation &Cv = Conversations[V];
+    if (Completed)
+      Cv.Context = static_cast<uint64_t>(Q.Prompt) + Q.Output;
+    Cv.Busy = false;
+    addIdle(V);
   }
 
   /// A prefill replica finished a prompt: its KV cache goes to a decode
@@ -1429,7 +1602,7 @@ private:
       double Ctx = Q.JoinCtx + static_cast<double>(Q.Output - Q.JoinGenerated);
       P.Decoding -= 1;
       P.DecodeCtx -= Ctx;
-      release(P, Q, Ctx);
+      leave(P, Q, Ctx);
       --P.Running;
       Q.Decoding = false;
       complete(S);
@@ -1438,14 +1611,14 @@ private:
       Request &Q = Requests[K.S];
       Q.Done += K.Tokens;
       // The request computing a shared prefix makes it ready for others.
-      if (Q.Shared && Q.Done >= C.Prefix.Tokens)
+      if (Q.Shared && Q.Done >= P.Prefix[Q.Group].Tokens)
         P.Prefix[Q.Group].Ready = true;
       if (Q.Done < Q.Prefill)
         continue;
       P.Prefilling.erase(
           std::find(P.Prefilling.begin(), P.Prefilling.end(), K.S));
       if (P.PrefillOnly) {
-        release(P, Q, Q.Prefill);
+        leave(P, Q, Q.Prefill);
         --P.Running;
         ++Q.Gen;
         sendKV(P, K.S);
@@ -1460,7 +1633,7 @@ private:
       ++Q.Generated;
       ++OutputTokens;
       if (Q.Generated >= Q.Output) {
-        release(P, Q, Q.Prefill);
+        leave(P, Q, Q.Prefill);
         --P.Running;
         complete(K.S);
         continue;
@@ -1622,6 +1795,16 @@ Result simulate(const Config &C, const StepFunction &Step,
              "to more than 0 for a histogram), all finite");
   if (!(C.Prefix.Share >= 0 && C.Prefix.Share <= 1))
     refuse("the share of requests with a shared prefix is from 0 to 1");
+  if (C.Session.Open > 0) {
+    if (!(C.Session.Reuse >= 0 && C.Session.Reuse <= 1))
+      refuse("the share of turns that continue a conversation is from 0 "
+             "to 1");
+    if (C.Session.Open > 10000000)
+      refuse("at most 10^7 conversations open at once");
+    if (C.Prefix.Groups > 0 || C.Replay)
+      refuse("conversations are not simulated with shared prefixes or a "
+             "replayed trace yet");
+  }
   if (C.Replay) {
     double Last = 0;
     for (const graph::TraceRow &Row : *C.Replay) {

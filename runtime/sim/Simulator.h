@@ -98,6 +98,21 @@ struct Prefixes {
   double Share = 1;
 };
 
+/// Multi-turn conversations: at most Open at once. An arrival continues
+/// an open conversation whose last turn has completed (one drawn at
+/// random) with probability Reuse: its prompt is the conversation so far
+/// (the last turn's prompt and output) and its new message (the drawn
+/// prompt length), and a replica that served the conversation holds that
+/// context in its prefix cache (vLLM's automatic prefix caching keeps a
+/// finished request's blocks). Otherwise, or when the context would no
+/// longer fit an empty replica's KV cache, it opens a new conversation,
+/// in place of an idle one (drawn at random) once Open are open; when
+/// every conversation has a turn in flight, it is a request on its own.
+struct Sessions {
+  unsigned Open = 0; ///< 0: no conversations
+  double Reuse = 0;
+};
+
 enum class Routing {
   RoundRobin,       ///< in turn
   LeastOutstanding, ///< the replica with the fewest requests, waiting or
@@ -190,6 +205,7 @@ struct Config {
   /// Request classes; none: one, of Prompt and Output.
   std::vector<RequestClass> Classes;
   Prefixes Prefix;
+  Sessions Session;
   /// A trace to replay instead of drawing arrivals and lengths: its
   /// requests in arrival order (the first Requests of them), their prefix
   /// groups (of Prefix.Tokens tokens, already in their prompts; Prefix.Groups
@@ -322,6 +338,8 @@ struct Result {
   Stats Load;
   /// Swap preemption: requests swapped out and back in.
   uint64_t SwapOuts = 0, SwapIns = 0;
+  /// Conversations opened, and requests that continued one.
+  uint64_t Conversations = 0, FollowUps = 0;
   /// Autoscaling: replicas added and drained, the time-average and peak
   /// replicas (serving, starting or draining) of the scaled pool, and a
   /// sample at each decision (at most MaxTimeline of them).

@@ -798,7 +798,13 @@ void printSimulated(const ScenarioResult &R, llvm::raw_ostream &OS) {
                                       ? 100.0 * S.MetTargets / S.WithTargets
                                       : 0),
                      S.WithTargets)});
-  if (C.Prefix.Groups)
+  if (C.Session.Open)
+    Table.push_back(
+        {"conversations", "-",
+         fmt::format(
+             "{} opened; {}% of requests continued one", S.Conversations,
+             formatNumber(S.Arrived ? 100.0 * S.FollowUps / S.Arrived : 0))});
+  if (C.Prefix.Groups || C.Session.Open)
     Table.push_back(
         {"prefix cache hits", "-",
          formatNumber(100 * S.PrefixHitRate) + "% of prompt tokens"});

@@ -185,6 +185,16 @@ void simulatedJSON(const ScenarioResult &R, llvm::json::OStream &J) {
         number(J, "hit_rate", S.PrefixHitRate);
       });
     }
+    if (C.Session.Open) {
+      J.attributeObject("sessions", [&] {
+        J.attribute("open", static_cast<int64_t>(C.Session.Open));
+        number(J, "reuse", C.Session.Reuse);
+        J.attribute("caching", C.PrefixCaching);
+        J.attribute("conversations", static_cast<int64_t>(S.Conversations));
+        J.attribute("follow_ups", static_cast<int64_t>(S.FollowUps));
+        number(J, "hit_rate", S.PrefixHitRate);
+      });
+    }
     if (C.Disagg.PrefillReplicas) {
       J.attributeObject("disaggregation", [&] {
         J.attribute("prefill_replicas",
