@@ -207,6 +207,8 @@ struct SimInputs {
   /// Multi-turn conversations (invalid without them): how many open at
   /// once, and the probability an arrival continues one.
   NodeId Sessions, SessionReuse;
+  /// How often replicas are sampled (invalid: never).
+  NodeId SampleEvery;
   NodeId WeightPrefix, WeightQueue, WeightKV; ///< the weighted router's
   /// Disaggregation (invalid without it): the prefill pool, a token's KV
   /// bytes on one link, the link's bandwidth and latency, and the prompts

@@ -617,6 +617,8 @@ bool lowerSimulation(LoweringContext &Ctx) {
       In.SessionReuse = *Reuse;
     }
   }
+  if (std::optional<NodeId> Every = Ctx.field(S, "simulate.sample_every"))
+    In.SampleEvery = *Every;
   In.PrefixCaching = Ctx.choice(S, "simulate.prefix_caching", 1,
                                 "1: computed prefixes stay cached");
   In.WeightPrefix = Ctx.orDefault(S, DefaultId::SimWeightPrefix);

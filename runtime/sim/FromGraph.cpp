@@ -115,6 +115,8 @@ std::optional<Simulated> simulateScenario(const Evaluator &E, std::string &Why,
     C.Session = {static_cast<unsigned>(std::clamp(v(In.Sessions), 0.0, 1e8)),
                  v(In.SessionReuse)};
   C.PrefixCaching = v(In.PrefixCaching) != 0;
+  if (In.SampleEvery.isValid())
+    C.SampleEvery = v(In.SampleEvery);
   for (const graph::SimInputs::Tier &T : In.Tiers)
     C.Tiers.push_back({T.Name, v(T.Capacity), v(T.Bandwidth), v(T.Latency),
                        v(T.Shared) != 0});

@@ -249,6 +249,7 @@ struct Replica {
   double IdleTokens = 0;
   double LinkFree = 0; ///< when its link is next free (disaggregation)
   double BusyTime = 0, KVArea = 0;
+  double Ends = 0; ///< when its iteration under way ends
 };
 
 /// Replicas that serve the same requests: every replica, or under
@@ -266,6 +267,7 @@ enum class EventKind : uint8_t {
   KVArrived,
   KVLoaded, ///< a prefix a KV tier held is in HBM
   Scale,    ///< the autoscaler decides
+  Sample,   ///< every replica's state is sampled
   Ready     ///< a replica the autoscaler started serves
 };
 
@@ -373,6 +375,10 @@ public:
     PeakScaled = Scaled;
     if (C.Scale.Enabled)
       push(C.Scale.Interval, EventKind::Scale, 0);
+    if (C.SampleEvery > 0) {
+      LastBusy.assign(Replicas.size(), 0);
+      push(C.SampleEvery, EventKind::Sample, 0);
+    }
     if (C.Replay) {
       if (toServe() > 0)
         issue((*C.Replay)[0].Arrival);
@@ -406,6 +412,9 @@ public:
         break;
       case EventKind::Ready:
         ready(E.Replica);
+        break;
+      case EventKind::Sample:
+        sample();
         break;
       }
     }
@@ -445,6 +454,10 @@ private:
   /// time integral, when the autoscaler last acted, its samples.
   double Scaled = 0, PeakScaled = 0, ScaledArea = 0, LastAction = -1e300;
   std::vector<Result::Sample> Timeline;
+  /// Sampling: each replica's busy time at the last sample, the samples.
+  std::vector<double> LastBusy;
+  std::vector<Result::ReplicaSample> ReplicaSamples;
+  bool SamplesTruncated = false;
   /// The admission bucket's tokens, as of LastRefill.
   double Bucket = 0, LastRefill = 0;
   /// Shared KV tiers (by tier index), prompt tokens each tier served,
@@ -575,6 +588,8 @@ private:
     if (Out.Makespan > 0 && C.Scale.Enabled)
       Out.MeanReplicas = ScaledArea / Out.Makespan;
     Out.Timeline = std::move(Timeline);
+    Out.Replicas = std::move(ReplicaSamples);
+    Out.ReplicasTruncated = SamplesTruncated;
     Out.TierHitTokens = TierHits;
     Out.Loads = Loads;
     Out.SwapOuts = SwapOuts;
@@ -791,6 +806,38 @@ private:
     if (P.Pool == 0 && WasOn != On)
       Scaled += On ? 1 : -1;
     PeakScaled = std::max(PeakScaled, Scaled);
+  }
+
+  /// Samples every replica that is not off (Config::SampleEvery): its busy
+  /// share since the last sample (an iteration under way counts up to
+  /// now), what it runs and holds.
+  void sample() {
+    for (unsigned I = 0; I < Replicas.size(); ++I) {
+      const Replica &P = Replicas[I];
+      // Busy time counts an iteration when it starts: less what is ahead.
+      double BusyNow = P.BusyTime - (P.Busy ? std::max(0.0, P.Ends - Now) : 0);
+      double Busy = (BusyNow - LastBusy[I]) / C.SampleEvery;
+      LastBusy[I] = BusyNow;
+      if (P.St == Replica::State::Off)
+        continue;
+      if (ReplicaSamples.size() >= Result::MaxReplicaSamples) {
+        SamplesTruncated = true;
+        continue;
+      }
+      Result::ReplicaSample X;
+      X.Time = Now - First;
+      X.Replica = I;
+      X.Prefill = P.PrefillOnly;
+      X.Starting = P.St == Replica::State::Starting;
+      X.Draining = P.St == Replica::State::Draining;
+      X.Busy = std::clamp(Busy, 0.0, 1.0);
+      X.KV = C.KVCapacityTokens > 0 ? kvInUse(P) / C.KVCapacityTokens : 0;
+      X.Running = P.Running;
+      X.Waiting = static_cast<unsigned>(P.Waiting.size());
+      ReplicaSamples.push_back(X);
+    }
+    if (!finished())
+      push(Now + C.SampleEvery, EventKind::Sample, 0);
   }
 
   /// The autoscaler's decision (Autoscaling): its signal over pool 0's
@@ -1416,6 +1463,7 @@ private:
         Step(Shape) + (P.SwapBytes > 0 ? P.SwapBytes / C.SwapBandwidth : 0);
     P.SwapBytes = 0;
     P.BusyTime += Took;
+    P.Ends = Now + Took;
     P.KVArea += P.KVUsed * Took;
     push(Now + Took, EventKind::IterationEnd, I);
   }
@@ -1844,6 +1892,8 @@ Result simulate(const Config &C, const StepFunction &Step,
              "latency >= 0");
   if (!C.Tiers.empty() && !(C.TierBytesPerToken > 0))
     refuse("KV tiers need the bytes a token's KV takes");
+  if (!(C.SampleEvery >= 0 && std::isfinite(C.SampleEvery)))
+    refuse("the sampling interval must be a number >= 0");
   if (!(C.Weights.Prefix >= 0 && C.Weights.Queue >= 0 && C.Weights.KV >= 0))
     refuse("the weighted router's weights must be numbers >= 0");
   if (C.Disagg.PrefillReplicas > 0 &&

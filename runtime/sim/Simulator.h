@@ -234,6 +234,9 @@ struct Config {
   /// readmitted. A prompt preempted mid-prefill is recomputed either way.
   Preemption Preempt = Preemption::Recompute;
   double SwapTokens = 0, SwapBandwidth = 0, SwapBytesPerToken = 0;
+  /// Every SampleEvery seconds of simulated time, each replica's state
+  /// (Result::Replicas); 0: none.
+  double SampleEvery = 0;
 };
 
 /// One request, as the per-request record gives it (times in seconds from
@@ -352,6 +355,21 @@ struct Result {
   };
   std::vector<Sample> Timeline;
   static constexpr size_t MaxTimeline = 100000;
+  /// A replica's state at a sample (Config::SampleEvery): its busy share
+  /// of the interval just ended, the sequences running, the requests
+  /// waiting and its KV cache in use (tokens requests hold, over the
+  /// capacity; 0 without one). Off replicas are not sampled.
+  struct ReplicaSample {
+    double Time = 0; ///< from the first arrival
+    unsigned Replica = 0;
+    bool Prefill = false; ///< of a disaggregated platform's prefill pool
+    bool Starting = false, Draining = false;
+    double Busy = 0, KV = 0;
+    unsigned Running = 0, Waiting = 0;
+  };
+  std::vector<ReplicaSample> Replicas;
+  bool ReplicasTruncated = false; ///< more than MaxReplicaSamples
+  static constexpr size_t MaxReplicaSamples = 1000000;
 };
 
 /// Called for each request when it completes or is rejected.

@@ -65,6 +65,7 @@ struct DriverOptions {
   unsigned Jobs = 0;       ///< sweep, solve: threads (0: every core)
   bool Progress = true;    ///< eval, sweep: a progress bar on a terminal
   std::string RequestsCsv; ///< eval: --requests-csv=FILE
+  std::string TimelineCsv; ///< eval: --timeline-csv=FILE
   bool Force = false;      ///< sweep: the file's `output` may replace a file
 };
 

@@ -54,6 +54,27 @@ void requestRow(llvm::raw_ostream &OS, const graph::Graph &G,
                     R.Shed ? 1 : 0, Times, R.MetTargets ? 1 : 0);
 }
 
+/// The columns of --timeline-csv (docs/driver.md).
+constexpr const char *TimelineHeader =
+    "scenario,time_s,replica,pool,state,busy,running,waiting,kv_used\n";
+
+/// A scenario's replica samples as CSV rows.
+void timelineRows(llvm::raw_ostream &OS, const ScenarioResult &R) {
+  if (!R.Simulated)
+    return;
+  bool Disaggregated = R.Simulated->Cfg.Disagg.PrefillReplicas > 0;
+  for (const sim::Result::ReplicaSample &X : R.Simulated->R.Replicas)
+    OS << fmt::format("{},{},{},{},{},{},{},{},{}\n", R.Scenario, X.Time,
+                      X.Replica,
+                      X.Prefill       ? "prefill"
+                      : Disaggregated ? "decode"
+                                      : "colocated",
+                      X.Starting   ? "starting"
+                      : X.Draining ? "draining"
+                                   : "serving",
+                      X.Busy, X.Running, X.Waiting, X.KV);
+}
+
 } // namespace
 
 int evalCommand(const DriverOptions &O,
@@ -73,6 +94,24 @@ int evalCommand(const DriverOptions &O,
       return InputErrors;
     }
     Csv.os() << RequestsHeader;
+  }
+  // --timeline-csv: the same, written once the scenarios have run.
+  AtomicFile Timeline;
+  if (!O.TimelineCsv.empty()) {
+    std::string Error;
+    if (O.TimelineCsv == O.RequestsCsv) {
+      reportError(DiagKind::InvalidOption, O.TimelineCsv,
+                  "--timeline-csv and --requests-csv name the same file; "
+                  "give each its own");
+      return UsageError;
+    }
+    if (!checkOutput(*C, OutputRequest{O.TimelineCsv, false, {}, true}))
+      return InputErrors;
+    if (!Timeline.open(O.TimelineCsv, Error)) {
+      reportError(DiagKind::OutputFailed, O.TimelineCsv, Error);
+      return InputErrors;
+    }
+    Timeline.os() << TimelineHeader;
   }
   bool Bar = O.Progress && llvm::sys::Process::StandardErrIsDisplayed();
   std::vector<ScenarioResult> Results;
@@ -97,6 +136,15 @@ int evalCommand(const DriverOptions &O,
           Draw(Done, Total);
       };
     Results.push_back(scenarioResult(E, C->SM, Sink));
+    if (!O.TimelineCsv.empty())
+      timelineRows(Timeline.os(), Results.back());
+  }
+  if (!O.TimelineCsv.empty()) {
+    std::string Error;
+    if (!Timeline.commit(Error)) {
+      reportError(DiagKind::OutputFailed, O.TimelineCsv, Error);
+      return InputErrors;
+    }
   }
   if (!O.RequestsCsv.empty()) {
     std::string Error;

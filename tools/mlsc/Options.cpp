@@ -170,6 +170,12 @@ int apply(const OptionInfo &Opt, const std::string &V, DriverOptions &O) {
                    "--requests-csv needs a file name");
     O.RequestsCsv = V;
     return -1;
+  case OptionId::TimelineCsv:
+    if (V.empty())
+      return usage(DiagKind::MissingArgument,
+                   "--timeline-csv needs a file name");
+    O.TimelineCsv = V;
+    return -1;
   case OptionId::NoProgress:
     O.Progress = false;
     return -1;

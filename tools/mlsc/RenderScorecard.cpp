@@ -840,6 +840,26 @@ void printSimulated(const ScenarioResult &R, llvm::raw_ostream &OS) {
                      S.ScaleUps, S.ScaleDowns)});
   Table.push_back(
       {"replicas busy", "-", formatNumber(100 * S.Utilisation) + "%"});
+  // The sampled busy shares' spread: how unevenly load fell on the
+  // replicas and over time.
+  if (!S.Replicas.empty()) {
+    std::vector<double> Busy;
+    for (const sim::Result::ReplicaSample &X : S.Replicas)
+      Busy.push_back(X.Busy);
+    std::sort(Busy.begin(), Busy.end());
+    auto at = [&](double Q) {
+      return formatNumber(
+          100 *
+          Busy[static_cast<size_t>(Q * static_cast<double>(Busy.size() - 1))]);
+    };
+    Table.push_back(
+        {"  by interval", "-",
+         fmt::format(
+             "p10 {}%, median {}%, p90 {}% of {} samples every {}{}", at(0.1),
+             at(0.5), at(0.9), Busy.size(),
+             formatQuantity(C.SampleEvery, Dimension::base(BaseDim::Time)),
+             S.ReplicasTruncated ? " (truncated)" : "")});
+  }
   if (C.KVCapacityTokens > 0)
     Table.push_back({"KV cache held", "-",
                      formatNumber(100 * S.KVUtilisation) + "% (peak " +

@@ -171,6 +171,24 @@ void simulatedJSON(const ScenarioResult &R, llvm::json::OStream &J) {
             });
         });
       });
+    if (C.SampleEvery > 0)
+      J.attributeObject("replica_samples", [&] {
+        number(J, "every_s", C.SampleEvery);
+        J.attribute("truncated", S.ReplicasTruncated);
+        // Each sample: [time s, replica, busy share, running, waiting, KV
+        // in use]; prefill replicas follow the decode pool's.
+        J.attributeArray("rows", [&] {
+          for (const sim::Result::ReplicaSample &X : S.Replicas)
+            J.array([&] {
+              J.value(X.Time);
+              J.value(static_cast<int64_t>(X.Replica));
+              J.value(X.Busy);
+              J.value(static_cast<int64_t>(X.Running));
+              J.value(static_cast<int64_t>(X.Waiting));
+              J.value(X.KV);
+            });
+        });
+      });
     J.attribute("with_targets", static_cast<int64_t>(S.WithTargets));
     J.attribute("met_targets", static_cast<int64_t>(S.MetTargets));
     number(J, "goodput_req_per_s", S.Goodput);
