@@ -223,6 +223,10 @@ struct SimInputs {
   /// parts are not used).
   NodeId ScaleMax, ScaleMin, ScaleSignal, ScaleUp, ScaleDown, ScaleStartUp,
       ScaleCooldown, ScaleInterval;
+  /// Autoscaling of the prefill pool (invalid without it; the signal,
+  /// cooldown and interval are the ones above).
+  NodeId PrefillScaleMax, PrefillScaleMin, PrefillScaleUp, PrefillScaleDown,
+      PrefillScaleStartUp;
   NodeId AdmitRate, AdmitBurst, ShedPriority, ShedQueue;
   /// KV tiers below HBM: each one's capacity (tokens), bandwidth, latency
   /// and sharing (a flag); a token's KV bytes on a replica.

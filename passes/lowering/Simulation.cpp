@@ -387,6 +387,84 @@ bool lowerScaling(LoweringContext &Ctx, graph::SimInputs &In) {
       return false;
     }
   }
+  // The prefill pool's autoscaler: its own bounds, thresholds and
+  // start-up; the signal, cooldown and interval the pool autoscaler's.
+  const ir::Field *AnyPrefill = nullptr;
+  for (const char *P :
+       {"simulate.prefill_autoscale.max", "simulate.prefill_autoscale.min",
+        "simulate.prefill_autoscale.up", "simulate.prefill_autoscale.down",
+        "simulate.prefill_autoscale.startup"})
+    if (!AnyPrefill)
+      AnyPrefill = S.field(P);
+  if (AnyPrefill) {
+    if (!In.PrefillReplicas.isValid()) {
+      Ctx.C.Diags.report(DiagKind::MalformedSimulation, AnyPrefill->Range,
+                         "`prefill_autoscale` scales the prefill pool of a "
+                         "disaggregated platform, and the workload has none; "
+                         "give it `disaggregation.prefill_replicas` and "
+                         "`disaggregation.fabric`, or use `autoscale`");
+      Ctx.Failed = true;
+      return false;
+    }
+    for (const char *P :
+         {"simulate.prefill_autoscale.max", "simulate.prefill_autoscale.up",
+          "simulate.prefill_autoscale.down"})
+      if (!S.field(P)) {
+        Ctx.C.Diags.report(
+            DiagKind::MissingInput, AnyPrefill->Range,
+            fmt::format("prefill autoscaling needs `{}` too (and `max`, `up` "
+                        "and `down`: how far it scales and on what signal)",
+                        P + 9));
+        Ctx.Failed = true;
+        return false;
+      }
+    std::optional<NodeId> Start =
+        Ctx.field(S, "simulate.prefill_autoscale.startup");
+    if (!Start)
+      Start = Ctx.field(S, "simulate.autoscale.startup");
+    if (!Start) {
+      Ctx.C.Diags.report(DiagKind::MissingInput, AnyPrefill->Range,
+                         "prefill autoscaling needs `prefill_autoscale."
+                         "startup` (or `autoscale.startup`): how long a "
+                         "prefill replica takes to start");
+      Ctx.Failed = true;
+      return false;
+    }
+    if (Ctx.foldedNumber(S, "simulate.prefill_autoscale.up") <
+        Ctx.foldedNumber(S, "simulate.prefill_autoscale.down")) {
+      Ctx.C.Diags.report(DiagKind::DomainError,
+                         S.field("simulate.prefill_autoscale.up")->Range,
+                         "`prefill_autoscale.up` is below "
+                         "`prefill_autoscale.down`: the autoscaler would add "
+                         "and drain replicas in turn");
+      Ctx.Failed = true;
+      return false;
+    }
+    std::optional<NodeId> Min = Ctx.field(S, "simulate.prefill_autoscale.min");
+    if (Min && Ctx.foldedNumber(S, "simulate.prefill_autoscale.min") >
+                   Ctx.foldedNumber(S, "simulate.prefill_autoscale.max")) {
+      Ctx.C.Diags.report(DiagKind::DomainError,
+                         S.field("simulate.prefill_autoscale.min")->Range,
+                         "`prefill_autoscale.min` exceeds "
+                         "`prefill_autoscale.max`");
+      Ctx.Failed = true;
+      return false;
+    }
+    In.PrefillScaleMax = *Ctx.field(S, "simulate.prefill_autoscale.max");
+    In.PrefillScaleMin =
+        Min ? *Min : B.constant(1, "at least one serving prefill replica");
+    In.PrefillScaleUp = *Ctx.field(S, "simulate.prefill_autoscale.up");
+    In.PrefillScaleDown = *Ctx.field(S, "simulate.prefill_autoscale.down");
+    In.PrefillScaleStartUp = *Start;
+    if (!Any) {
+      // Shared with the pool autoscaler, which is off.
+      In.ScaleSignal = Ctx.choice(S, "simulate.autoscale.signal", 0,
+                                  "0: the queue, 1: the slots' utilisation");
+      In.ScaleCooldown =
+          Ctx.quantity(0, "s", "0 s", "no cooldown unless given");
+      In.ScaleInterval = Ctx.orDefault(S, DefaultId::SimScaleInterval);
+    }
+  }
   if (std::optional<NodeId> R = Ctx.field(S, "simulate.admission.rate")) {
     In.AdmitRate = *R;
     std::optional<NodeId> Burst = Ctx.field(S, "simulate.admission.burst");

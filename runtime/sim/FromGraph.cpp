@@ -141,6 +141,19 @@ std::optional<Simulated> simulateScenario(const Evaluator &E, std::string &Why,
     A.Cooldown = v(In.ScaleCooldown);
     A.Interval = v(In.ScaleInterval);
   }
+  if (In.PrefillScaleMax.isValid()) {
+    Autoscaling &A = C.PrefillScale;
+    A.Enabled = true;
+    A.Max = static_cast<unsigned>(std::clamp(v(In.PrefillScaleMax), 1.0, 1e5));
+    A.Min = static_cast<unsigned>(std::clamp(v(In.PrefillScaleMin), 1.0, 1e5));
+    A.On = v(In.ScaleSignal) >= 1 ? Autoscaling::Signal::Utilisation
+                                  : Autoscaling::Signal::Queue;
+    A.Up = v(In.PrefillScaleUp);
+    A.Down = v(In.PrefillScaleDown);
+    A.StartUp = v(In.PrefillScaleStartUp);
+    A.Cooldown = v(In.ScaleCooldown);
+    A.Interval = v(In.ScaleInterval);
+  }
   if (In.AdmitRate.isValid()) {
     C.Admit.Rate = v(In.AdmitRate);
     C.Admit.Burst = v(In.AdmitBurst);
@@ -265,9 +278,14 @@ std::optional<Simulated> simulateInto(Evaluator &E, std::string &Why,
   set(MetricId::SimThroughput, R->Throughput);
   // Replica time over the replicas x the run: an autoscaler's share.
   double Share = 1;
-  if (S && S->Cfg.Scale.Enabled && S->Cfg.Replicas > 0)
-    Share = (R->MeanReplicas + S->Cfg.Disagg.PrefillReplicas) /
-            (S->Cfg.Replicas + S->Cfg.Disagg.PrefillReplicas);
+  if (S && (S->Cfg.Scale.Enabled || S->Cfg.PrefillScale.Enabled) &&
+      S->Cfg.Replicas > 0) {
+    const Config &K = S->Cfg;
+    double Decode = K.Scale.Enabled ? R->MeanReplicas : K.Replicas;
+    double Prefill = K.PrefillScale.Enabled ? R->MeanPrefillReplicas
+                                            : K.Disagg.PrefillReplicas;
+    Share = (Decode + Prefill) / (K.Replicas + K.Disagg.PrefillReplicas);
+  }
   set(MetricId::SimReplicaShare, Share);
   set(MetricId::SimGoodput, R->WithTargets ? R->Goodput : NaN);
   set(MetricId::SimAttainment, R->WithTargets

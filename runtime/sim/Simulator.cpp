@@ -335,14 +335,20 @@ public:
     if (C.Scale.Enabled)
       First = std::clamp(C.Replicas, C.Scale.Min, C.Scale.Max);
     unsigned Cap = C.Scale.Enabled ? C.Scale.Max : C.Replicas;
-    unsigned N = Cap + C.Disagg.PrefillReplicas;
+    unsigned PrefillFirst = C.Disagg.PrefillReplicas;
+    if (C.PrefillScale.Enabled)
+      PrefillFirst =
+          std::clamp(PrefillFirst, C.PrefillScale.Min, C.PrefillScale.Max);
+    unsigned PrefillCap =
+        C.PrefillScale.Enabled ? C.PrefillScale.Max : C.Disagg.PrefillReplicas;
+    unsigned N = Cap + PrefillCap;
     Replicas.resize(N);
     Pools.resize(Disaggregated ? 2 : 1);
     Pools[0] = {0, Cap, C.Route == Routing::SharedQueue && !Disaggregated,
                 WaitQueue(), 0};
     if (Disaggregated)
-      Pools[1] = {Cap, C.Disagg.PrefillReplicas,
-                  C.Route == Routing::SharedQueue, WaitQueue(), 0};
+      Pools[1] = {Cap, PrefillCap, C.Route == Routing::SharedQueue, WaitQueue(),
+                  0};
     Bucket = C.Admit.Burst;
     for (const KVTier &T : C.Tiers)
       SharedTiers.push_back(T.Shared ? tierFor() : TierCache());
@@ -360,6 +366,8 @@ public:
       P.PrefillOnly = P.Pool == 1;
       if (P.Pool == 0 && I >= First)
         P.St = Replica::State::Off;
+      if (P.Pool == 1 && I - Cap >= PrefillFirst)
+        P.St = Replica::State::Off;
       if (Caching)
         P.Prefix.resize(Groups);
       if (Caching)
@@ -369,12 +377,16 @@ public:
   }
 
   Result run() {
-    Scaled = Pools[0].Count;
-    for (unsigned I = 0; I < Pools[0].Count; ++I)
-      Scaled -= Replicas[I].St == Replica::State::Off;
-    PeakScaled = Scaled;
+    for (size_t K = 0; K < Pools.size(); ++K) {
+      for (unsigned I = Pools[K].First; I < Pools[K].First + Pools[K].Count;
+           ++I)
+        Scaled[K] += Replicas[I].St != Replica::State::Off;
+      PeakScaled[K] = Scaled[K];
+    }
     if (C.Scale.Enabled)
       push(C.Scale.Interval, EventKind::Scale, 0);
+    if (C.PrefillScale.Enabled && Disaggregated)
+      push(C.PrefillScale.Interval, EventKind::Scale, 1);
     if (C.SampleEvery > 0) {
       LastBusy.assign(Replicas.size(), 0);
       push(C.SampleEvery, EventKind::Sample, 0);
@@ -405,7 +417,7 @@ public:
         landed(E.Replica, E.S);
         break;
       case EventKind::Scale:
-        scale();
+        scale(E.Replica);
         break;
       case EventKind::KVLoaded:
         loaded(E.Replica, E.S, E.Gen);
@@ -449,10 +461,12 @@ private:
   double Now = 0, First = 0, Last = 0, Area = 0, BatchSum = 0, PeakKV = 0;
   double BurstEnd = 0; ///< Arrivals::OnOff: when the current burst ends
   double PromptTokens = 0, CachedTokens = 0;
-  uint64_t Shed = 0, ScaleUps = 0, ScaleDowns = 0;
+  uint64_t Shed = 0, ScaleUps[2] = {0, 0}, ScaleDowns[2] = {0, 0};
   /// Autoscaling: pool 0's replicas that are not off, their peak and
   /// time integral, when the autoscaler last acted, its samples.
-  double Scaled = 0, PeakScaled = 0, ScaledArea = 0, LastAction = -1e300;
+  /// (By pool: the colocated or decode pool, then the prefill pool.)
+  double Scaled[2] = {0, 0}, PeakScaled[2] = {0, 0}, ScaledArea[2] = {0, 0},
+         LastAction[2] = {-1e300, -1e300};
   std::vector<Result::Sample> Timeline;
   /// Sampling: each replica's busy time at the last sample, the samples.
   std::vector<double> LastBusy;
@@ -572,21 +586,23 @@ private:
       }
       // Replica time: an autoscaled pool's replicas count while they are
       // not off.
-      double Span = Out.Makespan * static_cast<double>(Replicas.size());
-      if (C.Scale.Enabled)
-        Span = ScaledArea +
-               Out.Makespan * static_cast<double>(C.Disagg.PrefillReplicas);
+      double Span = ScaledArea[0] + ScaledArea[1];
       Out.Utilisation = Busy / Span;
       if (C.KVCapacityTokens > 0)
         Out.KVUtilisation = KV / (Span * C.KVCapacityTokens);
     }
     Out.MeanBatch = Iterations ? BatchSum / static_cast<double>(Iterations) : 0;
     Out.Shed = Shed;
-    Out.ScaleUps = ScaleUps;
-    Out.ScaleDowns = ScaleDowns;
-    Out.PeakReplicas = PeakScaled;
+    Out.ScaleUps = ScaleUps[0];
+    Out.ScaleDowns = ScaleDowns[0];
+    Out.PeakReplicas = PeakScaled[0];
+    Out.PrefillScaleUps = ScaleUps[1];
+    Out.PrefillScaleDowns = ScaleDowns[1];
+    Out.PeakPrefillReplicas = PeakScaled[1];
     if (Out.Makespan > 0 && C.Scale.Enabled)
-      Out.MeanReplicas = ScaledArea / Out.Makespan;
+      Out.MeanReplicas = ScaledArea[0] / Out.Makespan;
+    if (Out.Makespan > 0 && C.PrefillScale.Enabled)
+      Out.MeanPrefillReplicas = ScaledArea[1] / Out.Makespan;
     Out.Timeline = std::move(Timeline);
     Out.Replicas = std::move(ReplicaSamples);
     Out.ReplicasTruncated = SamplesTruncated;
@@ -669,7 +685,8 @@ private:
     Area +=
         static_cast<double>(Arrived - Completed - Rejected - Shed) * (T - Now);
     if (Arrived > 0 && !finished())
-      ScaledArea += Scaled * (T - Now);
+      for (int K = 0; K < 2; ++K)
+        ScaledArea[K] += Scaled[K] * (T - Now);
     Now = T;
   }
 
@@ -803,9 +820,9 @@ private:
   void setState(Replica &P, Replica::State S) {
     bool WasOn = P.St != Replica::State::Off, On = S != Replica::State::Off;
     P.St = S;
-    if (P.Pool == 0 && WasOn != On)
-      Scaled += On ? 1 : -1;
-    PeakScaled = std::max(PeakScaled, Scaled);
+    if (WasOn != On)
+      Scaled[P.Pool] += On ? 1 : -1;
+    PeakScaled[P.Pool] = std::max(PeakScaled[P.Pool], Scaled[P.Pool]);
   }
 
   /// Samples every replica that is not off (Config::SampleEvery): its busy
@@ -842,9 +859,9 @@ private:
 
   /// The autoscaler's decision (Autoscaling): its signal over pool 0's
   /// serving replicas, then one replica more or less.
-  void scale() {
-    const Autoscaling &A = C.Scale;
-    const Pool &Pl = Pools[0];
+  void scale(unsigned PoolIndex) {
+    const Autoscaling &A = PoolIndex ? C.PrefillScale : C.Scale;
+    const Pool &Pl = Pools[PoolIndex];
     double Serving = 0, Starting = 0, Waiting = Pl.Shared.size(), Running = 0;
     for (unsigned I = Pl.First; I < Pl.First + Pl.Count; ++I) {
       const Replica &P = Replicas[I];
@@ -861,8 +878,10 @@ private:
             : (Serving > 0 ? Running / (Serving * C.MaxSequences) : 1);
     if (Arrived > 0 && Timeline.size() < Result::MaxTimeline)
       Timeline.push_back({Now - First, static_cast<unsigned>(Serving),
-                          static_cast<unsigned>(Starting), Signal});
-    if (Now - LastAction >= A.Cooldown) {
+                          static_cast<unsigned>(Starting), Signal,
+                          PoolIndex == 1});
+    double &Last = LastAction[PoolIndex];
+    if (Now - Last >= A.Cooldown) {
       if (Signal > A.Up && Serving + Starting < A.Max) {
         // A draining replica serves again; else an off one starts.
         Replica *Pick = nullptr;
@@ -874,8 +893,8 @@ private:
           if (Replicas[I].St == Replica::State::Off)
             Pick = &Replicas[Index = I];
         if (Pick) {
-          ++ScaleUps;
-          LastAction = Now;
+          ++ScaleUps[PoolIndex];
+          Last = Now;
           if (Pick->St == Replica::State::Draining || A.StartUp <= 0) {
             setState(*Pick, Replica::State::Serving);
             ready(Index);
@@ -888,8 +907,8 @@ private:
         // The last serving replica drains.
         for (unsigned I = Pl.First + Pl.Count; I-- > Pl.First;)
           if (routable(Replicas[I])) {
-            ++ScaleDowns;
-            LastAction = Now;
+            ++ScaleDowns[PoolIndex];
+            Last = Now;
             setState(Replicas[I], Replica::State::Draining);
             if (!Replicas[I].Busy)
               startIteration(I); // stops at once when it holds nothing
@@ -898,7 +917,7 @@ private:
       }
     }
     if (!finished())
-      push(Now + A.Interval, EventKind::Scale, 0);
+      push(Now + A.Interval, EventKind::Scale, PoolIndex);
   }
 
   /// A prefix loaded from a tier is in HBM: its request's prompt runs on.
@@ -1865,15 +1884,18 @@ Result simulate(const Config &C, const StepFunction &Step,
     if (C.Replay->empty())
       refuse("the trace has no requests");
   }
-  const Autoscaling &S = C.Scale;
-  if (S.Enabled && !(S.Min >= 1 && S.Max >= S.Min && S.Interval > 0 &&
-                     std::isfinite(S.Interval) && S.StartUp >= 0 &&
-                     std::isfinite(S.StartUp) && S.Cooldown >= 0 &&
-                     std::isfinite(S.Cooldown) && S.Up >= S.Down &&
-                     std::isfinite(S.Up) && S.Down >= 0))
-    refuse("autoscaling needs 1 <= min <= max, an interval above 0, a "
-           "start-up and cooldown >= 0, and a scale-up threshold at or above "
-           "the scale-down one");
+  for (const Autoscaling *S : {&C.Scale, &C.PrefillScale})
+    if (S->Enabled &&
+        !(S->Min >= 1 && S->Max >= S->Min && S->Max <= 100000 &&
+          S->Interval > 0 && std::isfinite(S->Interval) && S->StartUp >= 0 &&
+          std::isfinite(S->StartUp) && S->Cooldown >= 0 &&
+          std::isfinite(S->Cooldown) && S->Up >= S->Down &&
+          std::isfinite(S->Up) && S->Down >= 0))
+      refuse("autoscaling needs 1 <= min <= max, an interval above 0, a "
+             "start-up and cooldown >= 0, and a scale-up threshold at or "
+             "above the scale-down one");
+  if (C.PrefillScale.Enabled && C.Disagg.PrefillReplicas == 0)
+    refuse("the prefill pool scales only under disaggregation");
   const Admission &Ad = C.Admit;
   if (!(Ad.Rate >= 0 && std::isfinite(Ad.Rate) && Ad.Burst >= 1 &&
         std::isfinite(Ad.Burst) && Ad.ShedQueue >= 0))

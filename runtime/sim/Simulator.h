@@ -222,6 +222,9 @@ struct Config {
   ScorerWeights Weights;
   Disaggregation Disagg;
   Autoscaling Scale;
+  /// Autoscaling of a disaggregated platform's prefill pool (its
+  /// replicas the starting count), on the same signals over that pool.
+  Autoscaling PrefillScale;
   Admission Admit;
   /// KV tiers below HBM, first tier first, and a token's KV bytes on a
   /// replica (what a load moves).
@@ -348,10 +351,14 @@ struct Result {
   /// sample at each decision (at most MaxTimeline of them).
   uint64_t ScaleUps = 0, ScaleDowns = 0;
   double MeanReplicas = 0, PeakReplicas = 0;
+  /// The same for the prefill pool when it scales.
+  uint64_t PrefillScaleUps = 0, PrefillScaleDowns = 0;
+  double MeanPrefillReplicas = 0, PeakPrefillReplicas = 0;
   struct Sample {
     double Time = 0; ///< from the first arrival
     unsigned Serving = 0, Starting = 0;
-    double Signal = 0; ///< the autoscaler's signal then
+    double Signal = 0;    ///< the autoscaler's signal then
+    bool Prefill = false; ///< the prefill pool's autoscaler
   };
   std::vector<Sample> Timeline;
   static constexpr size_t MaxTimeline = 100000;

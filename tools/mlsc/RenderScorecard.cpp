@@ -719,17 +719,18 @@ void printSimulated(const ScenarioResult &R, llvm::raw_ostream &OS) {
         formatQuantity(T.Bandwidth, Dimension::base(BaseDim::Data) /
                                         Dimension::base(BaseDim::Time)),
         formatQuantity(T.Latency, Sec));
-  if (C.Scale.Enabled)
-    OS << fmt::format(
-        "  autoscaled: {} to {} replicas on the {} (up above {}, down below "
-        "{}), deciding every {}, {} to start, {} between actions\n",
-        C.Scale.Min, C.Scale.Max,
-        C.Scale.On == sim::Autoscaling::Signal::Queue ? "queue a replica"
-                                                      : "slots' utilisation",
-        formatNumber(C.Scale.Up), formatNumber(C.Scale.Down),
-        formatQuantity(C.Scale.Interval, Sec),
-        formatQuantity(C.Scale.StartUp, Sec),
-        formatQuantity(C.Scale.Cooldown, Sec));
+  for (auto [A, What] :
+       {std::pair{&C.Scale, ""}, std::pair{&C.PrefillScale, " prefill"}})
+    if (A->Enabled)
+      OS << fmt::format(
+          "  autoscaled: {} to {}{} replicas on the {} (up above {}, down "
+          "below {}), deciding every {}, {} to start, {} between actions\n",
+          A->Min, A->Max, What,
+          A->On == sim::Autoscaling::Signal::Queue ? "queue a replica"
+                                                   : "slots' utilisation",
+          formatNumber(A->Up), formatNumber(A->Down),
+          formatQuantity(A->Interval, Sec), formatQuantity(A->StartUp, Sec),
+          formatQuantity(A->Cooldown, Sec));
   if (C.Admit.Rate > 0)
     OS << fmt::format(
         "  admission: a bucket of {} requests at {}\n",
@@ -748,9 +749,10 @@ void printSimulated(const ScenarioResult &R, llvm::raw_ostream &OS) {
                       C.PrefixCaching ? "on" : "off");
   if (C.Disagg.PrefillReplicas)
     OS << fmt::format(
-        "  disaggregated: {} prefill replica{} send the KV cache at {} a "
+        "  disaggregated: {} prefill replica{} the KV cache at {} a "
         "token over {} links, {} latency{}\n",
-        C.Disagg.PrefillReplicas, C.Disagg.PrefillReplicas == 1 ? "" : "s",
+        C.Disagg.PrefillReplicas,
+        C.Disagg.PrefillReplicas == 1 ? " sends" : "s send",
         formatQuantity(C.Disagg.BytesPerToken, Dimension::base(BaseDim::Data)),
         formatQuantity(C.Disagg.Bandwidth, Dimension::base(BaseDim::Data) /
                                                Dimension::base(BaseDim::Time)),
@@ -838,6 +840,13 @@ void printSimulated(const ScenarioResult &R, llvm::raw_ostream &OS) {
          fmt::format("{} on average, {} at most ({} added, {} drained)",
                      formatNumber(S.MeanReplicas), formatNumber(S.PeakReplicas),
                      S.ScaleUps, S.ScaleDowns)});
+  if (C.PrefillScale.Enabled)
+    Table.push_back(
+        {"prefill replicas", "-",
+         fmt::format("{} on average, {} at most ({} added, {} drained)",
+                     formatNumber(S.MeanPrefillReplicas),
+                     formatNumber(S.PeakPrefillReplicas), S.PrefillScaleUps,
+                     S.PrefillScaleDowns)});
   Table.push_back(
       {"replicas busy", "-", formatNumber(100 * S.Utilisation) + "%"});
   // The sampled busy shares' spread: how unevenly load fell on the

@@ -144,33 +144,45 @@ void simulatedJSON(const ScenarioResult &R, llvm::json::OStream &J) {
       J.attribute("kv_loads", static_cast<int64_t>(S.Loads));
       statsJSON(J, "kv_load", S.Load);
     }
-    if (C.Scale.Enabled)
-      J.attributeObject("autoscaling", [&] {
-        J.attribute("min", static_cast<int64_t>(C.Scale.Min));
-        J.attribute("max", static_cast<int64_t>(C.Scale.Max));
-        J.attribute("signal", C.Scale.On == sim::Autoscaling::Signal::Queue
+    // The pool's autoscaler, and the prefill pool's.
+    auto autoscaling = [&](const char *Name, const sim::Autoscaling &A,
+                           bool Prefill, uint64_t Ups, uint64_t Downs,
+                           double Mean, double Peak) {
+      if (!A.Enabled)
+        return;
+      J.attributeObject(Name, [&] {
+        J.attribute("min", static_cast<int64_t>(A.Min));
+        J.attribute("max", static_cast<int64_t>(A.Max));
+        J.attribute("signal", A.On == sim::Autoscaling::Signal::Queue
                                   ? "queue"
                                   : "utilisation");
-        number(J, "up", C.Scale.Up);
-        number(J, "down", C.Scale.Down);
-        number(J, "startup_s", C.Scale.StartUp);
-        number(J, "cooldown_s", C.Scale.Cooldown);
-        number(J, "interval_s", C.Scale.Interval);
-        J.attribute("scale_ups", static_cast<int64_t>(S.ScaleUps));
-        J.attribute("scale_downs", static_cast<int64_t>(S.ScaleDowns));
-        number(J, "mean_replicas", S.MeanReplicas);
-        number(J, "peak_replicas", S.PeakReplicas);
+        number(J, "up", A.Up);
+        number(J, "down", A.Down);
+        number(J, "startup_s", A.StartUp);
+        number(J, "cooldown_s", A.Cooldown);
+        number(J, "interval_s", A.Interval);
+        J.attribute("scale_ups", static_cast<int64_t>(Ups));
+        J.attribute("scale_downs", static_cast<int64_t>(Downs));
+        number(J, "mean_replicas", Mean);
+        number(J, "peak_replicas", Peak);
         // Each decision: [time s, serving, starting, signal].
         J.attributeArray("timeline", [&] {
           for (const sim::Result::Sample &X : S.Timeline)
-            J.array([&] {
-              J.value(X.Time);
-              J.value(static_cast<int64_t>(X.Serving));
-              J.value(static_cast<int64_t>(X.Starting));
-              J.value(X.Signal);
-            });
+            if (X.Prefill == Prefill)
+              J.array([&] {
+                J.value(X.Time);
+                J.value(static_cast<int64_t>(X.Serving));
+                J.value(static_cast<int64_t>(X.Starting));
+                J.value(X.Signal);
+              });
         });
       });
+    };
+    autoscaling("autoscaling", C.Scale, false, S.ScaleUps, S.ScaleDowns,
+                S.MeanReplicas, S.PeakReplicas);
+    autoscaling("prefill_autoscaling", C.PrefillScale, true, S.PrefillScaleUps,
+                S.PrefillScaleDowns, S.MeanPrefillReplicas,
+                S.PeakPrefillReplicas);
     if (C.SampleEvery > 0)
       J.attributeObject("replica_samples", [&] {
         number(J, "every_s", C.SampleEvery);
