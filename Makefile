@@ -10,7 +10,9 @@ DEBIAN_PACKAGES := cmake ninja-build g++ clang-14 llvm-14-dev llvm-14-tools \
   libgtest-dev libbenchmark-dev nlohmann-json3-dev python3 clang-format-14 \
   libopenmpi-dev openmpi-bin
 
-.PHONY: run test deps build bench test-sanitize build-sanitize fuzz clean
+PREFIX     ?= /usr/local
+
+.PHONY: run test deps build install bench test-sanitize build-sanitize fuzz clean
 
 deps:
 	@./utils/install-deps.sh $(DEBIAN_PACKAGES)
@@ -26,6 +28,12 @@ run: build
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+# Installs mlsc under $(PREFIX) (default /usr/local; DESTDIR stages it):
+# bin/mlsc, share/mlsc/{stdlib,registries}, share/doc/mlsc
+# (docs/driver.md, "Installing").
+install: build
+	cmake --install $(BUILD) --prefix $(PREFIX)
 
 # Benchmarks: one `name: value` line per figure (docs/performance.md).
 bench: build

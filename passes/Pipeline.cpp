@@ -41,6 +41,7 @@ std::string defaultDataDir(const char *Argv0) {
   if (!Exe.empty()) {
     llvm::SmallString<256> Share(llvm::sys::path::parent_path(Exe));
     llvm::sys::path::append(Share, "..", "share", "mlsc");
+    llvm::sys::path::remove_dots(Share, /*remove_dot_dot=*/true);
     if (llvm::sys::fs::is_directory(Share + "/stdlib"))
       return std::string(Share);
   }

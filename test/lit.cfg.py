@@ -32,6 +32,7 @@ config.substitutions.append(
      else "1"))
 config.substitutions.append(("%lit", config.python_executable + " " + config.lit_py))
 config.substitutions.append(("%src", config.mlsc_src_root))
+config.substitutions.append(("%obj", config.mlsc_obj_root))
 config.substitutions.append(("%utils", os.path.join(config.mlsc_src_root, "utils")))
 
 # Sweeps over MPI ranks (query/mpi.test): an mlsc built with MPI and

@@ -9,6 +9,8 @@
 #include "tools/mlsc/Driver.h"
 #include "tools/mlsc/Mpi.h"
 
+#include "mlsc/Commit.h"
+
 #include "frontend/SourceFile.h"
 #include "runtime/Parallel.h"
 
@@ -56,7 +58,10 @@ int run(DriverOptions &O, const char *Argv0) {
     return Success;
   }
   if (O.Version) {
-    llvm::outs() << "mlsc " << MLSC_VERSION << "\n";
+    // The version, the commit built from and where the standard library
+    // and registries are read from.
+    llvm::outs() << "mlsc " << MLSC_VERSION << "\ncommit " << MLSC_COMMIT
+                 << "\ndata " << defaultDataDir(Argv0) << "\n";
     return Success;
   }
   if (!O.List.empty())
