@@ -72,7 +72,7 @@ def main():
     if run.returncode not in (0, 3):
         sys.stderr.write(run.stderr)
         return 2
-    text = table(json.loads(run.stdout))
+    text = table(json.loads(run.stdout)["records"])
     return update_sections(os.path.join(root, "docs", "registries.md"),
                            {"registry": lambda: text}, args.check,
                            "utils/gen-registry-doc.py --mlsc build/bin/mlsc")

@@ -149,34 +149,37 @@ void stringOrNull(llvm::json::OStream &J, llvm::StringRef Key,
 
 void printJSON(const std::vector<AuditRecord> &Records, llvm::raw_ostream &OS) {
   llvm::json::OStream J(OS, 2);
-  J.array([&] {
-    for (const AuditRecord &R : Records)
-      J.object([&] {
-        J.attribute("entity", R.Entity);
-        J.attribute("entity_kind", R.EntityKind);
-        J.attribute("field", R.Field);
-        number(J, "value", R.Value);
-        J.attribute("unit", R.Unit);
-        J.attribute("display", R.Display);
-        J.attribute("file", R.File);
-        J.attribute("line", static_cast<int64_t>(R.Line));
-        if (R.Source)
-          J.attributeObject("source", [&] {
-            J.attribute("name", R.Source->Name);
-            J.attribute("kind", R.Source->Kind);
-            J.attribute("title", R.Source->Title);
-            stringOrNull(J, "url", R.Source->Url);
-            stringOrNull(J, "verified", R.Source->Verified);
-            stringOrNull(J, "published", R.Source->Published);
-          });
-        else
-          J.attribute("source", nullptr);
-        if (R.Derived)
-          J.attribute("derived_from", R.DerivedFrom);
-        J.attribute("estimate", R.Estimate);
-        J.attribute("stale", R.Stale);
-        J.attribute("stale_price", R.StalePrice);
-      });
+  J.object([&] {
+    formatVersion(J);
+    J.attributeArray("records", [&] {
+      for (const AuditRecord &R : Records)
+        J.object([&] {
+          J.attribute("entity", R.Entity);
+          J.attribute("entity_kind", R.EntityKind);
+          J.attribute("field", R.Field);
+          number(J, "value", R.Value);
+          J.attribute("unit", R.Unit);
+          J.attribute("display", R.Display);
+          J.attribute("file", R.File);
+          J.attribute("line", static_cast<int64_t>(R.Line));
+          if (R.Source)
+            J.attributeObject("source", [&] {
+              J.attribute("name", R.Source->Name);
+              J.attribute("kind", R.Source->Kind);
+              J.attribute("title", R.Source->Title);
+              stringOrNull(J, "url", R.Source->Url);
+              stringOrNull(J, "verified", R.Source->Verified);
+              stringOrNull(J, "published", R.Source->Published);
+            });
+          else
+            J.attribute("source", nullptr);
+          if (R.Derived)
+            J.attribute("derived_from", R.DerivedFrom);
+          J.attribute("estimate", R.Estimate);
+          J.attribute("stale", R.Stale);
+          J.attribute("stale_price", R.StalePrice);
+        });
+    });
   });
   OS << "\n";
 }

@@ -1,6 +1,7 @@
 //===- Check.cpp - `mlsc check`: every SLA condition and assert -----------===//
 
 #include "tools/mlsc/Driver.h"
+#include "tools/mlsc/Json.h"
 #include "tools/mlsc/Render.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -56,6 +57,7 @@ int checkCommand(const DriverOptions &O,
   if (O.Format == OutputFormat::Json) {
     llvm::json::OStream J(OS, 2);
     J.object([&] {
+      formatVersion(J);
       J.attributeArray("results", [&] {
         for (const CheckLine &L : Lines)
           J.object([&] {

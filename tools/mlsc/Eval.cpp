@@ -1,6 +1,7 @@
 //===- Eval.cpp - `mlsc eval`: a scorecard per scenario -------------------===//
 
 #include "tools/mlsc/Driver.h"
+#include "tools/mlsc/Json.h"
 #include "tools/mlsc/OutputFile.h"
 #include "tools/mlsc/Render.h"
 
@@ -161,6 +162,7 @@ int evalCommand(const DriverOptions &O,
   if (O.Format == OutputFormat::Json) {
     llvm::json::OStream J(OS, 2);
     J.object([&] {
+      formatVersion(J);
       J.attributeArray("scenarios", [&] {
         for (const ScenarioResult &R : Results)
           scorecardJSON(R, J);

@@ -9,6 +9,10 @@
 
 namespace mlsc::driver {
 
+void formatVersion(llvm::json::OStream &J) {
+  J.attribute("format_version", JsonFormatVersion);
+}
+
 std::string jsonNumber(double X) {
   // nlohmann's serializer (Grisu2) gives the digits mlsc's JSON has always
   // had; it prints NaN and infinity as null.

@@ -19,6 +19,15 @@
 
 namespace mlsc::driver {
 
+/// The version of mlsc's JSON formats (docs/json-output.md): every JSON
+/// output opens with `"format_version": "1.0"`. A new field raises the
+/// minor number; a field removed, renamed or changed in meaning raises the
+/// major one.
+inline constexpr const char *JsonFormatVersion = "1.0";
+
+/// `"format_version": "1.0"`, the first attribute of every JSON output.
+void formatVersion(llvm::json::OStream &J);
+
 /// \p X as a JSON number, or null when it is not finite.
 std::string jsonNumber(double X);
 

@@ -219,6 +219,7 @@ void printExplain(const Evaluator &E, NodeId Node, llvm::SourceMgr &SM,
 void explainJSON(const Evaluator &E, NodeId Node, llvm::SourceMgr &SM,
                  llvm::json::OStream &J) {
   J.object([&] {
+    formatVersion(J);
     J.attribute("scenario", E.graph().Scenario);
     J.attributeBegin("tree");
     Explainer(E, SM).nodeJSON(J, Node);
@@ -272,6 +273,7 @@ void leavesJSON(const Evaluator &E, NodeId Node, llvm::SourceMgr &SM,
   static const char *const Classes[] = {"imported", "main", "assumed",
                                         "constant"};
   J.object([&] {
+    formatVersion(J);
     J.attribute("scenario", G.Scenario);
     J.attribute("value", label(G, Node));
     J.attributeArray("leaves", [&] {
@@ -350,20 +352,23 @@ void printWalls(llvm::raw_ostream &OS) {
 }
 
 void wallsJSON(llvm::json::OStream &J) {
-  J.array([&] {
-    for (const WallInfo &W : allWalls())
-      J.object([&] {
-        J.attribute("number", static_cast<int64_t>(W.Number));
-        J.attribute("name", W.Name);
-        J.attribute("domain", W.Domain);
-        J.attribute("equation", W.Equation);
-        J.attribute("citation", W.Citation);
-        J.attribute("files", wallFiles(W));
-        WallStatus Status = wallStatus(W);
-        J.attribute("status", wallStatusName(Status));
-        J.attribute("implemented", Status == WallStatus::Implemented ||
-                                       Status == WallStatus::Partial);
-      });
+  J.object([&] {
+    formatVersion(J);
+    J.attributeArray("walls", [&] {
+      for (const WallInfo &W : allWalls())
+        J.object([&] {
+          J.attribute("number", static_cast<int64_t>(W.Number));
+          J.attribute("name", W.Name);
+          J.attribute("domain", W.Domain);
+          J.attribute("equation", W.Equation);
+          J.attribute("citation", W.Citation);
+          J.attribute("files", wallFiles(W));
+          WallStatus Status = wallStatus(W);
+          J.attribute("status", wallStatusName(Status));
+          J.attribute("implemented", Status == WallStatus::Implemented ||
+                                         Status == WallStatus::Partial);
+        });
+    });
   });
 }
 

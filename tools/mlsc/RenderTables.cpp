@@ -336,6 +336,8 @@ public:
     }
     Columns += ", {\"name\": \"binding_wall\", \"unit\": \"\"}]";
     J.objectBegin();
+    if (Q.K == Query::Kind::Sweep)
+      formatVersion(J);
     J.attribute(Q.K == Query::Kind::Sweep ? "sweep" : "solve", Q.Name);
     J.attribute("scenario", Scenario);
     J.attribute("points", static_cast<int64_t>(gridPoints(Q)));

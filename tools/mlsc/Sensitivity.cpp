@@ -93,6 +93,7 @@ int sensitivityCommand(const DriverOptions &O,
   if (O.Format == OutputFormat::Json) {
     llvm::json::OStream J(OS, 2);
     J.object([&] {
+      formatVersion(J);
       J.attribute("scenario", G->Scenario);
       J.attributeArray("metrics", [&] {
         for (const MetricSensitivity &M : Results)

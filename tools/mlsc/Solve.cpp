@@ -1,5 +1,6 @@
 //===- Solve.cpp - `mlsc solve`: inverse queries and Pareto fronts --------===//
 
+#include "tools/mlsc/Json.h"
 #include "tools/mlsc/Queries.h"
 #include "tools/mlsc/RenderTables.h"
 
@@ -47,6 +48,7 @@ int solveCommand(const DriverOptions &O,
   if (Json) {
     J.emplace(OS, 2);
     J->objectBegin();
+    formatVersion(*J);
     J->attributeBegin("solves");
     J->arrayBegin();
   }

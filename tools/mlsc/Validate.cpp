@@ -220,6 +220,7 @@ void printJSON(const std::vector<Row> &Rows, llvm::raw_ostream &OS) {
     });
   };
   J.object([&] {
+    formatVersion(J);
     J.attributeArray("anchors", [&] {
       for (const Row &R : Rows)
         J.object([&] {
