@@ -213,10 +213,71 @@ disallowedPrefix(llvm::StringRef Symbol) {
   return std::nullopt;
 }
 
+/// The spelling the table accepts that \p Atom is but for case (`gb` ->
+/// `GB`, `w` -> `W`, `kw` -> `kW`), or "". Of several (`mb`: `MB` and
+/// `Mb`), the one with the most capitals: bytes before bits, the large
+/// prefixes before the small ones that rarely go with them.
+std::string caseFixed(llvm::StringRef Atom) {
+  std::string Best;
+  int BestUpper = -1;
+  for (const std::string &S : allSpellings())
+    if (llvm::StringRef(S).equals_insensitive(Atom)) {
+      int Upper = static_cast<int>(
+          std::count_if(S.begin(), S.end(), [](char C) { return isupper(C); }));
+      if (Upper > BestUpper) {
+        Best = S;
+        BestUpper = Upper;
+      }
+    }
+  return Best;
+}
+
+/// A unit written as a word (`Watts`, `seconds`, `gigabytes`), singular or
+/// plural, any case, with a word prefix: its symbol, or "".
+std::string fromWord(llvm::StringRef Atom) {
+  static const std::pair<const char *, const char *> Words[] = {
+      {"watt", "W"},    {"joule", "J"},       {"byte", "B"},
+      {"bit", "b"},     {"second", "s"},      {"sec", "s"},
+      {"hour", "h"},    {"hr", "h"},          {"minute", "min"},
+      {"token", "tok"}, {"request", "req"},   {"dollar", "USD"},
+      {"gram", "g"},    {"liter", "L"},       {"litre", "L"},
+      {"hertz", "Hz"},  {"meter", "m"},       {"metre", "m"},
+      {"flop", "FLOP"}, {"sample", "sample"}, {"day", "day"}};
+  static const std::pair<const char *, const char *> Prefixes[] = {
+      {"", ""},       {"kilo", "k"}, {"mega", "M"},  {"giga", "G"},
+      {"tera", "T"},  {"peta", "P"}, {"exa", "E"},   {"milli", "m"},
+      {"micro", "u"}, {"nano", "n"}, {"kibi", "Ki"}, {"mebi", "Mi"},
+      {"gibi", "Gi"}, {"tebi", "Ti"}};
+  std::string Lower = Atom.lower();
+  llvm::StringRef W(Lower);
+  for (auto [Word, Symbol] : Prefixes) {
+    if (!W.startswith(Word))
+      continue;
+    llvm::StringRef Rest = W.drop_front(strlen(Word));
+    for (auto [Name, Unit] : Words)
+      if (Rest == Name || (Rest.size() == strlen(Name) + 1 &&
+                           Rest.startswith(Name) && Rest.endswith("s"))) {
+        std::string Candidate = std::string(Symbol) + Unit;
+        if (resolveSymbol(Candidate))
+          return Candidate;
+      }
+  }
+  return "";
+}
+
 std::string closestSpelling(llvm::StringRef Atom) {
-  // Common confusions first: `FLOPs` is ambiguous between a count and a rate.
-  if (Atom.endswith("FLOPs") || Atom.endswith("flops"))
-    return Atom.drop_back(5).str() + "FLOP/s";
+  // Common confusions first: `FLOPs` is ambiguous between a count and a
+  // rate; its prefix keeps its case where the table has one (`GFlops` ->
+  // `GFLOP/s`, `tflops` -> `TFLOP/s`).
+  if (Atom.endswith_insensitive("flops")) {
+    std::string Count = caseFixed(Atom.drop_back(5).str() + "FLOP");
+    return (Count.empty() ? Atom.drop_back(5).str() + "FLOP" : Count) + "/s";
+  }
+  // Right but for case, or a word for a unit.
+  if (std::string Fixed = caseFixed(Atom); !Fixed.empty())
+    return Fixed;
+  if (std::string Symbol = fromWord(Atom); !Symbol.empty())
+    return Symbol;
   // A rate written without its slash: `TBs`, `tokh`.
   for (const char *Time : {"s", "h", "min", "day"}) {
     llvm::StringRef T(Time);
@@ -274,7 +335,15 @@ std::optional<Unit> parseUnit(llvm::StringRef Text, UnitParseError &Err) {
       Err.Message = "unknown unit `" + Symbol.str() + "`";
       std::string Close = closestSpelling(Symbol);
       Err.UnknownSymbol = true;
-      if (auto Prefixed = disallowedPrefix(Symbol)) {
+      // A prefix the unit does not take (`mFLOP`, `mtok`), unless the
+      // symbol is in lower case and its case-fixed spelling is another unit
+      // (`mb` is `MB`, not a prefixed bit).
+      auto Prefixed = disallowedPrefix(Symbol);
+      std::string Fixed = caseFixed(Symbol);
+      if (Prefixed && Symbol.lower() == Symbol.str() && !Fixed.empty() &&
+          Prefixed->second != Fixed)
+        Prefixed = std::nullopt;
+      if (Prefixed) {
         Err.Message = Prefixed->first;
         Close = Prefixed->second;
         Err.UnknownSymbol = false;
