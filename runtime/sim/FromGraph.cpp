@@ -34,7 +34,8 @@ Length histogramOf(const Evaluator &E,
     return Else;
   std::vector<Length::Bin> Weighted;
   for (const graph::SimInputs::Bin &B : Bins)
-    Weighted.push_back({E.value(B.Lo), E.value(B.Hi), E.value(B.Weight)});
+    Weighted.push_back({std::round(E.value(B.Lo)), std::round(E.value(B.Hi)),
+                        E.value(B.Weight)});
   return Length::empirical(Weighted);
 }
 

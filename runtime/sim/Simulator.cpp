@@ -429,6 +429,8 @@ public:
         sample();
         break;
       }
+      if (C.CheckInvariants)
+        checkInvariants();
     }
     return result();
   }
@@ -481,6 +483,98 @@ private:
   uint64_t Loads = 0, SwapOuts = 0, SwapIns = 0;
   Histogram LoadTime;
 
+  /// Recounts the cache accounting from the requests and entries
+  /// (Config::CheckInvariants): each replica's KV tokens in use are what
+  /// its running requests hold (less the entry a shared one references)
+  /// and its resident entries; its idle list is exactly its resident,
+  /// ready, unreferenced entries; no conversation entry, in HBM or a
+  /// tier, is of a closed generation; each tier's use is what it holds,
+  /// within its capacity.
+  void checkInvariants() {
+    auto fail = [&](unsigned I, const std::string &M) {
+      throw std::logic_error(
+          "simulator invariant at t = " + std::to_string(Now) + ", replica " +
+          std::to_string(I) + ": " + M);
+    };
+    auto live = [&](uint32_t G, uint32_t Gen) {
+      return G < SessionBase || Conversations[G - SessionBase].Gen == Gen;
+    };
+    for (unsigned I = 0; I < Replicas.size(); ++I) {
+      Replica &P = Replicas[I];
+      double Expect = 0;
+      std::vector<uint32_t> Refs(P.Prefix.size(), 0);
+      auto hold = [&](Slot S, double H) {
+        const Request &Q = Requests[S];
+        if (Q.Shared) {
+          if (Q.Group >= P.Prefix.size() || !P.Prefix[Q.Group].Resident ||
+              P.Prefix[Q.Group].Gen != Q.GroupGen)
+            fail(I, "a request shares an entry that is not its own");
+          ++Refs[Q.Group];
+          H -= P.Prefix[Q.Group].Tokens;
+          if (H < 0)
+            fail(I, "a request holds less than its shared entry");
+        }
+        Expect += H;
+      };
+      for (Slot S : P.Prefilling)
+        hold(S, Requests[S].Prefill);
+      for (Slot S : P.Loading)
+        hold(S, Requests[S].Prefill);
+      double Decoding = 0;
+      for (Slot S = 0; S < Requests.size(); ++S)
+        if (Requests[S].Decoding && Requests[S].Replica == I) {
+          ++Decoding;
+          hold(S, contextOf(P, Requests[S]) + (P.Busy ? 1 : 0));
+        }
+      if (Decoding != P.Decoding)
+        fail(I, "decoding count");
+      double Idle = 0;
+      size_t ShouldIdle = 0;
+      for (uint32_t G = 0; G < P.Prefix.size(); ++G) {
+        const PrefixEntry &E = P.Prefix[G];
+        if (E.Resident)
+          Expect += E.Tokens;
+        if (E.Refs != Refs[G])
+          fail(I, "an entry's references");
+        if (E.Resident && !E.Ready && E.Refs == 0)
+          fail(I, "an entry neither ready nor referenced");
+        if (!E.Resident && E.Refs)
+          fail(I, "a referenced entry not resident");
+        if (E.Resident && !live(G, E.Gen))
+          fail(I, "a closed conversation's entry");
+        ShouldIdle += E.Resident && E.Ready && E.Refs == 0;
+      }
+      for (uint32_t G : P.Idle) {
+        const PrefixEntry &E = P.Prefix[G];
+        if (!(E.Resident && E.Ready && E.Refs == 0))
+          fail(I, "an entry on the idle list in use");
+        Idle += E.Tokens;
+      }
+      if (ShouldIdle != P.Idle.size() || std::abs(Idle - P.IdleTokens) > 1e-6)
+        fail(I, "the idle list");
+      if (std::abs(Expect - P.KVUsed) > 1e-6)
+        fail(I, "KV tokens in use " + std::to_string(P.KVUsed) +
+                    ", recounted " + std::to_string(Expect));
+      if (C.KVCapacityTokens > 0 && P.KVUsed > C.KVCapacityTokens + 1e-6)
+        fail(I, "over the KV capacity");
+      for (size_t T = 0; Caching && T < C.Tiers.size(); ++T) {
+        TierCache &Tc = tierOf(P, T);
+        double Used = 0;
+        size_t Held = 0;
+        for (uint32_t G = 0; G < Tc.In.size(); ++G)
+          if (Tc.In[G]) {
+            Used += Tc.In[G];
+            ++Held;
+            if (!live(G, Tc.InGen[G]))
+              fail(I, "a closed conversation's context in a tier");
+          }
+        if (std::abs(Used - Tc.Used) > 1e-6 || Held != Tc.Lru.size() ||
+            Tc.Used > C.Tiers[T].CapacityTokens + 1e-6)
+          fail(I, "a tier's use");
+      }
+    }
+  }
+
   /// An empty tier with room for every prefix group.
   TierCache tierFor() const {
     TierCache T;
@@ -499,6 +593,10 @@ private:
   /// A tier holding a conversation's longer context keeps it.
   void offload(Replica &P, uint32_t G, uint32_t Tokens, uint32_t Gen,
                size_t From) {
+    // A closed conversation's context is no one's prefix: it is dropped,
+    // never written over the live one's.
+    if (G >= SessionBase && Conversations[G - SessionBase].Gen != Gen)
+      return;
     for (size_t T = From; T < C.Tiers.size(); ++T) {
       if (C.Tiers[T].CapacityTokens < Tokens)
         continue; // too small for it
@@ -1107,9 +1205,7 @@ private:
       E.Resident = E.Ready = false;
       P.KVUsed -= E.Tokens;
       P.IdleTokens -= E.Tokens;
-      // A closed conversation's context is no one's prefix any more.
-      if (G < SessionBase || Conversations[G - SessionBase].Gen == E.Gen)
-        offload(P, G, E.Tokens, E.Gen, 0);
+      offload(P, G, E.Tokens, E.Gen, 0);
     }
     return true;
   }
@@ -1268,8 +1364,11 @@ private:
   void startIteration(unsigned I) {
     Replica &P = Replicas[I];
     Pool &Pl = Pools[P.Pool];
-    // A draining replica takes nothing new from a shared queue.
-    WaitQueue &Waiting = Pl.UsesShared && routable(P) ? Pl.Shared : P.Waiting;
+    // A draining replica takes nothing new from a shared queue; what it
+    // preempted waits on it, and is served first when it serves again.
+    WaitQueue &Waiting = Pl.UsesShared && routable(P) && P.Waiting.empty()
+                             ? Pl.Shared
+                             : P.Waiting;
     bool Preempted = false;
     if (C.KVCapacityTokens > 0)
       while (!makeRoom(P, P.Decoding) && preemptOne(P, Waiting))
@@ -1595,9 +1694,36 @@ private:
       ++Cv.Gen; // a new conversation: the old one's contexts serve no one
       Cv.Context = 0;
       ++NumConversations;
+      forget(SessionBase + V);
     }
     Q.Group = SessionBase + V;
     Q.GroupGen = Cv.Gen;
+  }
+
+  /// Frees what caches hold of a closed conversation \p G (its place now
+  /// another's): idle HBM entries and tier copies.
+  void forget(uint32_t G) {
+    if (!Caching)
+      return;
+    for (Replica &P : Replicas) {
+      PrefixEntry &E = P.Prefix[G];
+      if (E.Resident && E.Ready && E.Refs == 0)
+        drop(P, G);
+    }
+    auto purge = [&](TierCache &Tc) {
+      if (!Tc.In[G])
+        return;
+      Tc.Used -= Tc.In[G];
+      Tc.In[G] = 0;
+      Tc.Lru.erase(Tc.Pos[G]);
+    };
+    for (size_t T = 0; T < C.Tiers.size(); ++T) {
+      if (C.Tiers[T].Shared)
+        purge(SharedTiers[T]);
+      else
+        for (Replica &P : Replicas)
+          purge(P.Tiers[T]);
+    }
   }
 
   /// A conversation's turn ends: completed, its context is its prompt and

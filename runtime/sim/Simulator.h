@@ -240,6 +240,11 @@ struct Config {
   /// Every SampleEvery seconds of simulated time, each replica's state
   /// (Result::Replicas); 0: none.
   double SampleEvery = 0;
+  /// For tests: after every event, recount each replica's KV cache, prefix
+  /// entries and tiers from scratch and throw std::logic_error when the
+  /// running figures disagree (a cost that grows with the requests in
+  /// flight; never set by a scenario).
+  bool CheckInvariants = false;
 };
 
 /// One request, as the per-request record gives it (times in seconds from

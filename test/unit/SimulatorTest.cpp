@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <random>
 #include <vector>
 
 using namespace mlsc;
@@ -880,6 +881,120 @@ TEST(Simulator, InvariantsHoldForConversationsUnderPressure) {
     }
   EXPECT_GT(Preemptions, 0u);
   EXPECT_GT(Loads, 0u);
+}
+
+TEST(Simulator, CacheAccountingHoldsOverRandomPlatforms) {
+  // Random platforms (routers, cache sizes, conversations or shared
+  // prefixes, tiers, swap, disaggregation, autoscaling, admission, classes,
+  // arrival processes), each recounted after every event
+  // (Config::CheckInvariants throws on a mismatch). A review's checker
+  // found a closed conversation's context written over the live one's in a
+  // lower tier this way.
+  uint64_t FollowUps = 0, Loads = 0, Preemptions = 0;
+  for (uint64_t It = 1; It <= 120; ++It) {
+    std::mt19937_64 G(It);
+    auto U = [&](double A, double B) {
+      return std::uniform_real_distribution<double>(A, B)(G);
+    };
+    auto I = [&](int A, int B) {
+      return std::uniform_int_distribution<int>(A, B)(G);
+    };
+    Config C;
+    C.Seed = It;
+    C.CheckInvariants = true;
+    C.Replicas = I(1, 4);
+    C.MaxSequences = I(1, 16);
+    C.MaxBatchedTokens = C.MaxSequences * I(1, 64);
+    C.KVCapacityTokens = I(0, 5) == 0 ? 0 : I(50, 3000);
+    C.ArrivalRate = U(5, 200);
+    C.Prompt = {Length::Kind::Lognormal, U(1, 80), U(0, 2)};
+    C.Output = {Length::Kind::Lognormal, U(1, 60), U(0, 2)};
+    if (I(0, 4) == 0) {
+      RequestClass A, B;
+      A.Prompt = C.Prompt;
+      A.Output = C.Output;
+      B.Prompt = {Length::Kind::Geometric, U(1, 50), 0};
+      B.Output = {Length::Kind::Geometric, U(1, 50), 0};
+      B.Priority = I(0, 2);
+      C.Classes = {A, B};
+    }
+    C.Session = {static_cast<unsigned>(I(1, 20)), I(0, 3) ? U(0, 1) : 1.0};
+    C.Requests = I(100, 800);
+    const Routing Routes[] = {Routing::RoundRobin,  Routing::LeastOutstanding,
+                              Routing::SharedQueue, Routing::Random,
+                              Routing::LeastKV,     Routing::PrefixAffinity,
+                              Routing::Weighted};
+    C.Route = Routes[I(0, 6)];
+    if (I(0, 2) == 0)
+      C.Disagg = {static_cast<unsigned>(I(1, 2)), 100, 1e9, 1e-5,
+                  static_cast<uint32_t>(I(0, 60))};
+    C.TierBytesPerToken = 100;
+    for (int T = I(0, 2); T > 0; --T)
+      C.Tiers.push_back({"t" + std::to_string(T),
+                         static_cast<double>(I(10, 4000)), 1e8, 1e-5,
+                         I(0, 1) == 1});
+    if (I(0, 1)) {
+      C.Preempt = Preemption::Swap;
+      C.SwapTokens = I(0, 3000);
+      C.SwapBandwidth = 1e9;
+      C.SwapBytesPerToken = 100;
+    }
+    if (I(0, 3) == 0)
+      C.Scale = {
+          true, Autoscaling::Signal::Queue, 1, 0.5, 1, C.Replicas, 0.02, 0.05,
+          0.05};
+    if (I(0, 3) == 0)
+      C.Admit = {U(5, 100), 5, -1, 0};
+    if (I(0, 4) == 0)
+      C.PrefixCaching = false;
+    if (I(0, 4) == 0) {
+      C.Session = {0, 0};
+      C.Prefix = {static_cast<unsigned>(I(1, 10)),
+                  static_cast<uint32_t>(I(1, 100)), U(0, 1)};
+    }
+    if (I(0, 4) == 0)
+      C.Arrive = {Arrivals::Kind::Closed,          1,        0, 0, 0, 0,
+                  static_cast<unsigned>(I(1, 30)), U(0, 0.1)};
+    SCOPED_TRACE(testing::Message() << "platform " << It);
+    Result R;
+    EXPECT_NO_THROW(R = simulate(C, [](const StepShape &S) {
+                      return 1e-3 + 5e-6 * S.Tokens + 1e-7 * S.ContextTokens;
+                    }));
+    EXPECT_EQ(R.Completed + R.Rejected + R.Shed, R.Arrived);
+    FollowUps += R.FollowUps;
+    Loads += R.Loads;
+    Preemptions += R.Preemptions;
+  }
+  // The runs exercised what they are meant to.
+  EXPECT_GT(FollowUps, 1000u);
+  EXPECT_GT(Loads, 100u);
+  EXPECT_GT(Preemptions, 100u);
+}
+
+TEST(Simulator, ADrainingReplicaServesWhatItPreemptedWhenItServesAgain) {
+  // A shared queue under autoscaling: a draining replica that preempts
+  // keeps the request on its own queue; when the autoscaler sets it
+  // serving again, it must serve that queue before the shared one (else
+  // the request is stranded and the run never ends, as it did before).
+  Config C;
+  C.Replicas = 4;
+  C.MaxSequences = 12;
+  C.MaxBatchedTokens = 480;
+  C.ArrivalRate = 113;
+  C.Output = {Length::Kind::Lognormal, 60, 1.1};
+  C.Requests = 2000;
+  C.Route = Routing::SharedQueue;
+  C.Scale = {true, Autoscaling::Signal::Queue, 1, 0.5, 1, 4, 0.02, 0.05, 0.05};
+  C.CheckInvariants = true;
+  for (uint64_t S = 1; S <= 5; ++S) {
+    C.Seed = S;
+    C.Prompt = {Length::Kind::Lognormal, 20.0 + S % 5 * 20, 1};
+    C.KVCapacityTokens = 150 + (S % 7) * 50;
+    Result R = simulate(C, [](const StepShape &X) {
+      return 1e-3 + 5e-6 * X.Tokens + 1e-7 * X.ContextTokens;
+    });
+    EXPECT_EQ(R.Completed + R.Rejected + R.Shed, 2000u);
+  }
 }
 
 TEST(Simulator, KVTiersServePrefixesHBMHasEvicted) {
