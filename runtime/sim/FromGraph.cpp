@@ -129,32 +129,31 @@ std::optional<Simulated> simulateScenario(const Evaluator &E, std::string &Why,
     C.SwapBandwidth = v(In.SwapBandwidth);
     C.SwapBytesPerToken = v(In.SwapBytesPerToken);
   }
-  if (In.ScaleMax.isValid()) {
-    Autoscaling &A = C.Scale;
+  // An autoscaler (the pool's, or the prefill pool's) from its bounds,
+  // thresholds and start-up; the signal, cooldown and interval are shared.
+  using graph::NodeId;
+  auto scaler = [&](NodeId Max, NodeId Min, NodeId Up, NodeId Down,
+                    NodeId StartUp) {
+    Autoscaling A;
     A.Enabled = true;
-    A.Max = static_cast<unsigned>(std::clamp(v(In.ScaleMax), 1.0, 1e5));
-    A.Min = static_cast<unsigned>(std::clamp(v(In.ScaleMin), 1.0, 1e5));
+    A.Max = static_cast<unsigned>(std::clamp(v(Max), 1.0, 1e5));
+    A.Min = static_cast<unsigned>(std::clamp(v(Min), 1.0, 1e5));
     A.On = v(In.ScaleSignal) >= 1 ? Autoscaling::Signal::Utilisation
                                   : Autoscaling::Signal::Queue;
-    A.Up = v(In.ScaleUp);
-    A.Down = v(In.ScaleDown);
-    A.StartUp = v(In.ScaleStartUp);
+    A.Up = v(Up);
+    A.Down = v(Down);
+    A.StartUp = v(StartUp);
     A.Cooldown = v(In.ScaleCooldown);
     A.Interval = v(In.ScaleInterval);
-  }
-  if (In.PrefillScaleMax.isValid()) {
-    Autoscaling &A = C.PrefillScale;
-    A.Enabled = true;
-    A.Max = static_cast<unsigned>(std::clamp(v(In.PrefillScaleMax), 1.0, 1e5));
-    A.Min = static_cast<unsigned>(std::clamp(v(In.PrefillScaleMin), 1.0, 1e5));
-    A.On = v(In.ScaleSignal) >= 1 ? Autoscaling::Signal::Utilisation
-                                  : Autoscaling::Signal::Queue;
-    A.Up = v(In.PrefillScaleUp);
-    A.Down = v(In.PrefillScaleDown);
-    A.StartUp = v(In.PrefillScaleStartUp);
-    A.Cooldown = v(In.ScaleCooldown);
-    A.Interval = v(In.ScaleInterval);
-  }
+    return A;
+  };
+  if (In.ScaleMax.isValid())
+    C.Scale = scaler(In.ScaleMax, In.ScaleMin, In.ScaleUp, In.ScaleDown,
+                     In.ScaleStartUp);
+  if (In.PrefillScaleMax.isValid())
+    C.PrefillScale =
+        scaler(In.PrefillScaleMax, In.PrefillScaleMin, In.PrefillScaleUp,
+               In.PrefillScaleDown, In.PrefillScaleStartUp);
   if (In.AdmitRate.isValid()) {
     C.Admit.Rate = v(In.AdmitRate);
     C.Admit.Burst = v(In.AdmitBurst);
