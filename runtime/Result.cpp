@@ -39,6 +39,24 @@ std::string comparisonOperands(const Evaluator &E, graph::NodeId Node) {
       formatQuantity(E.value(R), G.node(R).Dim, G.node(R).IsBool));
 }
 
+/// How far a comparison's left side is past its right one on the failing
+/// side, relative to the right one (`a < b`: a / b - 1; `a > b`: 1 - a /
+/// b); none for `==`, `!=`, another condition or a right side of 0.
+std::optional<double> comparisonMargin(const Evaluator &E, graph::NodeId Node) {
+  const graph::Graph &G = E.graph();
+  graph::Op K = G.node(Node).Kind;
+  if (!graph::isComparison(K))
+    return std::nullopt;
+  double L = E.value(G.inputOf(Node, 0)), R = E.value(G.inputOf(Node, 1));
+  if (R == 0 || !std::isfinite(L) || !std::isfinite(R))
+    return std::nullopt;
+  if (K == graph::Op::Lt || K == graph::Op::Le)
+    return L / R - 1;
+  if (K == graph::Op::Gt || K == graph::Op::Ge)
+    return 1 - L / R;
+  return std::nullopt;
+}
+
 const Quantity &ScenarioResult::get(MetricId M) const {
   const std::optional<Quantity> &Q = Metrics[static_cast<unsigned>(M)];
   if (!Q)
@@ -136,6 +154,7 @@ ScenarioResult scenarioResult(Evaluator &E, llvm::SourceMgr &SM,
     } else {
       CR.V = Raw;
       CR.Detail = comparisonOperands(E, *C.At);
+      CR.Margin = comparisonMargin(E, *C.At);
     }
     R.Conditions.push_back(std::move(CR));
   }

@@ -44,6 +44,11 @@ struct ConditionResult {
   /// Pass or fail: the comparison's two sides, "69.44 ms vs 500 ms" ("" for
   /// another condition). Unknown: why ("`s.x` is not computed yet").
   std::string Detail;
+  /// A comparison's margin, how far its left side is past its right one
+  /// on the failing side (positive: by how much it fails, "over by 2.4%";
+  /// negative: its headroom), relative to the right side; none for other
+  /// conditions, a right side of 0 or values not computed.
+  std::optional<double> Margin;
   /// False when the condition reads a metric no wall computes (Missing).
   bool Computed = true;
   std::string Missing;
@@ -110,6 +115,9 @@ std::string location(llvm::SourceMgr &SM, llvm::SMRange R);
 /// A comparison node's two sides at the evaluator's values,
 /// "6.211 ms vs 40 ms"; "" for any other node.
 std::string comparisonOperands(const Evaluator &E, graph::NodeId Node);
+/// How far a comparison's left side is past its right one on the failing
+/// side, relative to the right one (ConditionResult::Margin).
+std::optional<double> comparisonMargin(const Evaluator &E, graph::NodeId Node);
 
 /// The result of an evaluated scenario graph.
 /// \p Sink, when set, receives each request a `simulate` block plays.

@@ -4,8 +4,13 @@
 #include "tools/mlsc/Json.h"
 #include "tools/mlsc/Render.h"
 
+#include "runtime/Format.h"
+
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <tuple>
 
 namespace mlsc::driver {
 
@@ -17,7 +22,25 @@ struct CheckLine {
   std::string Kind;     ///< "assert", "sla", "feasibility"
   std::string Text, Location, Message, Reason;
   Verdict V = Verdict::Unknown;
+  std::optional<double> Margin; ///< ConditionResult::Margin
 };
+
+/// "over by 2.4%" (a comparison past its limit) or "2.4% within" (its
+/// headroom).
+std::string marginText(double M) {
+  return M > 0 ? "over by " + formatNumber(100 * M) + "%"
+               : formatNumber(-100 * M) + "% within";
+}
+
+/// A location's file, line and column, for source order.
+std::tuple<std::string, unsigned, unsigned> position(llvm::StringRef L) {
+  auto [Rest, Col] = L.rsplit(':');
+  auto [File, Line] = Rest.rsplit(':');
+  unsigned LineNo = 0, ColNo = 0;
+  Line.getAsInteger(10, LineNo);
+  Col.getAsInteger(10, ColNo);
+  return {File.str(), LineNo, ColNo};
+}
 
 } // namespace
 
@@ -31,7 +54,8 @@ int checkCommand(const DriverOptions &O,
     if (A.Folded)
       Lines.push_back({"", "assert", ir::sourceText(A.Condition->Range),
                        location(C->SM, A.Range), A.Message, "",
-                       A.Folded->Number != 0 ? Verdict::Pass : Verdict::Fail});
+                       A.Folded->Number != 0 ? Verdict::Pass : Verdict::Fail,
+                       std::nullopt});
   for (const graph::Graph &G : C->Graphs) {
     Evaluator E(G);
     E.run();
@@ -40,16 +64,22 @@ int checkCommand(const DriverOptions &O,
       Lines.push_back({R.Scenario, "feasibility", "", R.Location, "",
                        "the scenario does not fit its devices (see `mlsc "
                        "eval`)",
-                       Verdict::Fail});
-    for (const ConditionResult &Cond : R.Conditions)
-      Lines.push_back({R.Scenario, Cond.IsAssert ? "assert" : "sla", Cond.Text,
-                       Cond.Location, Cond.Message,
-                       !Cond.Computed            ? Cond.Detail
-                       : Cond.Infeasible         ? "the scenario is infeasible"
-                       : Cond.V == Verdict::Fail ? Cond.Detail
-                                                 : "",
-                       Cond.V});
+                       Verdict::Fail, std::nullopt});
+    for (const ConditionResult &Cond : R.Conditions) {
+      // A pass prints its values too, so a log says by how much.
+      Lines.push_back(
+          {R.Scenario, Cond.IsAssert ? "assert" : "sla", Cond.Text,
+           Cond.Location, Cond.Message,
+           Cond.Infeasible ? "the scenario is infeasible" : Cond.Detail, Cond.V,
+           Cond.Infeasible ? std::nullopt : Cond.Margin});
+    }
   }
+  // In source order (compile-time asserts and each scenario's conditions
+  // interleaved as the file writes them).
+  std::stable_sort(Lines.begin(), Lines.end(),
+                   [](const CheckLine &A, const CheckLine &B) {
+                     return position(A.Location) < position(B.Location);
+                   });
   unsigned Pass = 0, Fail = 0, Unknown = 0;
   for (const CheckLine &L : Lines)
     (L.V == Verdict::Pass ? Pass : L.V == Verdict::Fail ? Fail : Unknown)++;
@@ -70,8 +100,10 @@ int checkCommand(const DriverOptions &O,
               J.attribute("text", L.Text);
             J.attribute("location", L.Location);
             J.attribute("verdict", llvm::StringRef(verdictWord(L.V)).lower());
-            if (!L.Reason.empty())
+            if (!L.Reason.empty() && L.V != Verdict::Pass)
               J.attribute("reason", L.Reason);
+            if (L.Margin)
+              number(J, "margin", *L.Margin);
             if (!L.Message.empty())
               J.attribute("message", L.Message);
           });
@@ -94,6 +126,8 @@ int checkCommand(const DriverOptions &O,
         OS << " \"" << L.Message << "\"";
       if (!L.Reason.empty())
         OS << ": " << L.Reason;
+      if (L.Margin)
+        OS << (L.Reason.empty() ? ": " : ", ") << marginText(*L.Margin);
       OS << "\n";
     }
     OS << Pass << " passed, " << Fail << " failed, " << Unknown << " unknown\n";
