@@ -19,9 +19,12 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -91,6 +94,55 @@ ir::BinaryOp irOperator(ast::BinaryOp Op) {
     return I::Or;
   }
   llvm_unreachable("unknown binary operator");
+}
+
+/// The bundled module (`registries.hardware.nvidia`) that declares each
+/// top-level entity name under \p DataDir's registries/ and stdlib/: what
+/// an unknown name's diagnostic suggests importing. Read once per data
+/// folder and process (only when a name is unknown), by a scan of each
+/// file's lines for `KIND NAME {` or `KIND NAME : BASE {`.
+const llvm::StringMap<std::string> &bundledNames(const std::string &DataDir) {
+  static std::map<std::string, llvm::StringMap<std::string>> Cache;
+  auto [It, New] = Cache.try_emplace(DataDir);
+  if (!New)
+    return It->second;
+  llvm::StringMap<std::string> &Names = It->second;
+  for (const char *Top : {"stdlib", "registries"}) {
+    std::error_code EC;
+    std::string Root = DataDir + "/" + Top;
+    for (llvm::sys::fs::recursive_directory_iterator
+             F(Root, EC, /*follow_symlinks=*/false),
+         End;
+         F != End && !EC; F.increment(EC)) {
+      llvm::StringRef Path = F->path();
+      if (!Path.endswith(".mls"))
+        continue;
+      llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> Buf =
+          llvm::MemoryBuffer::getFile(Path, /*IsText=*/true);
+      if (!Buf || (*Buf)->getBufferSize() > (4u << 20))
+        continue;
+      // registries/hardware/nvidia.mls -> registries.hardware.nvidia
+      std::string Module =
+          Path.drop_front(DataDir.size() + 1).drop_back(4).str();
+      std::replace(Module.begin(), Module.end(), '/', '.');
+      llvm::SmallVector<llvm::StringRef, 0> Lines;
+      (*Buf)->getBuffer().split(Lines, '\n');
+      for (llvm::StringRef Line : Lines) {
+        if (Line.empty() || !isalpha(static_cast<unsigned char>(Line[0])))
+          continue; // declarations start a line
+        auto [Kind, Rest] = Line.split(' ');
+        llvm::StringRef Name = Rest.ltrim().take_while([](char C) {
+          return isalnum(static_cast<unsigned char>(C)) || C == '_';
+        });
+        llvm::StringRef After = Rest.ltrim().drop_front(Name.size()).ltrim();
+        if (Name.empty() || Kind == "import" || Kind == "let" ||
+            !(After.startswith("{") || After.startswith(":")))
+          continue;
+        Names.try_emplace(Name, Module);
+      }
+    }
+  }
+  return Names;
 }
 
 class IRBuilder {
@@ -348,12 +400,31 @@ private:
     }
   }
 
+  /// "; `NAME` is declared in module M: add `import M`" when a bundled
+  /// module declares \p Name, else "".
+  std::string importHint(llvm::StringRef Name) {
+    if (C.Options.DataDir.empty())
+      return "";
+    const llvm::StringMap<std::string> &Bundled =
+        bundledNames(C.Options.DataDir);
+    auto It = Bundled.find(Name);
+    if (It == Bundled.end())
+      return "";
+    return fmt::format("; `{}` is declared in the bundled module `{}`: add "
+                       "`import {}`",
+                       Name.str(), It->second, It->second);
+  }
+
   void reportUnknownName(const std::string &Name, llvm::SMRange R,
                          const std::vector<std::string> &Candidates,
                          const std::string &What) {
     Diagnostic &D =
         Diags.report(DiagKind::UnknownName, R,
                      fmt::format("unknown name `{}`; expected {}", Name, What));
+    if (std::string Hint = importHint(Name); !Hint.empty()) {
+      D.Message += Hint;
+      return;
+    }
     std::string Close = closestMatch(Name, Candidates, &SuggestBudget);
     if (!Close.empty()) {
       D.Message += fmt::format("; did you mean `{}`?", Close);
@@ -853,6 +924,10 @@ private:
     }
     Diagnostic &D = Diags.report(DiagKind::UnknownName, Name.PartRanges[0],
                                  fmt::format("unknown name `{}`", Head));
+    if (std::string Hint = importHint(Head); !Hint.empty()) {
+      D.Message += Hint;
+      return error(R);
+    }
     std::string Close =
         closestMatch(Self ? Full : Head, Candidates, &SuggestBudget);
     if (Close.empty() && Self)
