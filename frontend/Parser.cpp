@@ -557,6 +557,22 @@ public:
                                      : "one of " + llvm::join(Names, ", ");
       }
     }
+    // The end of the file inside a bracket: say which bracket, and point
+    // at it.
+    if (P && Offending->getType() == antlr4::Token::EOF)
+      if (antlr4::Token *Open = unclosedBracket(P->getTokenStream())) {
+        std::string Text = Open->getText();
+        const char *Close = Text == "{" ? "}" : Text == "(" ? ")" : "]";
+        Diags
+            .report(DiagKind::SyntaxError, Src.range(Offending),
+                    fmt::format("unexpected end of file: the `{}` on line {} "
+                                "is never closed",
+                                Text, Open->getLine()))
+            .note(DiagKind::OpenedHere, Src.range(Open),
+                  fmt::format("`{}` opened here; close it with `{}`", Text,
+                              Close));
+        return;
+      }
     std::string Message;
     if (llvm::StringRef(Msg).startswith("missing ") && !Expected.empty())
       Message = fmt::format("expected {} before {}", Expected,
@@ -572,6 +588,33 @@ public:
 private:
   const SourceText &Src;
   DiagnosticEngine &Diags;
+
+  /// The innermost bracket of \p TS (read to its end) that no closing
+  /// bracket matches, or null. A closing bracket closes the innermost open
+  /// one of its kind (a stray one is ignored).
+  static antlr4::Token *unclosedBracket(antlr4::TokenStream *TS) {
+    std::vector<antlr4::Token *> Open;
+    for (size_t I = 0; I < TS->size(); ++I) {
+      antlr4::Token *T = TS->get(I);
+      std::string Text = T->getText();
+      if (Text == "{" || Text == "(" || Text == "[") {
+        Open.push_back(T);
+        continue;
+      }
+      const char *Opener = Text == "}"   ? "{"
+                           : Text == ")" ? "("
+                           : Text == "]" ? "["
+                                         : nullptr;
+      if (!Opener)
+        continue;
+      for (size_t K = Open.size(); K-- > 0;)
+        if (Open[K]->getText() == Opener) {
+          Open.resize(K);
+          break;
+        }
+    }
+    return Open.empty() ? nullptr : Open.back();
+  }
 };
 
 /// A token the parser skipped or made up during error recovery. Most tokens
