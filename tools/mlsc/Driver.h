@@ -115,6 +115,8 @@ int sweepCommand(const DriverOptions &O,
 int sensitivityCommand(const DriverOptions &O,
                        std::unique_ptr<llvm::MemoryBuffer> Buf);
 int wallsCommand(const DriverOptions &O);
+/// `mlsc explain-diagnostic KIND`: a kind's severity, meaning and example.
+int explainDiagnosticCommand(const DriverOptions &O);
 int auditCommand(const DriverOptions &O);
 int validateCommand(const DriverOptions &O);
 

@@ -57,7 +57,10 @@ const CommandInfo &info(Command C) {
 }
 
 /// Commands that read files: every command but `walls` and `help`.
-bool readsFiles(Command C) { return C != Command::Walls && C != Command::Help; }
+bool readsFiles(Command C) {
+  return C != Command::Walls && C != Command::Help &&
+         C != Command::ExplainDiagnostic;
+}
 
 bool appliesTo(const OptionInfo &O, Command C) {
   llvm::StringRef List = O.Commands;
@@ -487,6 +490,13 @@ int parseArgs(int Argc, char **Argv, DriverOptions &O) {
                                llvm::join(commandNames(), ", ")));
     break;
   case Command::Walls:
+    break;
+  case Command::ExplainDiagnostic:
+    take(O.Target);
+    if (O.Target.empty())
+      return usage(DiagKind::MissingArgument,
+                   "explain-diagnostic needs a kind, the name in brackets "
+                   "after a message (`UnknownUnit`)");
     break;
   case Command::Audit:
   case Command::Validate:

@@ -70,6 +70,8 @@ int run(DriverOptions &O, const char *Argv0) {
     O.Compile.DataDir = defaultDataDir(Argv0);
   if (O.Cmd == Command::Walls)
     return wallsCommand(O);
+  if (O.Cmd == Command::ExplainDiagnostic)
+    return explainDiagnosticCommand(O);
   if (O.Cmd == Command::Audit)
     return auditCommand(O);
   if (O.Cmd == Command::Validate)
@@ -103,6 +105,7 @@ int run(DriverOptions &O, const char *Argv0) {
   case Command::Audit:
   case Command::Validate:
   case Command::Help:
+  case Command::ExplainDiagnostic:
     break;
   }
   return Success;
