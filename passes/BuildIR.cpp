@@ -29,6 +29,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <map>
+#include <mutex>
 
 namespace mlsc {
 
@@ -103,6 +104,10 @@ ir::BinaryOp irOperator(ast::BinaryOp Op) {
 /// file's lines for `KIND NAME {` or `KIND NAME : BASE {`.
 const llvm::StringMap<std::string> &bundledNames(const std::string &DataDir) {
   static std::map<std::string, llvm::StringMap<std::string>> Cache;
+  // Compilations on several threads share the cache; once built, a map is
+  // only read.
+  static std::mutex Lock;
+  std::lock_guard<std::mutex> Hold(Lock);
   auto [It, New] = Cache.try_emplace(DataDir);
   if (!New)
     return It->second;

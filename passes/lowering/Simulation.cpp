@@ -329,6 +329,28 @@ bool lowerTiers(LoweringContext &Ctx, graph::SimInputs &In) {
   return !Ctx.Failed;
 }
 
+/// An autoscaler's thresholds and bounds (\p Name: `autoscale` or
+/// `prefill_autoscale`): `up` at or above `down`, `min` at most `max`.
+bool checkScaleBounds(LoweringContext &Ctx, const std::string &Name) {
+  const ir::Entity &S = Ctx.Scenario;
+  std::string Path = "simulate." + Name + ".";
+  auto fail = [&](const char *Field, std::string Msg) {
+    Ctx.C.Diags.report(DiagKind::DomainError, S.field(Path + Field)->Range,
+                       std::move(Msg));
+    Ctx.Failed = true;
+    return false;
+  };
+  if (Ctx.foldedNumber(S, Path + "up") < Ctx.foldedNumber(S, Path + "down"))
+    return fail("up", fmt::format("`{0}.up` is below `{0}.down`: the "
+                                  "autoscaler would add and drain replicas "
+                                  "in turn",
+                                  Name));
+  if (S.field(Path + "min") &&
+      Ctx.foldedNumber(S, Path + "min") > Ctx.foldedNumber(S, Path + "max"))
+    return fail("min", fmt::format("`{0}.min` exceeds `{0}.max`", Name));
+  return true;
+}
+
 /// Autoscaling (turned on by any `autoscale` field; `max`, `up`, `down`
 /// and `startup` then required) and admission control.
 bool lowerScaling(LoweringContext &Ctx, graph::SimInputs &In) {
@@ -360,32 +382,11 @@ bool lowerScaling(LoweringContext &Ctx, graph::SimInputs &In) {
     In.ScaleMax = *Ctx.field(S, "simulate.autoscale.max");
     std::optional<NodeId> Min = Ctx.field(S, "simulate.autoscale.min");
     In.ScaleMin = Min ? *Min : B.constant(1, "at least one serving replica");
-    In.ScaleSignal = Ctx.choice(S, "simulate.autoscale.signal", 0,
-                                "0: the queue, 1: the slots' utilisation");
     In.ScaleUp = *Ctx.field(S, "simulate.autoscale.up");
     In.ScaleDown = *Ctx.field(S, "simulate.autoscale.down");
     In.ScaleStartUp = *Ctx.field(S, "simulate.autoscale.startup");
-    std::optional<NodeId> Cool = Ctx.field(S, "simulate.autoscale.cooldown");
-    In.ScaleCooldown =
-        Cool ? *Cool : Ctx.quantity(0, "s", "0 s", "no cooldown unless given");
-    In.ScaleInterval = Ctx.orDefault(S, DefaultId::SimScaleInterval);
-    if (Ctx.foldedNumber(S, "simulate.autoscale.up") <
-        Ctx.foldedNumber(S, "simulate.autoscale.down")) {
-      Ctx.C.Diags.report(DiagKind::DomainError,
-                         S.field("simulate.autoscale.up")->Range,
-                         "`autoscale.up` is below `autoscale.down`: the "
-                         "autoscaler would add and drain replicas in turn");
-      Ctx.Failed = true;
+    if (!checkScaleBounds(Ctx, "autoscale"))
       return false;
-    }
-    if (Min && Ctx.foldedNumber(S, "simulate.autoscale.min") >
-                   Ctx.foldedNumber(S, "simulate.autoscale.max")) {
-      Ctx.C.Diags.report(DiagKind::DomainError,
-                         S.field("simulate.autoscale.min")->Range,
-                         "`autoscale.min` exceeds `autoscale.max`");
-      Ctx.Failed = true;
-      return false;
-    }
   }
   // The prefill pool's autoscaler: its own bounds, thresholds and
   // start-up; the signal, cooldown and interval the pool autoscaler's.
@@ -430,40 +431,24 @@ bool lowerScaling(LoweringContext &Ctx, graph::SimInputs &In) {
       Ctx.Failed = true;
       return false;
     }
-    if (Ctx.foldedNumber(S, "simulate.prefill_autoscale.up") <
-        Ctx.foldedNumber(S, "simulate.prefill_autoscale.down")) {
-      Ctx.C.Diags.report(DiagKind::DomainError,
-                         S.field("simulate.prefill_autoscale.up")->Range,
-                         "`prefill_autoscale.up` is below "
-                         "`prefill_autoscale.down`: the autoscaler would add "
-                         "and drain replicas in turn");
-      Ctx.Failed = true;
+    if (!checkScaleBounds(Ctx, "prefill_autoscale"))
       return false;
-    }
     std::optional<NodeId> Min = Ctx.field(S, "simulate.prefill_autoscale.min");
-    if (Min && Ctx.foldedNumber(S, "simulate.prefill_autoscale.min") >
-                   Ctx.foldedNumber(S, "simulate.prefill_autoscale.max")) {
-      Ctx.C.Diags.report(DiagKind::DomainError,
-                         S.field("simulate.prefill_autoscale.min")->Range,
-                         "`prefill_autoscale.min` exceeds "
-                         "`prefill_autoscale.max`");
-      Ctx.Failed = true;
-      return false;
-    }
     In.PrefillScaleMax = *Ctx.field(S, "simulate.prefill_autoscale.max");
     In.PrefillScaleMin =
         Min ? *Min : B.constant(1, "at least one serving prefill replica");
     In.PrefillScaleUp = *Ctx.field(S, "simulate.prefill_autoscale.up");
     In.PrefillScaleDown = *Ctx.field(S, "simulate.prefill_autoscale.down");
     In.PrefillScaleStartUp = *Start;
-    if (!Any) {
-      // Shared with the pool autoscaler, which is off.
-      In.ScaleSignal = Ctx.choice(S, "simulate.autoscale.signal", 0,
-                                  "0: the queue, 1: the slots' utilisation");
-      In.ScaleCooldown =
-          Ctx.quantity(0, "s", "0 s", "no cooldown unless given");
-      In.ScaleInterval = Ctx.orDefault(S, DefaultId::SimScaleInterval);
-    }
+  }
+  // The signal, cooldown and interval both autoscalers share.
+  if (Any || AnyPrefill) {
+    In.ScaleSignal = Ctx.choice(S, "simulate.autoscale.signal", 0,
+                                "0: the queue, 1: the slots' utilisation");
+    std::optional<NodeId> Cool = Ctx.field(S, "simulate.autoscale.cooldown");
+    In.ScaleCooldown =
+        Cool ? *Cool : Ctx.quantity(0, "s", "0 s", "no cooldown unless given");
+    In.ScaleInterval = Ctx.orDefault(S, DefaultId::SimScaleInterval);
   }
   if (std::optional<NodeId> R = Ctx.field(S, "simulate.admission.rate")) {
     In.AdmitRate = *R;
