@@ -33,13 +33,20 @@ added there fails this check until the grammar and KEYWORD_SCOPES know it.
 Also checked: package.json is valid JSON, and the grammar and language
 configuration it names exist, with the grammar's scopeName.
 
+With --vim PROGRAM, when that vim is installed, tools/editors/vim is held to
+the same rules: vim, with no vimrc and only that runtime folder, detects the
+filetype and dumps the syntax group of every byte (VIM_SCOPES maps a group
+to the scope it stands for; the keywords share one group).
+
 usage: check-tm-grammar.py --mlsc PATH [--root SRC] [--grammar FILE]
+                           [--vim PROGRAM]
 """
 import argparse
 import glob
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -309,8 +316,13 @@ def expectations(tokens, index):
     return []
 
 
-def check_tokens(label, lines, tokens, errors, char_scopes, line_offset):
-    """Mismatches between the tokens and the scopes, as messages."""
+def check_tokens(label, lines, tokens, errors, scopes_at, line_offset,
+                 same=lambda scope: scope):
+    """Mismatches between the tokens and the scopes, as messages.
+    `scopes_at(line index, character index)` gives the scopes of a
+    character; `same` maps a scope to the one it is checked as (Vim has one
+    group for several keyword scopes)."""
+    categories = sorted(set(same(c) for c in CATEGORIES))
     problems = []
     for index, (line, col, kind, text) in enumerate(tokens):
         if (line, col) in errors:
@@ -325,10 +337,10 @@ def check_tokens(label, lines, tokens, errors, char_scopes, line_offset):
             continue
         want = expectations(tokens, index)
         for offset in range(len(text)):
-            got = char_scopes[line - 1][start + offset]
-            required = [s for a, b, s in want if a <= offset < b]
+            got = scopes_at(line - 1, start + offset)
+            required = [same(s) for a, b, s in want if a <= offset < b]
             missing = [s for s in required if not has(got, s)]
-            extra = [c for c in CATEGORIES if c not in required and has(got, c)]
+            extra = [c for c in categories if c not in required and has(got, c)]
             if missing or extra:
                 what = []
                 if missing:
@@ -340,6 +352,70 @@ def check_tokens(label, lines, tokens, errors, char_scopes, line_offset):
                     " ".join(got)))
                 break
     return problems
+
+
+# Vim's syntax groups (tools/editors/vim/syntax/mls.vim) as the scopes they
+# stand for; one group, mlsKeyword, stands for all keyword scopes.
+VIM_KEYWORD = "keyword.mls-vim"
+VIM_SCOPES = {
+    "mlsNumber": NUMERIC, "mlsQuantity": NUMERIC, "mlsUnit": UNIT,
+    "mlsDate": DATE, "mlsString": STRING, "mlsEscape": STRING,
+    "mlsEscapeError": STRING, "mlsComment": COMMENT, "mlsTodo": COMMENT,
+    "mlsImport": VIM_KEYWORD, "mlsLet": VIM_KEYWORD, "mlsKeyword": VIM_KEYWORD,
+    "mlsWordOperator": VIM_KEYWORD, "mlsBoolean": VIM_KEYWORD,
+}
+VIM_DUMP = r"""
+for s:file in readfile(g:mls_inputs)
+  execute 'edit! ' . fnameescape(s:file)
+  if &filetype !=# 'mls'
+    call writefile(['filetype ' . &filetype], s:file . '.groups')
+    continue
+  endif
+  let s:out = []
+  for s:line in range(1, line('$'))
+    let s:names = []
+    for s:col in range(1, col([s:line, '$']) - 1)
+      call add(s:names, synIDattr(synID(s:line, s:col, 0), 'name'))
+    endfor
+    call add(s:out, join(map(s:names, 'empty(v:val) ? "-" : v:val'), ' '))
+  endfor
+  call writefile(s:out, s:file . '.groups')
+endfor
+qall!
+"""
+
+
+def vim_groups(vim, runtime, paths, tmp):
+    """Vim's syntax group of each byte of each file, with only the mls
+    runtime folder (ftdetect picks the filetype) and no vimrc."""
+    listing = os.path.join(tmp, "inputs.txt")
+    script = os.path.join(tmp, "dump.vim")
+    with open(listing, "w", encoding="utf-8") as f:
+        f.write("\n".join(paths) + "\n")
+    with open(script, "w", encoding="utf-8") as f:
+        f.write(VIM_DUMP)
+    subprocess.run([vim, "-N", "-u", "NONE", "-i", "NONE", "-Es",
+                    "--cmd", "set runtimepath^=" + runtime.replace(" ", "\\ "),
+                    "--cmd", "let g:mls_inputs = '%s'" % listing.replace("'", "''"),
+                    "-c", "syntax on", "-c", "filetype on", "-S", script],
+                   stdin=subprocess.DEVNULL, capture_output=True, timeout=600)
+    groups = {}
+    for path in paths:
+        try:
+            with open(path + ".groups", encoding="utf-8") as f:
+                groups[path] = [l.split(" ") if l else [] for l in f.read().split("\n")]
+        except OSError:
+            groups[path] = None
+    return groups
+
+
+def vim_scopes_at(groups, lines):
+    def scopes_at(line_index, char_index):
+        byte = len(lines[line_index][:char_index].encode("utf-8"))
+        row = groups[line_index] if line_index < len(groups) else []
+        name = row[byte] if byte < len(row) else "-"
+        return (VIM_SCOPES[name],) if name in VIM_SCOPES else (name,)
+    return scopes_at
 
 
 def mls_blocks(path):
@@ -400,6 +476,8 @@ def main():
     ap.add_argument("--root", default=os.path.join(os.path.dirname(__file__), ".."))
     ap.add_argument("--grammar", help="the grammar to check (default: the "
                     "one in tools/editors/vscode/syntaxes)")
+    ap.add_argument("--vim", help="also check tools/editors/vim with this "
+                    "vim, when it is installed")
     args = ap.parse_args()
     root = args.root
     grammar_path = args.grammar or os.path.join(
@@ -428,15 +506,30 @@ def main():
 
     checked = skipped = 0
     with tempfile.TemporaryDirectory() as tmp:
+        paths = []
         for n, (label, text, offset) in enumerate(inputs):
-            path = os.path.join(tmp, "input%d.mls" % n)
-            with open(path, "w", encoding="utf-8") as f:
+            paths.append(os.path.join(tmp, "input%d.mls" % n))
+            with open(paths[-1], "w", encoding="utf-8") as f:
                 f.write(text)
+        vim = shutil.which(args.vim) if args.vim else None
+        if vim:
+            groups = vim_groups(vim, os.path.join(root, "tools", "editors", "vim"),
+                                paths, tmp)
+        for path, (label, text, offset) in zip(paths, inputs):
             tokens, errors = lex(args.mlsc, path)
             lines = text.split("\n")
             char_scopes = tokenise(grammar, lines)
-            problems += check_tokens(label, lines, tokens, errors, char_scopes,
-                                     offset)
+            problems += check_tokens(label, lines, tokens, errors,
+                                     lambda l, c: char_scopes[l][c], offset)
+            if vim and groups[path] is None:
+                problems.append("%s: vim wrote no syntax groups" % label)
+            elif vim and groups[path][:1] and groups[path][0][0] == "filetype":
+                problems.append("%s: vim's filetype is not mls" % label)
+            elif vim:
+                problems += ["vim: " + p for p in check_tokens(
+                    label, lines, tokens, errors,
+                    vim_scopes_at(groups[path], lines), offset,
+                    lambda s: VIM_KEYWORD if s in KEYWORD_SCOPES.values() else s)]
             checked += len(tokens)
             skipped += sum(1 for t in tokens if (t[0], t[1]) in errors)
             if label == "<edge cases>":
@@ -445,6 +538,9 @@ def main():
                     problems.append("<edge cases>: no %s token" % kind)
     for p in problems:
         print(p)
+    if args.vim:
+        print("vim: %s" % ("syntax/mls.vim checked with " + vim if vim else
+                           "`%s` not found, syntax/mls.vim not checked" % args.vim))
     print("%d inputs, %d tokens checked, %d skipped at lexical errors, "
           "%d mismatches" % (len(inputs), checked - skipped, skipped, len(problems)))
     return 1 if problems else 0

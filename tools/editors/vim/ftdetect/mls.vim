@@ -1,0 +1,2 @@
+" .mls scenario files (mlsc).
+autocmd BufNewFile,BufRead *.mls setfiletype mls
