@@ -127,7 +127,25 @@ class Grammar:
         for rule in [self.root] + list(self.repository.values()):
             self.rules_in(rule)
 
+    # Constructs outside the shared subset that a recent Python may still
+    # compile, looked for in the regex with its escapes and character
+    # classes blanked out.
+    OUTSIDE_SUBSET = [
+        (re.compile(r"[*+?}]\+"), "a possessive quantifier (not in Python "
+         "before 3.11)"),
+        (re.compile(r"\(\?>"), "an atomic group (not in Python before 3.11)"),
+        (re.compile(r"\(\?P?<[A-Za-z]"), "a named group (Oniguruma writes "
+         "(?<name>...), Python (?P<name>...))"),
+    ]
+
     def _regex(self, text, where):
+        bare = re.sub(r"\[\^?\]?[^\]]*\]", "c", re.sub(r"\\.", "e", text))
+        for construct, what in self.OUTSIDE_SUBSET:
+            if construct.search(bare):
+                self.errors.append("%s: regex has %s" % (where, what))
+        if "\\Z" in text:
+            self.errors.append("%s: regex has \\Z, which Oniguruma and Python "
+                               "re read differently" % where)
         try:
             return re.compile(text)
         except re.error as e:
