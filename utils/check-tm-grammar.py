@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Checks the editor grammar (tools/editors/vscode) against mlsc's own lexer.
+"""Checks the editor grammars (tools/editors) against mlsc's own lexer.
 
 A small TextMate tokeniser, in Python, runs the grammar over every .mls file
 in examples/, registries/, stdlib/ and fuzz/corpus/, every ```mls block in
@@ -26,9 +26,11 @@ that mlsc reports a lexical error at (an unexpected character, a string
 with no closing quote; fuzz/corpus has files broken on purpose) are
 skipped: their tokens are repairs made for the parser, not source text.
 
-The grammar's regexes must compile under Python's `re`: written in the
-subset that Oniguruma (VS Code, TextMate) and Python share, they mean the
-same in both. The keyword kinds are read from grammar/Mls.g4, so a keyword
+The grammar's regexes must compile under Python's `re`, without the
+constructs (possessive quantifiers, atomic groups, named groups, \\Z) that
+one of the two engines lacks or reads differently: written in the subset
+that Oniguruma (VS Code, TextMate) and Python share, they mean the same in
+both. The keyword kinds are read from grammar/Mls.g4, so a keyword
 added there fails this check until the grammar and KEYWORD_SCOPES know it.
 Also checked: package.json is valid JSON, and the grammar and language
 configuration it names exist, with the grammar's scopeName.
