@@ -1127,15 +1127,117 @@ private:
 
 } // namespace
 
-std::unique_ptr<ast::Module> parseModule(unsigned BufferId,
-                                         DiagnosticEngine &Diags,
-                                         const FrontendLimits &Limits) {
+namespace {
+
+/// Marks, by token index, what `mlsc fmt` needs from the parse tree: where
+/// each declaration and block item starts and ends, the `=` of each
+/// assignment, the signs, and the soft keywords used as names.
+class LayoutMarker {
+public:
+  explicit LayoutMarker(const std::vector<antlr4::Token *> &Tokens)
+      : Tokens(Tokens), Flags(Tokens.size(), 0) {}
+
+  enum : uint8_t { Start = 1, End = 2, Assign = 4, Sign = 8, IsName = 16 };
+  std::vector<uint8_t> Flags;
+
+  void module(MlsParser::ModuleContext *M) {
+    for (MlsParser::TopDeclContext *D : M->topDecl()) {
+      item(D);
+      if (auto *L = D->letDecl())
+        mark(L->ASSIGN(), Assign);
+      if (auto *E = D->entityDecl())
+        block(E->block());
+    }
+    walk(M);
+  }
+
+private:
+  const std::vector<antlr4::Token *> &Tokens;
+
+  void mark(antlr4::tree::TerminalNode *N, uint8_t F) {
+    if (N)
+      mark(N->getSymbol(), F);
+  }
+  void mark(antlr4::Token *T, uint8_t F) {
+    if (T && T->getTokenIndex() < Flags.size())
+      Flags[T->getTokenIndex()] |= F;
+  }
+  void item(antlr4::ParserRuleContext *C) {
+    mark(C->getStart(), Start);
+    antlr4::Token *Stop = C->getStop();
+    mark(Stop, End);
+    // An item's optional `;` may go: what it ends ends before it too.
+    if (Stop && Stop->getType() == MlsLexer::SEMI)
+      for (size_t I = Stop->getTokenIndex(); I-- > 0;)
+        if (Tokens[I]->getChannel() == antlr4::Token::DEFAULT_CHANNEL) {
+          mark(Tokens[I], End);
+          break;
+        }
+  }
+  void block(MlsParser::BlockContext *B) {
+    if (!B)
+      return;
+    for (MlsParser::BlockItemContext *I : B->blockItem()) {
+      item(I);
+      if (auto *A = dynamic_cast<MlsParser::AssignItemContext *>(I))
+        mark(A->ASSIGN(), Assign);
+      else if (auto *N = dynamic_cast<MlsParser::NestedItemContext *>(I))
+        block(N->block());
+    }
+  }
+  /// Signs and names anywhere; the depth is bounded by the bracket limit.
+  void walk(antlr4::tree::ParseTree *N) {
+    if (auto *S = dynamic_cast<MlsParser::SignOpContext *>(N))
+      mark(S->getStart(), Sign);
+    else if (auto *Nm = dynamic_cast<MlsParser::NameContext *>(N))
+      mark(Nm->getStart(), IsName);
+    for (antlr4::tree::ParseTree *C : N->children)
+      walk(C);
+  }
+};
+
+SyntaxToken::Kind kindOf(size_t Type) {
+  switch (Type) {
+  case MlsLexer::IDENT:
+    return SyntaxToken::Name;
+  case MlsLexer::NUMBER:
+    return SyntaxToken::Number;
+  case MlsLexer::QUANTITY:
+    return SyntaxToken::Quantity;
+  case MlsLexer::STRING:
+    return SyntaxToken::String;
+  case MlsLexer::DATE:
+    return SyntaxToken::Date;
+  case MlsLexer::COMMENT:
+    return SyntaxToken::Comment;
+  case MlsLexer::IMPORT:
+  case MlsLexer::ASSERT:
+  case MlsLexer::FROM:
+  case MlsLexer::NOTE:
+  case MlsLexer::IN:
+  case MlsLexer::TRUE:
+  case MlsLexer::FALSE:
+  case MlsLexer::LET:
+  case MlsLexer::STEP:
+  case MlsLexer::AND:
+  case MlsLexer::OR:
+  case MlsLexer::NOT:
+    return SyntaxToken::Keyword;
+  default:
+    return SyntaxToken::Punct;
+  }
+}
+
+/// parseModule and syntaxTokens: one front end. With \p Layout, a file
+/// without errors also yields its tokens for the formatter.
+void parseInto(unsigned BufferId, DiagnosticEngine &Diags,
+               const FrontendLimits &Limits, ast::Module &M,
+               std::vector<SyntaxToken> *Layout) {
   llvm::SourceMgr &SM = Diags.sourceMgr();
-  auto M = std::make_unique<ast::Module>();
-  M->BufferId = BufferId;
-  M->FileName = SM.getMemoryBuffer(BufferId)->getBufferIdentifier().str();
+  M.BufferId = BufferId;
+  M.FileName = SM.getMemoryBuffer(BufferId)->getBufferIdentifier().str();
   if (!checkRawBytes(BufferId, Diags, Limits))
-    return M;
+    return;
   // Leading blank lines are not lexed: ANTLR's lexer takes a lock per
   // character, and --verify-diagnostics pads each case with the lines of
   // the cases before it. Locations stay those of the whole buffer.
@@ -1148,7 +1250,7 @@ std::unique_ptr<ast::Module> parseModule(unsigned BufferId,
   Lexed L = lex(Src.buffer(), Limits);
   if (!checkTokenCount(L, BufferId, Diags, Limits) ||
       !checkTokens(L, Src, Diags, Limits))
-    return M;
+    return;
   MlsGreedyParser Parser(L.Tokens.get());
   // SLL prediction: the grammar needs no full-context lookahead, and in SLL
   // an ambiguity resolves to the lowest alternative, which keeps operator
@@ -1167,8 +1269,55 @@ std::unique_ptr<ast::Module> parseModule(unsigned BufferId,
   llvm::DenseSet<const antlr4::tree::ParseTree *> Recovered;
   if (Parser.getNumberOfSyntaxErrors() > 0)
     Recovered = recoveredNodes(Tree);
-  ASTBuilder(Src, Diags, Limits, std::move(Recovered)).build(Tree, *M);
+  ASTBuilder(Src, Diags, Limits, std::move(Recovered)).build(Tree, M);
+  if (!Layout || Diags.hasErrors())
+    return;
+  const std::vector<antlr4::Token *> &Tokens = L.Tokens->getTokens();
+  LayoutMarker Marks(Tokens);
+  Marks.module(Tree);
+  for (antlr4::Token *T : Tokens) {
+    size_t Type = T->getType();
+    if (Type == antlr4::Token::EOF || Type == MlsLexer::WS)
+      continue;
+    llvm::SMRange R = Src.range(T);
+    SyntaxToken S;
+    S.K = kindOf(Type);
+    S.Text = llvm::StringRef(R.Start.getPointer(),
+                             R.End.getPointer() - R.Start.getPointer());
+    // A number whose unit turned out to be a keyword (`0.55 from src`)
+    // keeps the spaces it was lexed with.
+    if (S.K != SyntaxToken::Comment)
+      S.Text = S.Text.rtrim(" \t");
+    uint8_t F = Marks.Flags[T->getTokenIndex()];
+    if (S.K == SyntaxToken::Keyword && (F & LayoutMarker::IsName))
+      S.K = SyntaxToken::Name;
+    S.ItemStart = F & LayoutMarker::Start;
+    S.ItemEnd = F & LayoutMarker::End;
+    S.AssignEq = F & LayoutMarker::Assign;
+    S.Sign = F & LayoutMarker::Sign;
+    Layout->push_back(S);
+  }
+}
+
+} // namespace
+
+std::unique_ptr<ast::Module> parseModule(unsigned BufferId,
+                                         DiagnosticEngine &Diags,
+                                         const FrontendLimits &Limits) {
+  auto M = std::make_unique<ast::Module>();
+  parseInto(BufferId, Diags, Limits, *M, nullptr);
   return M;
+}
+
+std::optional<std::vector<SyntaxToken>>
+syntaxTokens(unsigned BufferId, DiagnosticEngine &Diags,
+             const FrontendLimits &Limits) {
+  ast::Module M;
+  std::vector<SyntaxToken> Out;
+  parseInto(BufferId, Diags, Limits, M, &Out);
+  if (Diags.hasErrors())
+    return std::nullopt;
+  return Out;
 }
 
 void dumpTokens(unsigned BufferId, DiagnosticEngine &Diags,

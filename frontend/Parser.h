@@ -17,6 +17,8 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <memory>
+#include <optional>
+#include <vector>
 
 namespace mlsc {
 
@@ -47,6 +49,35 @@ struct FrontendLimits {
 std::unique_ptr<ast::Module> parseModule(unsigned BufferId,
                                          DiagnosticEngine &Diags,
                                          const FrontendLimits &Limits = {});
+
+/// A token as `mlsc fmt` and the language server see it: comments
+/// included, whitespace not, with what the parse tree says about it.
+struct SyntaxToken {
+  enum Kind : uint8_t {
+    Name, ///< an identifier, or `note`/`step` used as one
+    Keyword,
+    Number,
+    Quantity,
+    String,
+    Date,
+    Punct,
+    Comment
+  };
+  Kind K = Punct;
+  /// The token's text, inside the SourceMgr's buffer (so the text between
+  /// two tokens is the whitespace between them).
+  llvm::StringRef Text;
+  bool ItemStart = false; ///< first token of a declaration or block item
+  bool ItemEnd = false;   ///< last token of one
+  bool AssignEq = false;  ///< the `=` of an assignment or a let
+  bool Sign = false;      ///< a unary `+` or `-`
+};
+
+/// The tokens of buffer \p BufferId, when it has no errors (the same
+/// diagnostics as parseModule); std::nullopt otherwise.
+std::optional<std::vector<SyntaxToken>>
+syntaxTokens(unsigned BufferId, DiagnosticEngine &Diags,
+             const FrontendLimits &Limits = {});
 
 /// `--emit=tokens`: one line per token, `line:col KIND `text``.
 void dumpTokens(unsigned BufferId, DiagnosticEngine &Diags,

@@ -67,6 +67,7 @@ struct DriverOptions {
   std::string RequestsCsv; ///< eval: --requests-csv=FILE
   std::string TimelineCsv; ///< eval: --timeline-csv=FILE
   bool Force = false;      ///< sweep: the file's `output` may replace a file
+  bool Check = false;      ///< fmt --check: write nothing, print diffs
 };
 
 /// Reads argv into \p O. On a usage error, reports it (a diagnostic with
@@ -115,6 +116,8 @@ int sweepCommand(const DriverOptions &O,
 int sensitivityCommand(const DriverOptions &O,
                        std::unique_ptr<llvm::MemoryBuffer> Buf);
 int wallsCommand(const DriverOptions &O);
+/// `mlsc fmt PATH...`: the canonical layout (frontend/Formatter.h).
+int fmtCommand(const DriverOptions &O);
 /// `mlsc explain-diagnostic KIND`: a kind's severity, meaning and example.
 int explainDiagnosticCommand(const DriverOptions &O);
 int auditCommand(const DriverOptions &O);

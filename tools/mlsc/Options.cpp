@@ -167,6 +167,9 @@ int apply(const OptionInfo &Opt, const std::string &V, DriverOptions &O) {
   case OptionId::Force:
     O.Force = true;
     return -1;
+  case OptionId::FmtCheck:
+    O.Check = true;
+    return -1;
   case OptionId::RequestsCsv:
     if (V.empty())
       return usage(DiagKind::MissingArgument,
@@ -498,6 +501,12 @@ int parseArgs(int Argc, char **Argv, DriverOptions &O) {
                    "explain-diagnostic needs a kind, the name in brackets "
                    "after a message (`UnknownUnit`)");
     break;
+  case Command::Fmt:
+    if (Positional.empty())
+      return usage(DiagKind::MissingArgument,
+                   "fmt needs the files or folders to format (`-`: standard "
+                   "input to standard output)");
+    [[fallthrough]];
   case Command::Audit:
   case Command::Validate:
     O.AuditPaths.assign(Positional.begin(), Positional.end());
@@ -527,7 +536,7 @@ int parseArgs(int Argc, char **Argv, DriverOptions &O) {
                                  ? std::string("no argument")
                                  : info(O.Cmd).Arguments));
   if (readsFiles(O.Cmd) && O.Cmd != Command::Audit &&
-      O.Cmd != Command::Validate && O.Input.empty())
+      O.Cmd != Command::Validate && O.Cmd != Command::Fmt && O.Input.empty())
     return usage(DiagKind::MissingArgument, "no input file");
   if (O.Cmd == Command::Explain && O.Target.empty())
     return usage(DiagKind::MissingArgument,

@@ -76,6 +76,8 @@ int run(DriverOptions &O, const char *Argv0) {
     return auditCommand(O);
   if (O.Cmd == Command::Validate)
     return validateCommand(O);
+  if (O.Cmd == Command::Fmt)
+    return fmtCommand(O);
   // mpirun hands standard input to rank 0 alone: every rank must read
   // the same file.
   if (O.Cmd == Command::Sweep && mpi::active() && O.Input == "-")
@@ -104,6 +106,7 @@ int run(DriverOptions &O, const char *Argv0) {
   case Command::Walls:
   case Command::Audit:
   case Command::Validate:
+  case Command::Fmt:
   case Command::Help:
   case Command::ExplainDiagnostic:
     break;
