@@ -116,6 +116,12 @@ int sweepCommand(const DriverOptions &O,
 int sensitivityCommand(const DriverOptions &O,
                        std::unique_ptr<llvm::MemoryBuffer> Buf);
 int wallsCommand(const DriverOptions &O);
+/// `mlsc completion bash|zsh`: the script, from Options.def.
+int completionCommand(const DriverOptions &O);
+/// The kinds `--emit` prints.
+inline std::vector<std::string> emitKinds() {
+  return {"tokens", "ast", "ir", "graph"};
+}
 /// `mlsc fmt PATH...`: the canonical layout (frontend/Formatter.h).
 int fmtCommand(const DriverOptions &O);
 /// `mlsc explain-diagnostic KIND`: a kind's severity, meaning and example.

@@ -59,7 +59,7 @@ const CommandInfo &info(Command C) {
 /// Commands that read files: every command but `walls` and `help`.
 bool readsFiles(Command C) {
   return C != Command::Walls && C != Command::Help &&
-         C != Command::ExplainDiagnostic;
+         C != Command::ExplainDiagnostic && C != Command::Completion;
 }
 
 bool appliesTo(const OptionInfo &O, Command C) {
@@ -201,10 +201,9 @@ int apply(const OptionInfo &Opt, const std::string &V, DriverOptions &O) {
       return bad("--max-price-age-years needs a whole number of years, 0-100");
     return -1;
   case OptionId::Emit:
-    if (V != "tokens" && V != "ast" && V != "ir" && V != "graph")
-      return bad(fmt::format("unknown --emit kind `{}`; expected tokens, ast, "
-                             "ir or graph",
-                             V));
+    if (!llvm::is_contained(emitKinds(), V))
+      return bad(fmt::format("unknown --emit kind `{}`; expected {}", V,
+                             llvm::join(emitKinds(), ", ")));
     O.Emit = V;
     return -1;
   case OptionId::PrintIRAfter: {
@@ -493,6 +492,13 @@ int parseArgs(int Argc, char **Argv, DriverOptions &O) {
                                llvm::join(commandNames(), ", ")));
     break;
   case Command::Walls:
+    break;
+  case Command::Completion:
+    take(O.Target);
+    if (O.Target.empty())
+      return usage(DiagKind::MissingArgument,
+                   "completion needs a shell: `mlsc completion bash` or "
+                   "`mlsc completion zsh`");
     break;
   case Command::ExplainDiagnostic:
     take(O.Target);

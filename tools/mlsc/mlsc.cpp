@@ -78,6 +78,8 @@ int run(DriverOptions &O, const char *Argv0) {
     return validateCommand(O);
   if (O.Cmd == Command::Fmt)
     return fmtCommand(O);
+  if (O.Cmd == Command::Completion)
+    return completionCommand(O);
   // mpirun hands standard input to rank 0 alone: every rank must read
   // the same file.
   if (O.Cmd == Command::Sweep && mpi::active() && O.Input == "-")
@@ -107,6 +109,7 @@ int run(DriverOptions &O, const char *Argv0) {
   case Command::Audit:
   case Command::Validate:
   case Command::Fmt:
+  case Command::Completion:
   case Command::Help:
   case Command::ExplainDiagnostic:
     break;
