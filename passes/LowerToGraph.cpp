@@ -157,6 +157,29 @@ bool runLowerToGraph(Compilation &C) {
     condition(*Contexts[It - Scenarios.begin()], *A.Condition, A.Range, true,
               A.Message);
   }
+  // A let of the file that reads one scenario's metrics is a value of that
+  // scenario's graph, under its name (unless a value of the graph has it):
+  // `mlsc explain FILE LET` and `mlsc eval -e` read it there.
+  for (const auto &L : C.Program.Lets) {
+    if (L->Folded || !L->Value ||
+        C.SM.FindBufferContainingLoc(L->NameRange.Start) !=
+            C.Program.MainBufferId)
+      continue;
+    std::set<const ir::Entity *> Used;
+    scenariosOf(*L->Value, Used);
+    auto It = Used.size() == 1
+                  ? std::find(Scenarios.begin(), Scenarios.end(), *Used.begin())
+                  : Scenarios.end();
+    if (It == Scenarios.end())
+      continue;
+    LoweringContext &Ctx = *Contexts[It - Scenarios.begin()];
+    std::string Missing;
+    if (std::optional<graph::NodeId> N = Ctx.expr(*L->Value, Missing)) {
+      Ctx.G.Named.try_emplace(L->Name, *N);
+      if (Ctx.G.node(*N).Name.empty())
+        Ctx.G.node(*N).Name = L->Name;
+    }
+  }
   lowerQueries(C, Scenarios, Contexts);
   lowerFleets(C, Scenarios);
   return !C.Diags.hasErrors();

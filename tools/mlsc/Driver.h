@@ -68,6 +68,7 @@ struct DriverOptions {
   std::string TimelineCsv; ///< eval: --timeline-csv=FILE
   bool Force = false;      ///< sweep: the file's `output` may replace a file
   bool Check = false;      ///< fmt --check: write nothing, print diffs
+  std::vector<std::string> Expressions; ///< eval -e EXPR (in order)
 };
 
 /// Reads argv into \p O. On a usage error, reports it (a diagnostic with
@@ -116,6 +117,13 @@ int sweepCommand(const DriverOptions &O,
 int sensitivityCommand(const DriverOptions &O,
                        std::unique_ptr<llvm::MemoryBuffer> Buf);
 int wallsCommand(const DriverOptions &O);
+/// `mlsc eval FILE -e EXPR...`: each expression's value (Expression.cpp).
+int expressionCommand(const DriverOptions &O,
+                      std::unique_ptr<llvm::MemoryBuffer> Buf);
+/// Where a let that reads a scenario's values is in that scenario's graph
+/// (lower-to-graph names it there).
+std::optional<std::pair<const graph::Graph *, graph::NodeId>>
+letNode(const Compilation &C, llvm::StringRef Name);
 /// `mlsc completion bash|zsh`: the script, from Options.def.
 int completionCommand(const DriverOptions &O);
 /// The kinds `--emit` prints.

@@ -80,6 +80,8 @@ void timelineRows(llvm::raw_ostream &OS, const ScenarioResult &R) {
 
 int evalCommand(const DriverOptions &O,
                 std::unique_ptr<llvm::MemoryBuffer> Buf) {
+  if (!O.Expressions.empty())
+    return expressionCommand(O, std::move(Buf));
   std::unique_ptr<Compilation> C = compileForEval(O, std::move(Buf));
   if (!C)
     return InputErrors;

@@ -124,10 +124,31 @@ int explainCommand(const DriverOptions &O,
                    fmt::format("no let `{}` in {}; explain takes "
                                "SCENARIO.METRIC or the name of a let",
                                O.Target, O.Input));
+    // A let that reads a scenario's values is explained as they are.
+    if (!L->Folded)
+      if (auto At = letNode(*C, L->Name)) {
+        Evaluator E(*At->first);
+        E.run();
+        llvm::raw_ostream &OS = llvm::outs();
+        unsigned Main = C->Program.MainBufferId;
+        if (O.Format == OutputFormat::Json) {
+          llvm::json::OStream J(OS, 2);
+          if (O.Leaves)
+            leavesJSON(E, At->second, C->SM, Main, J);
+          else
+            explainJSON(E, At->second, C->SM, J);
+          OS << "\n";
+        } else if (O.Leaves) {
+          printLeaves(E, At->second, C->SM, Main, OS);
+        } else {
+          printExplain(E, At->second, C->SM, OS);
+        }
+        return Success;
+      }
     if (O.Leaves || O.Format == OutputFormat::Json)
       return usage(DiagKind::InvalidOption,
                    "--leaves and --format=json explain a scenario's values; "
-                   "a let's derivation is text");
+                   "a constant let's derivation is text");
     LetExplainer(C->SM, llvm::outs()).let(*L, "", true, true);
     return Success;
   }

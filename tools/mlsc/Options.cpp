@@ -170,6 +170,13 @@ int apply(const OptionInfo &Opt, const std::string &V, DriverOptions &O) {
   case OptionId::FmtCheck:
     O.Check = true;
     return -1;
+  case OptionId::Expression:
+    if (llvm::StringRef(V).trim().empty())
+      return bad("-e needs an expression (`-e 'chat.ttft.p99 / 2'`)");
+    if (V.find_first_of("\n\r") != std::string::npos)
+      return bad("-e takes an expression on one line");
+    O.Expressions.push_back(V);
+    return -1;
   case OptionId::RequestsCsv:
     if (V.empty())
       return usage(DiagKind::MissingArgument,
