@@ -48,7 +48,7 @@ bool offered(const Opt &O, llvm::StringRef C) {
     return false;
   if (List == "*")
     return C != "walls" && C != "help" && C != "explain-diagnostic" &&
-           C != "completion";
+           C != "completion" && C != "lsp";
   llvm::SmallVector<llvm::StringRef, 8> Names;
   List.split(Names, ',');
   return llvm::is_contained(Names, C);
@@ -162,7 +162,7 @@ std::string bash() {
        "  case \"$cmd\" in\n"
        "    help) COMPREPLY=($(compgen -W \"$commands\" -- \"$cur\")) ;;\n"
        "    completion) COMPREPLY=($(compgen -W \"bash zsh\" -- \"$cur\")) ;;\n"
-       "    walls) ;;\n";
+       "    walls|lsp) ;;\n";
   S += fmt::format("    explain-diagnostic) COMPREPLY=($(compgen -W \"{}\" -- "
                    "\"$cur\")) ;;\n",
                    diagnosticKinds());
@@ -250,7 +250,7 @@ std::string zsh() {
        "  case $cmd in\n"
        "    help) _describe -t commands 'command' commands ;;\n"
        "    completion) compadd -- bash zsh ;;\n"
-       "    walls) ;;\n";
+       "    walls|lsp) ;;\n";
   S += fmt::format("    explain-diagnostic) compadd -- {} ;;\n",
                    diagnosticKinds());
   S += "    '') _describe -t commands 'command' commands; _files -g '*.mls' "

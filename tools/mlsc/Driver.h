@@ -124,6 +124,8 @@ int expressionCommand(const DriverOptions &O,
 /// (lower-to-graph names it there).
 std::optional<std::pair<const graph::Graph *, graph::NodeId>>
 letNode(const Compilation &C, llvm::StringRef Name);
+/// `mlsc lsp`: the language server (Lsp.cpp).
+int lspCommand(const DriverOptions &O);
 /// `mlsc completion bash|zsh`: the script, from Options.def.
 int completionCommand(const DriverOptions &O);
 /// The kinds `--emit` prints.

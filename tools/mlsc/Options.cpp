@@ -59,7 +59,8 @@ const CommandInfo &info(Command C) {
 /// Commands that read files: every command but `walls` and `help`.
 bool readsFiles(Command C) {
   return C != Command::Walls && C != Command::Help &&
-         C != Command::ExplainDiagnostic && C != Command::Completion;
+         C != Command::ExplainDiagnostic && C != Command::Completion &&
+         C != Command::Lsp;
 }
 
 bool appliesTo(const OptionInfo &O, Command C) {
@@ -499,6 +500,7 @@ int parseArgs(int Argc, char **Argv, DriverOptions &O) {
                                llvm::join(commandNames(), ", ")));
     break;
   case Command::Walls:
+  case Command::Lsp:
     break;
   case Command::Completion:
     take(O.Target);

@@ -80,6 +80,8 @@ int run(DriverOptions &O, const char *Argv0) {
     return fmtCommand(O);
   if (O.Cmd == Command::Completion)
     return completionCommand(O);
+  if (O.Cmd == Command::Lsp)
+    return lspCommand(O);
   // mpirun hands standard input to rank 0 alone: every rank must read
   // the same file.
   if (O.Cmd == Command::Sweep && mpi::active() && O.Input == "-")
@@ -110,6 +112,7 @@ int run(DriverOptions &O, const char *Argv0) {
   case Command::Validate:
   case Command::Fmt:
   case Command::Completion:
+  case Command::Lsp:
   case Command::Help:
   case Command::ExplainDiagnostic:
     break;
