@@ -23,6 +23,13 @@ for var in ["ASAN_OPTIONS", "UBSAN_OPTIONS"]:
 config.substitutions.append(("%expect-exit",
                              os.path.join(config.mlsc_src_root, "utils",
                                           "expect-exit.sh")))
+# `%validate-json KIND`: checks the JSON on stdin against
+# docs/schema/KIND.schema.json and passes it on unchanged
+# (json-schema/run-lines.test: every RUN line printing JSON uses it).
+config.substitutions.append(
+    ("%validate-json",
+     config.python_executable + " " +
+     os.path.join(config.mlsc_src_root, "utils", "validate-json.py")))
 config.substitutions.append(("%python", config.python_executable))
 # Peak-memory bounds are the Release build's; AddressSanitizer's shadow
 # memory and redzones take about twice as much again (read-input.test).

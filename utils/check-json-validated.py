@@ -1,0 +1,105 @@
+#!/usr/bin/env python3
+"""Fails when a lit RUN line prints JSON that no schema checks.
+
+Every RUN line under test/lit that makes mlsc print JSON (`--format=json`,
+`--format json`, or an `--output` file ending in .json) must pass it
+through `%validate-json KIND`, except where mlsc is expected to exit 1 or
+2 (`%expect-exit 1 mlsc`, `%expect-exit 2 mlsc`): an input or usage error
+prints no JSON. Also checked: every command that prints JSON
+(tools/mlsc/Options.def) has a schema in docs/schema/, every schema is used
+by some RUN line, and the `$defs` that several schemas copy (a quantity,
+the format version) are the same in each.
+
+usage: check-json-validated.py [--root SRC] [--tests DIR]
+"""
+import argparse
+import glob
+import json
+import os
+import re
+import sys
+
+PRINTS_JSON = re.compile(r"--format[= ]json\b|--output[= ]\S*\.json\b")
+NO_OUTPUT = re.compile(r"%expect-exit [12] mlsc ")
+VALIDATE = re.compile(r"%validate-json (?!-)([\w-]+)")
+COMMAND = re.compile(r'^COMMAND\(\w+, "([\w-]+)", "[^"]*", "([^"]*)"', re.M)
+
+
+def run_lines(path):
+    """(line number, RUN command) pairs, continuation lines joined."""
+    with open(path, encoding="utf-8") as f:
+        lines = f.read().split("\n")
+    out, pending, start = [], "", 0
+    for number, line in enumerate(lines, 1):
+        m = re.search(r"RUN:(.*)$", line)
+        if not m:
+            continue
+        text = m.group(1).rstrip()
+        if not pending:
+            start = number
+        if text.endswith("\\"):
+            pending += text[:-1].strip() + " "
+            continue
+        out.append((start, pending + text.strip()))
+        pending = ""
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--root", default=os.path.join(os.path.dirname(__file__), ".."))
+    ap.add_argument("--tests", help="the lit folder (default: ROOT/test/lit)")
+    args = ap.parse_args()
+    tests = args.tests or os.path.join(args.root, "test", "lit")
+    schema_dir = os.path.join(args.root, "docs", "schema")
+    schemas = {os.path.basename(p)[:-len(".schema.json")]: p
+               for p in glob.glob(os.path.join(schema_dir, "*.schema.json"))}
+    problems, printing, used = [], 0, set()
+
+    for path in sorted(glob.glob(os.path.join(tests, "**", "*"), recursive=True)):
+        rel = os.path.relpath(path, tests)
+        if "Inputs" in rel.split(os.sep) or not path.endswith((".mls", ".test")):
+            continue
+        for number, command in run_lines(path):
+            kinds = VALIDATE.findall(command)
+            used.update(kinds)
+            for kind in kinds:
+                if kind not in schemas:
+                    problems.append("%s:%d: no schema docs/schema/%s.schema.json"
+                                    % (rel, number, kind))
+            if not PRINTS_JSON.search(command) or NO_OUTPUT.search(command):
+                continue
+            printing += 1
+            if not kinds:
+                problems.append("%s:%d: RUN line prints JSON that no "
+                                "%%validate-json checks: %s" % (rel, number, command))
+
+    with open(os.path.join(args.root, "tools", "mlsc", "Options.def"),
+              encoding="utf-8") as f:
+        for name, formats in COMMAND.findall(f.read()):
+            if "json" in formats.split(",") and name not in schemas:
+                problems.append("`mlsc %s` prints JSON but docs/schema/ has no "
+                                "%s.schema.json" % (name, name))
+    for kind in sorted(set(schemas) - used):
+        problems.append("docs/schema/%s.schema.json validates no RUN line's "
+                        "output" % kind)
+
+    copies = {}
+    for kind, path in sorted(schemas.items()):
+        with open(path, encoding="utf-8") as f:
+            for name, definition in json.load(f).get("$defs", {}).items():
+                copies.setdefault(name, []).append((kind, definition))
+    for name, seen in sorted(copies.items()):
+        for kind, definition in seen[1:]:
+            if definition != seen[0][1]:
+                problems.append("$defs/%s differs between %s.schema.json and "
+                                "%s.schema.json" % (name, seen[0][0], kind))
+
+    for p in problems:
+        print(p)
+    print("%d RUN lines print JSON; %d problems" % (printing, len(problems)))
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
