@@ -320,7 +320,7 @@ void scorecardJSON(const ScenarioResult &R, llvm::json::OStream &J) {
               J.attribute("crossover_batch", nullptr);
           }
         });
-      } else if (R.Kind == ResultKind::DecoderTraining && !R.Missing.empty()) {
+      } else if (R.Kind == ResultKind::DecoderTraining && !R.has(M::StepTime)) {
         // Evaluated in part: what the lowered walls compute, and what not.
         J.attribute("status", R.Performance);
         J.attribute("reason", R.Missing.front().What + " are not evaluated: " +
