@@ -3,7 +3,8 @@
 
 Every RUN line under test/lit that makes mlsc print JSON (`--format=json`,
 `--format json`, or an `--output` file ending in .json) must pass it
-through `%validate-json KIND`, except where mlsc is expected to exit 1 or
+through `%validate-json KIND` (a file: `%validate-json KIND < FILE` on a
+RUN line of the same test), except where mlsc is expected to exit 1 or
 2 (`%expect-exit 1 mlsc`, `%expect-exit 2 mlsc`): an input or usage error
 prints no JSON. Also checked: every command that prints JSON
 (tools/mlsc/Options.def) has a schema in docs/schema/, every schema is used
@@ -20,8 +21,10 @@ import re
 import sys
 
 PRINTS_JSON = re.compile(r"--format[= ]json\b|--output[= ]\S*\.json\b")
+WRITES_JSON = re.compile(r"--output[= ](\S*\.json)\b")
 NO_OUTPUT = re.compile(r"%expect-exit [12] mlsc ")
 VALIDATE = re.compile(r"%validate-json (?!-)([\w-]+)")
+VALIDATES_FILE = re.compile(r"%validate-json [\w-]+ < (\S+)")
 COMMAND = re.compile(r'^COMMAND\(\w+, "([\w-]+)", "[^"]*", "([^"]*)"', re.M)
 
 
@@ -60,7 +63,9 @@ def main():
         rel = os.path.relpath(path, tests)
         if "Inputs" in rel.split(os.sep) or not path.endswith((".mls", ".test")):
             continue
-        for number, command in run_lines(path):
+        commands = run_lines(path)
+        checked_files = {f for _, c in commands for f in VALIDATES_FILE.findall(c)}
+        for number, command in commands:
             kinds = VALIDATE.findall(command)
             used.update(kinds)
             for kind in kinds:
@@ -70,6 +75,9 @@ def main():
             if not PRINTS_JSON.search(command) or NO_OUTPUT.search(command):
                 continue
             printing += 1
+            written = WRITES_JSON.search(command)
+            if written and written.group(1) in checked_files:
+                continue
             if not kinds:
                 problems.append("%s:%d: RUN line prints JSON that no "
                                 "%%validate-json checks: %s" % (rel, number, command))
