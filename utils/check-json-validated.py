@@ -8,8 +8,9 @@ RUN line of the same test), except where mlsc is expected to exit 1 or
 2 (`%expect-exit 1 mlsc`, `%expect-exit 2 mlsc`): an input or usage error
 prints no JSON. Also checked: every command that prints JSON
 (tools/mlsc/Options.def) has a schema in docs/schema/, every schema is used
-by some RUN line, and the `$defs` that several schemas copy (a quantity,
-the format version) are the same in each.
+by some RUN line, the `$defs` that several schemas copy (a quantity, the
+format version) are the same in each, and the enums that list a table of
+the compiler (phases, binding walls, walls, source kinds) list it whole.
 
 usage: check-json-validated.py [--root SRC] [--tests DIR]
 """
@@ -26,6 +27,56 @@ NO_OUTPUT = re.compile(r"%expect-exit [12] mlsc ")
 VALIDATE = re.compile(r"%validate-json (?!-)([\w-]+)")
 VALIDATES_FILE = re.compile(r"%validate-json [\w-]+ < (\S+)")
 COMMAND = re.compile(r'^COMMAND\(\w+, "([\w-]+)", "[^"]*", "([^"]*)"', re.M)
+
+# Schema enums that list a table of the compiler: (schema, path to the
+# enum, the table's name in def_tables).
+TABLE_ENUMS = [
+    ("eval", "$defs/binding_wall/properties/phase/enum", "phases"),
+    ("solve", "$defs/solve_binding_wall/properties/phase/enum", "phases"),
+    ("eval", "$defs/binding_wall", "binding walls"),
+    ("eval", "$defs/binding_wall/properties/wall/enum", "binding wall names"),
+    ("eval", "$defs/binding_wall/properties/number/enum", "binding wall numbers"),
+    ("solve", "$defs/solve_binding_wall", "binding walls"),
+    ("solve", "$defs/solve_binding_wall/properties/wall/enum", "binding wall names"),
+    ("solve", "$defs/solve_binding_wall/properties/number/enum", "binding wall numbers"),
+    ("sensitivity", "$defs/wall/enum", "binding wall names"),
+    ("walls", "properties/walls/items/properties/name/enum", "walls"),
+    ("walls", "properties/walls/items/properties/domain/enum", "domains"),
+    ("explain", "$defs/source_kind/enum", "source kinds"),
+    ("explain-leaves", "$defs/source_kind/enum", "source kinds"),
+    ("audit", "properties/records/items/properties/source/oneOf/0/properties/kind/enum",
+     "source kinds"),
+]
+
+
+def def_tables(root):
+    """The tables of ir/*.def that schema enums list."""
+    def read(name):
+        with open(os.path.join(root, "ir", name), encoding="utf-8") as f:
+            return f.read()
+    metrics, walls, kinds = read("Metrics.def"), read("Walls.def"), read("Schema.def")
+    rows = re.findall(r'^WALL\((\d+), (\w+), "([^"]+)", "([^"]+)"', walls, re.M)
+    binds = set(re.findall(r'^PHASE_METRIC\(\w+, "[^"]*", "[^"]*", (\w+), true',
+                           metrics, re.M))
+    return {
+        "phases": re.findall(r'^PHASE\(\w+, "([^"]+)"', metrics, re.M),
+        "binding walls": [(name, int(n)) for n, wall, name, _ in rows if wall in binds],
+        "binding wall names": [name for _, wall, name, _ in rows if wall in binds],
+        "binding wall numbers": [int(n) for n, wall, _, _ in rows if wall in binds],
+        "walls": [name for _, _, name, _ in rows],
+        "domains": list(dict.fromkeys(domain for _, _, _, domain in rows)),
+        "source kinds": re.search(r'FIELD\(\s*source, "kind", Enum,\s*"([^"]+)"',
+                                  kinds).group(1).split("|"),
+    }
+
+
+def schema_list(definition):
+    """An enum's values; for a binding wall, its (wall, number) pairs."""
+    if isinstance(definition, list):
+        return definition
+    return [(rule["if"]["properties"]["wall"]["const"],
+             rule["then"]["properties"]["number"]["const"])
+            for rule in definition["allOf"]]
 
 
 def run_lines(path):
@@ -102,6 +153,17 @@ def main():
             if definition != seen[0][1]:
                 problems.append("$defs/%s differs between %s.schema.json and "
                                 "%s.schema.json" % (name, seen[0][0], kind))
+
+    tables = def_tables(args.root)
+    for kind, path, table in TABLE_ENUMS:
+        with open(schemas[kind], encoding="utf-8") as f:
+            node = json.load(f)
+        for key in path.split("/"):
+            node = node[int(key)] if isinstance(node, list) else node[key]
+        if sorted(schema_list(node)) != sorted(tables[table]):
+            problems.append("docs/schema/%s.schema.json %s lists %s, but ir/*.def "
+                            "has the %s %s" % (kind, path, schema_list(node), table,
+                                               tables[table]))
 
     for p in problems:
         print(p)
