@@ -156,6 +156,8 @@ def main():
 
     tables = def_tables(args.root)
     for kind, path, table in TABLE_ENUMS:
+        if kind not in schemas:
+            continue  # reported above
         with open(schemas[kind], encoding="utf-8") as f:
             node = json.load(f)
         for key in path.split("/"):
