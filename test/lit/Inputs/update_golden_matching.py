@@ -162,7 +162,7 @@ class Matching(unittest.TestCase):
         new, problems = update(checks, AFTER)
         self.assertEqual(new, checks)
         self.assertEqual(len(problems), 1)
-        self.assertIn("now matches output line 6 `Performance  FAIL`", problems[0])
+        self.assertIn("now matches output line 6 `Performance FAIL`", problems[0])
 
     def test_check_dag_in_any_order(self):
         self.assertUpdate("# CHECK-DAG: throughput 1.469 ktok/s\n# CHECK-DAG: prefill time 337.9 ms",
@@ -315,7 +315,7 @@ class Files(unittest.TestCase):
                    "# CHECK: throughput 1.469 ktok/s\r\n", 0o640)
         self.write(self.output, AFTER)
         r = self.tool("t.mls")
-        self.assertEqual((r.returncode, r.stderr), (0, "t.mls: 1 CHECK lines updated\n"))
+        self.assertEqual((r.returncode, r.stderr), (0, "t.mls: 1 CHECK line updated\n"))
         self.assertEqual(self.read(test), "# RUN: mlsc eval %s | FileCheck %s\r\n"
                          "# CHECK: throughput 3.974 ktok/s\r\n")
         self.assertEqual(os.stat(test).st_mode & 0o777, 0o640)
