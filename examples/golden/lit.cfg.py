@@ -1,19 +1,20 @@
-# lit configuration for pinning scenario results (see docs/golden-tests.md).
-# Run with:  lit -v examples/golden     (mlsc and FileCheck on PATH)
+# lit configuration for golden tests of .mls scenarios (mlsc's
+# docs/golden-tests.md). Run with:  lit -v tests
 import os
 import shutil
+
 import lit.formats
 
-config.name = "my-scenarios"
+config.name = "scenarios"
 config.test_format = lit.formats.ShTest(execute_external=True)
 config.suffixes = [".mls"]
 config.test_source_root = os.path.dirname(__file__)
 
-# FileCheck ships with LLVM; Debian puts it in /usr/lib/llvm-14/bin.
-path = [os.environ.get("PATH", "")]
+# mlsc and its tools come from PATH; FileCheck too, else from Debian's LLVM 14.
+path = os.environ.get("PATH", "")
 if not shutil.which("FileCheck"):
-    path.insert(0, "/usr/lib/llvm-14/bin")
-config.environment["PATH"] = os.pathsep.join(path)
-for var in ["MLSC_DATA_DIR", "HOME"]:
-    if var in os.environ:
-        config.environment[var] = os.environ[var]
+    path = "/usr/lib/llvm-14/bin" + os.pathsep + path
+config.environment["PATH"] = path
+# A build tree's mlsc reads its registries from MLSC_DATA_DIR.
+if "MLSC_DATA_DIR" in os.environ:
+    config.environment["MLSC_DATA_DIR"] = os.environ["MLSC_DATA_DIR"]
