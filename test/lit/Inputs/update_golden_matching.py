@@ -13,6 +13,7 @@ import tempfile
 import unittest
 
 TOOLS = sys.argv.pop(1)
+sys.dont_write_bytecode = True      # nothing written into the source tree
 
 
 def load(name):
@@ -169,6 +170,19 @@ class Matching(unittest.TestCase):
                           AFTER,
                           "# CHECK-DAG: throughput 3.974 ktok/s\n# CHECK-DAG: prefill time 1.348 s")
 
+    def test_the_line_that_keeps_most_numbers_wins(self):
+        # Two lines differ from the CHECK line in numbers only; the one where
+        # just the stale value differs is the one it stands for.
+        tokens = "10:15 NUMBER `2`\n13:9 NUMBER `0.55`\n13:14 FROM `from`\n"
+        self.assertUpdate("# CHECK: [[@LINE-1]]:9 NUMBER `0.864`\n"
+                          "# CHECK-NEXT: [[@LINE-2]]:14 FROM `from`", tokens,
+                          "# CHECK: [[@LINE-1]]:9 NUMBER `0.55`\n"
+                          "# CHECK-NEXT: [[@LINE-2]]:14 FROM `from`")
+
+    def test_a_line_that_starts_with_its_value(self):
+        self.assertUpdate("# CHECK:    +1.48  w.batch", "  +0.9999  m.params\n  +1.08  w.batch\n",
+                          "# CHECK:    +1.08  w.batch")
+
     def test_bare_numbers_match_only_as_they_are(self):
         new, problems = update("# CHECK: 8.164", AFTER)
         self.assertEqual(new, "# CHECK: 8.164")
@@ -198,6 +212,11 @@ class Matching(unittest.TestCase):
     def test_a_users_regex_groups_are_not_numbers(self):
         self.assertUpdate("# CHECK: throughput 1.469 ktok/s {{(per)}} replica", AFTER,
                           "# CHECK: throughput 3.974 ktok/s {{(per)}} replica")
+
+    def test_blanks_in_a_regex_block_are_canonical_too(self):
+        # FileCheck canonicalizes the whole check file: `{{^  x$}}` matches "  x".
+        self.assertUpdate("# CHECK: a\n# CHECK-NEXT: {{^  x$}}", "a\n  x\n",
+                          "# CHECK: a\n# CHECK-NEXT: {{^  x$}}")
 
     def test_match_full_lines(self):
         self.assertUpdate("# CHECK: throughput 1.469 ktok/s   per replica; 1.469 ktok/s per device",
@@ -253,6 +272,13 @@ class RunLines(unittest.TestCase):
         with self.assertRaises(golden.FileError) as e:
             self.runs("RUN: mlsc eval %t/x.mls | FileCheck %s")
         self.assertIn("`%t` is a lit substitution", str(e.exception))
+
+    def test_a_configurations_own_substitution_is_not_percent_s(self):
+        with self.assertRaises(golden.FileError) as e:
+            self.runs("RUN: mlsc eval %src/x.mls | FileCheck %s")
+        self.assertIn("`%src` is a lit substitution", str(e.exception))
+        run, = self.runs("RUN: mlsc eval %S/x.mls %s.json 100%% | FileCheck %s")
+        self.assertEqual(run.stages[0][0], ["mlsc", "eval", "/t/x.mls", "/t/f.mls.json", "100%"])
 
     def test_continued_lines(self):
         run, = self.runs("# RUN: mlsc eval \\", "# RUN:   %s | FileCheck %s")
@@ -368,6 +394,18 @@ class Files(unittest.TestCase):
         self.assertEqual(r.returncode, 2)
         self.assertEqual(r.stderr.count("\n"), 1, r.stderr)
         self.assertIn("mlsc-update-golden: error: cannot find `mlsc`", r.stderr)
+
+    def test_checks_of_a_run_line_it_cannot_run_are_named(self):
+        self.write(os.path.join(self.dir, "t.test"),
+                   "RUN: mlsc eval %S/x.mls | FileCheck %s --check-prefix=A\n"
+                   "RUN: mlsc eval %S/x.mls > %t\n"
+                   "RUN: FileCheck %s --check-prefix=B < %t\n"
+                   "A: Feasibility  PASS\nB: Conditions\n")
+        r = self.tool("t.test")
+        self.assertEqual((r.returncode, r.stderr), (0, (
+            "t.test:3: note: the B lines this RUN line checks are left as they are: "
+            "mlsc-update-golden runs only `mlsc ... | FileCheck %s` pipelines\n"
+            "t.test: up to date\n")))
 
     def test_a_file_without_a_golden_run_line(self):
         self.write(os.path.join(self.dir, "t.mls"), "# RUN: mlsc eval %s\n")
