@@ -98,6 +98,11 @@ class Matching(unittest.TestCase):
     def test_a_verdict_is_a_value(self):
         self.assertUpdate("# CHECK: Performance  PASS", AFTER, "# CHECK: Performance  FAIL")
 
+    def test_a_verdict_mid_line(self):
+        self.assertUpdate("# CHECK: compute time is 20.54x smaller", AFTER.replace(
+            "memory time is 3.515x", "compute time is 7.052x"), "# CHECK: compute time is 7.052x smaller")
+        self.assertUpdate("# CHECK: PASS  (8.164 ms vs 20 ms)", AFTER, "# CHECK: FAIL  (23.28 ms vs 20 ms)")
+
     def test_a_line_may_start_mid_line(self):
         self.assertUpdate("# CHECK: ridge 295.2 FLOP/B", AFTER, "# CHECK: ridge 295.2 FLOP/B")
         self.assertUpdate("# CHECK: intensity 14.26 FLOP/B below", AFTER.replace(
@@ -106,15 +111,35 @@ class Matching(unittest.TestCase):
 
     def test_words_after_the_label_follow_the_output(self):
         self.assertUpdate("# CHECK: decode step time    8.164 ms   memory-bound", AFTER,
-                          "# CHECK: decode step time    23.28 ms   compute-bound:")
+                          "# CHECK: decode step time    23.28 ms   compute-bound")
 
     def test_a_regex_block_stays_while_it_matches(self):
         self.assertUpdate("# CHECK: decode step time {{[0-9.]+}} ms   memory-bound", AFTER,
-                          "# CHECK: decode step time {{[0-9.]+}} ms   compute-bound:")
+                          "# CHECK: decode step time {{[0-9.]+}} ms   compute-bound")
         self.assertUpdate("# CHECK: prefill time {{[0-9.]+}} ms", AFTER,
                           "# CHECK: prefill time {{[0-9.]+}} s")
         self.assertUpdate("# CHECK: prefill time {{[0-9]+}} ms", AFTER,
                           "# CHECK: prefill time 1.348 s")
+
+    def test_a_regex_block_spans_the_words_that_leave_most_words_kept(self):
+        self.assertUpdate(
+            "# CHECK:     made of   {{.*}} + 438.3 MB activations + 2 GB buffers",
+            "    made of           16 GB weights + 1 GB gradients + 438.3 MB activations + 2 TB buffers\n",
+            "# CHECK:     made of   {{.*}} + 438.3 MB activations + 2 TB buffers")
+        self.assertUpdate(
+            "# CHECK: decode step time 5.222 ms   memory-bound: {{.*}}; TP all-reduces add 2.577 ms",
+            "decode step time 5.222 ms   compute-bound: intensity 9 FLOP/B; compute time is 2x "
+            "smaller; TP all-reduces add 2.577 ms\n",
+            "# CHECK: decode step time 5.222 ms   compute-bound: {{.*}}; TP all-reduces add 2.577 ms")
+
+    def test_a_line_that_still_passes_elsewhere_follows_its_check_next_lines(self):
+        # `"status": "PASS"` still matches the first scenario's status, but the
+        # line after it is the second scenario's reason: the status that
+        # changed is the second one.
+        json = ('"scenario": "a",\n"status": "PASS",\n"reason": "x",\n'
+                '"scenario": "b",\n"status": "FAIL",\n"reason": "y",\n')
+        self.assertUpdate('# CHECK: "status": "PASS",\n# CHECK-NEXT: "reason": "y",', json,
+                          '# CHECK: "status": "FAIL",\n# CHECK-NEXT: "reason": "y",')
 
     def test_check_next_keeps_the_order_of_lines_with_one_label(self):
         self.assertUpdate("# CHECK: Conditions\n"
