@@ -312,7 +312,7 @@ class RunLines(unittest.TestCase):
     def test_regenerate_keeps_the_place_of_the_lines(self):
         lines = ["# RUN: mlsc eval %s | FileCheck %s", "", "# CHECK: old", "# a note", "x", ""]
         run, = golden.parse_runs(lines, "/t/f.mls")
-        new, count = golden.regenerate(lines, run, "a\n\nb\n")
+        new, count = golden.regenerate(lines, run, "a\n\nb\n", "/t/f.mls")
         self.assertEqual(new, ["# RUN: mlsc eval %s | FileCheck %s", "",
                                "# CHECK:      a", "# CHECK-EMPTY:", "# CHECK-NEXT: b",
                                "# a note", "x", ""])
