@@ -77,9 +77,18 @@ void condition(LoweringContext &Ctx, const ir::Expr &E, llvm::SMRange R,
         Scenario == Ctx.G.Scenario && M && !Ctx.G.NotLowered.empty();
     bool NotSimulated = M && metricInfo(*M).Where == Applies::Simulated &&
                         !(Ctx.G.Sim && Ctx.G.Sim->Requested);
+    // A let that reads another scenario's values, in this one's SLA.
+    bool Elsewhere = !IsAssert && Scenario != Ctx.G.Scenario &&
+                     Ctx.C.Program.entity(Scenario) &&
+                     Ctx.C.Program.entity(Scenario)->Kind == "scenario";
     Ctx.C.Diags.report(
         DiagKind::MetricUnavailable, E.Range,
-        NotSimulated
+        Elsewhere
+            ? fmt::format("`{}` is a value of scenario `{}`, and an SLA of "
+                          "`{}` reads its own scenario's values; write this "
+                          "condition as an assert; it stays unknown here",
+                          Missing, Scenario.str(), Ctx.G.Scenario)
+        : NotSimulated
             ? fmt::format("`{}` comes from the serving simulator, and "
                           "scenario `{}` has no `simulate` block (give it "
                           "`simulate {{ requests = 10000 }}`); this condition "
