@@ -114,10 +114,17 @@ std::string formatTokens(llvm::ArrayRef<SyntaxToken> Toks) {
   for (size_t I = 0; I < Toks.size(); ++I) {
     size_t Breaks = 0;
     if (I > 0) {
-      const char *From = Toks[I - 1].Text.end();
-      Breaks = std::count(From, Toks[I].Text.begin(), '\n');
+      // `\n`, `\r\n` and a lone `\r` each end a line.
+      for (const char *P = Toks[I - 1].Text.end(); P < Toks[I].Text.begin();
+           ++P)
+        Breaks += *P == '\n' ||
+                  (*P == '\r' && (P + 1 == Toks[I].Text.end() || P[1] != '\n'));
     }
-    if (Lines.empty() || Breaks > 0) {
+    // A second comment on a line can only follow a lone carriage return
+    // the caller did not turn into a newline: a line of its own.
+    bool SecondComment = Toks[I].K == SyntaxToken::Comment && !Lines.empty() &&
+                         Lines.back().Comment;
+    if (Lines.empty() || Breaks > 0 || SecondComment) {
       Lines.emplace_back();
       Lines.back().BlankBefore = Breaks > 1;
     }

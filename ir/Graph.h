@@ -257,6 +257,9 @@ struct Graph {
   std::vector<double> LeafValues; ///< per node; meaningful for leaves
   /// Every named node (metrics and the labels explain shows), by name.
   llvm::StringMap<NodeId> Named;
+  /// The main file's lets that read this scenario's values, by name
+  /// (lower-to-graph): `explain` of a let, `eval -e`.
+  llvm::StringMap<NodeId> Lets;
   /// The node of each metric and phase metric; invalid when absent.
   std::vector<NodeId> MetricNodes = std::vector<NodeId>(NumMetrics, NodeId());
   std::vector<NodeId> PhaseNodes =

@@ -112,13 +112,21 @@ void condition(LoweringContext &Ctx, const ir::Expr &E, llvm::SMRange R,
 }
 
 /// Scenarios whose metrics an expression reads.
-void scenariosOf(const ir::Expr &E, std::set<const ir::Entity *> &Out) {
+/// Each let is read once: `let b = a + a` over a chain of lets would
+/// otherwise cost 2^n.
+void scenariosOf(const ir::Expr &E, std::set<const ir::Entity *> &Out,
+                 std::set<const ir::Let *> &Seen) {
   if (E.Kind == ir::ExprKind::MetricRef)
     Out.insert(E.Target);
-  if (E.Kind == ir::ExprKind::LetRef && E.LetTarget->Value)
-    scenariosOf(*E.LetTarget->Value, Out);
+  if (E.Kind == ir::ExprKind::LetRef && E.LetTarget->Value &&
+      Seen.insert(E.LetTarget).second)
+    scenariosOf(*E.LetTarget->Value, Out, Seen);
   for (const ir::ExprPtr &O : E.Operands)
-    scenariosOf(*O, Out);
+    scenariosOf(*O, Out, Seen);
+}
+void scenariosOf(const ir::Expr &E, std::set<const ir::Entity *> &Out) {
+  std::set<const ir::Let *> Seen;
+  scenariosOf(E, Out, Seen);
 }
 
 } // namespace
@@ -184,7 +192,7 @@ bool runLowerToGraph(Compilation &C) {
     LoweringContext &Ctx = *Contexts[It - Scenarios.begin()];
     std::string Missing;
     if (std::optional<graph::NodeId> N = Ctx.expr(*L->Value, Missing)) {
-      Ctx.G.Named.try_emplace(L->Name, *N);
+      Ctx.G.Lets.try_emplace(L->Name, *N);
       if (Ctx.G.node(*N).Name.empty())
         Ctx.G.node(*N).Name = L->Name;
     }

@@ -122,6 +122,12 @@ std::string bash() {
        "      *\" ${COMP_WORDS[i]} \"*) cmd=\"${COMP_WORDS[i]}\"; break ;;\n"
        "    esac\n"
        "  done\n"
+       "  # `--format=VALUE`: bash splits the word at `=`.\n"
+       "  if [[ \"$cur\" == \"=\" ]]; then\n"
+       "    cur=\"\"\n"
+       "  elif [[ \"$prev\" == \"=\" ]]; then\n"
+       "    prev=\"${COMP_WORDS[COMP_CWORD-2]}\"\n"
+       "  fi\n"
        "  case \"$prev\" in\n";
   for (const Opt &O : Options) {
     switch (valueKind(O)) {
@@ -151,7 +157,10 @@ std::string bash() {
        "  if [[ \"$cur\" == -* ]]; then\n"
        "    local opts\n"
        "    case \"$cmd\" in\n";
-  S += fmt::format("      \"\") opts=\"{}\" ;;\n", optionsAfter(""));
+  // No command yet: the options that act alone, and those of `compile`,
+  // the default command.
+  S += fmt::format("      \"\") opts=\"{} {}\" ;;\n", optionsAfter(""),
+                   optionsAfter("compile"));
   for (const Cmd &C : Commands)
     S +=
         fmt::format("      {}) opts=\"{}\" ;;\n", C.Name, optionsAfter(C.Name));
@@ -210,7 +219,10 @@ std::string zsh() {
        "  for w in ${words[2,CURRENT-1]}; do\n"
        "    if (( ${commands[(I)${w}:*]} )); then cmd=$w; break; fi\n"
        "  done\n"
-       "  case ${words[CURRENT-1]} in\n";
+       "  local opt=${words[CURRENT-1]}\n"
+       "  if [[ $PREFIX == --*=* ]]; then opt=${PREFIX%%=*}; compset -P "
+       "'*='; fi\n"
+       "  case $opt in\n";
   for (const Opt &O : Options) {
     switch (valueKind(O)) {
     case ValueKind::None:
@@ -240,7 +252,8 @@ std::string zsh() {
         L += " " + zshEntry(O.Spelling, O.Help);
     return L;
   };
-  S += fmt::format("      '') opts=({}) ;;\n", optionList(""));
+  S += fmt::format("      '') opts=({}{}) ;;\n", optionList(""),
+                   optionList("compile"));
   for (const Cmd &C : Commands)
     S += fmt::format("      {}) opts=({}) ;;\n", C.Name, optionList(C.Name));
   S += "    esac\n"

@@ -44,8 +44,8 @@ std::string shown(const ExprValue &V) {
 std::optional<std::pair<const graph::Graph *, graph::NodeId>>
 letNode(const Compilation &C, llvm::StringRef Name) {
   for (const graph::Graph &G : C.Graphs)
-    if (std::optional<graph::NodeId> N = G.findNamed(Name))
-      return std::make_pair(&G, *N);
+    if (auto It = G.Lets.find(Name); It != G.Lets.end())
+      return std::make_pair(&G, It->second);
   return std::nullopt;
 }
 
@@ -64,6 +64,17 @@ int expressionCommand(const DriverOptions &O,
       llvm::MemoryBuffer::getMemBufferCopy(Text, Buf->getBufferIdentifier()));
   if (!C)
     return InputErrors;
+  // One expression each, nothing after it (`1; assert false`).
+  for (size_t I = 0; I < Names.size(); ++I) {
+    const ir::Let *L = C->Program.LetByName.lookup(Names[I]);
+    if (!L || !L->Value ||
+        llvm::StringRef(ir::sourceText(L->Value->Range)).trim() !=
+            llvm::StringRef(O.Expressions[I]).trim())
+      return usage(DiagKind::InvalidOption,
+                   fmt::format("-e takes one expression, and `{}` is more "
+                               "(a declaration, `;`, a comment or a source)",
+                               O.Expressions[I]));
+  }
   std::vector<ExprValue> Values;
   for (const std::string &Name : Names) {
     const ir::Let *L = C->Program.LetByName.lookup(Name);

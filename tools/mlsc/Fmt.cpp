@@ -4,7 +4,7 @@
 // canonical layout (frontend/Formatter.h), whole or not at all and keeping
 // its permissions; `-` formats standard input to standard output. With
 // --check it writes nothing and prints a unified diff for each file that is
-// not formatted. A file with errors is reported and left as it is.
+// not formatted. A file that does not parse is reported and left as it is.
 // Exit 0 when every file was (or is, with --check) formatted, 1 otherwise.
 //
 //===----------------------------------------------------------------------===//
@@ -62,6 +62,13 @@ bool formatOne(const DriverOptions &O, const std::string &Path) {
   if (!Mode || !(*Mode & llvm::sys::fs::owner_write)) {
     reportError(DiagKind::OutputReadOnly, Path,
                 "the file is read-only; it was not formatted");
+    return false;
+  }
+  llvm::sys::fs::file_status Status;
+  if (!llvm::sys::fs::status(Real, Status) && Status.getLinkCount() > 1) {
+    reportError(DiagKind::OutputHardLinked, Path,
+                "the file has other hard links, which replacing it would "
+                "split; it was not formatted (`mlsc fmt - < FILE` prints it)");
     return false;
   }
   std::string Error;

@@ -45,6 +45,22 @@ namespace {
 
 using json = nlohmann::json;
 
+/// \p J's member \p K, or null (never the undefined behaviour of a const
+/// operator[] on a missing key).
+const json &at(const json &J, const char *K) {
+  static const json Null;
+  if (!J.is_object())
+    return Null;
+  auto It = J.find(K);
+  return It == J.end() ? Null : *It;
+}
+
+/// A string member, or "".
+std::string text(const json &J, const char *K) {
+  const json &V = at(J, K);
+  return V.is_string() ? V.get<std::string>() : "";
+}
+
 // ------------------------------------------------------------ positions
 
 /// `file:///a%20b/x.mls` -> `/a b/x.mls`.
@@ -101,7 +117,9 @@ json position(llvm::StringRef Buffer, const char *P) {
 
 /// The byte offset of LSP position \p Pos in \p Text (clamped).
 size_t offsetOf(llvm::StringRef Text, const json &Pos) {
-  int64_t Line = Pos.value("line", 0), Char = Pos.value("character", 0);
+  const json &LJ = at(Pos, "line"), &CJ = at(Pos, "character");
+  int64_t Line = LJ.is_number_integer() ? LJ.get<int64_t>() : 0;
+  int64_t Char = CJ.is_number_integer() ? CJ.get<int64_t>() : 0;
   size_t At = 0;
   for (int64_t L = 0; L < Line && At < Text.size(); ++L) {
     size_t NL = Text.find('\n', At);
@@ -122,7 +140,7 @@ size_t offsetOf(llvm::StringRef Text, const json &Pos) {
 
 /// An open document and its last compilation.
 struct Document {
-  std::string Path, Text;
+  std::string Uri, Path, Text;
   std::unique_ptr<Compilation> C;
   unsigned Main = 0; ///< the document's buffer in C->SM
 };
@@ -162,6 +180,15 @@ std::pair<std::string, size_t> wordAt(llvm::StringRef Text, size_t Offset) {
   return {Text.slice(B, E).str(), B};
 }
 
+/// `\r\n` and a lone `\r` end lines as `\n` does, for the client; the text
+/// keeps its length, so offsets hold.
+std::string normalizeLineEnds(std::string S) {
+  for (size_t I = 0; I < S.size(); ++I)
+    if (S[I] == '\r' && (I + 1 == S.size() || S[I + 1] != '\n'))
+      S[I] = '\n';
+  return S;
+}
+
 class Server {
 public:
   explicit Server(const DriverOptions &O) : O(O) {}
@@ -175,12 +202,20 @@ public:
         reply(nullptr, nullptr, {{"code", -32700}, {"message", "parse error"}});
         continue;
       }
-      std::string Method = M.value("method", "");
-      json Id = M.contains("id") ? M["id"] : json();
-      json Params = M.value("params", json::object());
+      std::string Method = text(M, "method");
+      json Id = at(M, "id");
       if (Method == "exit")
         return ShutDown ? 0 : 1;
-      handle(Method, Id, Params);
+      // Params of the wrong shape: an error for a request, nothing for a
+      // notification; the server goes on.
+      try {
+        handle(Method, Id, at(M, "params"));
+      } catch (const json::exception &E) {
+        if (!Id.is_null())
+          reply(Id, nullptr,
+                {{"code", -32602},
+                 {"message", std::string("invalid params: ") + E.what()}});
+      }
     }
     return ShutDown ? 0 : 1;
   }
@@ -202,23 +237,31 @@ private:
       if (Line.empty()) {
         if (!Have)
           continue;
+        // A message this large is not an editor's: skipped, the server
+        // goes on with the next.
+        if (Length > (64u << 20)) {
+          std::cin.ignore(static_cast<std::streamsize>(Length));
+          Have = false;
+          continue;
+        }
         Body.assign(Length, '\0');
         std::cin.read(Body.data(), static_cast<std::streamsize>(Length));
         return static_cast<size_t>(std::cin.gcount()) == Length;
       }
       llvm::StringRef L(Line);
       if (L.consume_front_insensitive("content-length:")) {
-        Have = !L.trim().getAsInteger(10, Length);
-        // A message this large is not an editor's: refuse, keep reading.
-        if (Length > (64u << 20))
-          Have = false;
+        // Without a length the messages cannot be told apart: stop.
+        if (L.trim().getAsInteger(10, Length))
+          return false;
+        Have = true;
       }
     }
     return false;
   }
 
   void send(const json &M) {
-    std::string Text = M.dump();
+    // Text from a file (a path in a message) may not be UTF-8.
+    std::string Text = M.dump(-1, ' ', false, json::error_handler_t::replace);
     llvm::outs() << "Content-Length: " << Text.size() << "\r\n\r\n" << Text;
     llvm::outs().flush();
   }
@@ -254,15 +297,15 @@ private:
       ShutDown = true;
       reply(Id, nullptr);
     } else if (Method == "textDocument/didOpen") {
-      const json &D = P["textDocument"];
-      update(D.value("uri", ""), D.value("text", ""));
+      const json &D = at(P, "textDocument");
+      update(text(D, "uri"), text(D, "text"));
     } else if (Method == "textDocument/didChange") {
-      const json &Changes = P.value("contentChanges", json::array());
-      if (!Changes.empty())
-        update(P["textDocument"].value("uri", ""),
-               Changes.back().value("text", ""));
+      const json &Changes = at(P, "contentChanges");
+      if (Changes.is_array() && !Changes.empty())
+        update(text(at(P, "textDocument"), "uri"),
+               text(Changes.back(), "text"));
     } else if (Method == "textDocument/didClose") {
-      std::string Uri = P["textDocument"].value("uri", "");
+      std::string Uri = text(at(P, "textDocument"), "uri");
       Docs.erase(Uri);
       notify("textDocument/publishDiagnostics",
              {{"uri", Uri}, {"diagnostics", json::array()}});
@@ -283,9 +326,12 @@ private:
   // -------------------------------------------------------- compilation
 
   void update(const std::string &Uri, std::string Text) {
+    if (Uri.empty())
+      return; // a notification without a document
     Document &D = Docs[Uri];
+    D.Uri = Uri;
     D.Path = uriToPath(Uri);
-    D.Text = std::move(Text);
+    D.Text = normalizeLineEnds(std::move(Text));
     D.C = std::make_unique<Compilation>();
     D.C->Options = O.Compile;
     compile(*D.C, llvm::MemoryBuffer::getMemBufferCopy(D.Text, D.Path));
@@ -356,7 +402,7 @@ private:
   }
 
   Document *document(const json &P) {
-    auto It = Docs.find(P["textDocument"].value("uri", ""));
+    auto It = Docs.find(text(at(P, "textDocument"), "uri"));
     return It == Docs.end() ? nullptr : &It->second;
   }
 
@@ -367,6 +413,13 @@ private:
     if (!Buf)
       return nullptr;
     llvm::StringRef Text = SM.getMemoryBuffer(Buf)->getBuffer();
+    // In the document itself: its URI as the client sent it (an unsaved
+    // `untitled:` buffer included).
+    if (Buf == D.Main)
+      return {{"uri", D.Uri},
+              {"range",
+               {{"start", position(Text, R.Start.getPointer())},
+                {"end", position(Text, R.End.getPointer())}}}};
     std::string Path =
         Buf == D.Main ? D.Path
                       : SM.getMemoryBuffer(Buf)->getBufferIdentifier().str();
@@ -505,7 +558,7 @@ private:
     Document *D = document(P);
     if (!D || !D->C)
       return nullptr;
-    size_t Off = offsetOf(D->Text, P["position"]);
+    size_t Off = offsetOf(D->Text, at(P, "position"));
     llvm::StringRef Buf = D->C->SM.getMemoryBuffer(D->Main)->getBuffer();
     const char *At = Buf.begin() + std::min(Off, Buf.size());
     std::string Text;
@@ -563,7 +616,7 @@ private:
     Document *D = document(P);
     if (!D || !D->C)
       return nullptr;
-    size_t Off = offsetOf(D->Text, P["position"]);
+    size_t Off = offsetOf(D->Text, at(P, "position"));
     llvm::StringRef Buf = D->C->SM.getMemoryBuffer(D->Main)->getBuffer();
     const char *At = Buf.begin() + std::min(Off, Buf.size());
     const ir::Expr *Ref = nullptr;
@@ -603,7 +656,8 @@ private:
       for (unsigned B = 1; B <= D->C->SM.getNumBuffers(); ++B) {
         std::string Id =
             D->C->SM.getMemoryBuffer(B)->getBufferIdentifier().str();
-        if (B != D->Main && llvm::StringRef(Id).endswith(Tail)) {
+        if (B != D->Main &&
+            (Id == Tail || llvm::StringRef(Id).endswith("/" + Tail))) {
           const char *Begin = D->C->SM.getMemoryBuffer(B)->getBufferStart();
           return location(*D,
                           llvm::SMRange(llvm::SMLoc::getFromPointer(Begin),
@@ -627,7 +681,7 @@ private:
     Document *D = document(P);
     if (!D || !D->C)
       return Items;
-    size_t Off = offsetOf(D->Text, P["position"]);
+    size_t Off = offsetOf(D->Text, at(P, "position"));
     llvm::StringRef Text = D->Text;
     // The path being written before the cursor: `H100_SXM.hb`.
     size_t B = Off;
@@ -678,8 +732,35 @@ private:
              E->Range.Start.getPointer() >= Inner->Range.Start.getPointer()))
           Inner = E.get();
       if (Inner && Inner->Schema) {
-        for (const FieldSchema &F : Inner->Schema->Fields)
-          add(F.Path, FieldKind, F.Doc);
+        // Inside nested blocks (`parallel {`), the fields under their path.
+        const char *Begin = Inner->NameRange.End.getPointer();
+        const char *Head = std::find(Begin, At, '{');
+        std::vector<std::string> Nested;
+        int Depth = 0;
+        for (const char *P = At; P > Head + 1;) {
+          --P;
+          if (*P == '}') {
+            ++Depth;
+          } else if (*P == '{' && Depth > 0) {
+            --Depth;
+          } else if (*P == '{') {
+            const char *E = P;
+            while (E > Head && (*(E - 1) == ' ' || *(E - 1) == '\t'))
+              --E;
+            const char *S = E;
+            while (S > Head && (llvm::isAlnum(*(S - 1)) || *(S - 1) == '_' ||
+                                *(S - 1) == '.'))
+              --S;
+            Nested.insert(Nested.begin(), std::string(S, E));
+          }
+        }
+        std::string Prefix = llvm::join(Nested, ".");
+        for (const FieldSchema &F : Inner->Schema->Fields) {
+          llvm::StringRef Path = F.Path;
+          if (!Prefix.empty() && !Path.consume_front(Prefix + "."))
+            continue;
+          add(Path.str(), FieldKind, F.Doc);
+        }
         return Items;
       }
       for (const char *K : {"import", "let", "assert"})

@@ -148,6 +148,17 @@ r = request("textDocument/completion", {"textDocument": {"uri": uri},
                                         "position": {"line": 4, "character": 2}})
 labels = {i["label"] for i in r["result"]}
 check({"tdp", "hbm.bandwidth", "peak.bf16"} <= labels, "fields of an accelerator", sorted(labels)[:20])
+# In a nested block, the fields under its path.
+nested = text.replace("  tdp =  500W\n", "  tdp =  500W\n  hbm {\n    \n  }\n")
+send({"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {
+    "textDocument": {"uri": uri, "version": 3},
+    "contentChanges": [{"text": nested}]}})
+notification("textDocument/publishDiagnostics")
+r = request("textDocument/completion", {"textDocument": {"uri": uri},
+                                        "position": {"line": 5, "character": 4}})
+labels = {i["label"] for i in r["result"]}
+check({"bandwidth", "capacity"} <= labels and "tdp" not in labels,
+      "fields of a nested block", sorted(labels)[:20])
 send({"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {
     "textDocument": {"uri": uri, "version": 3},
     "contentChanges": [{"text": text + "let y = H100_SXM.hb\n"}]}})
@@ -160,6 +171,17 @@ r = request("textDocument/completion", {"textDocument": {"uri": uri},
                                         "position": {"line": 7, "character": 9}})
 labels = {i["label"] for i in r["result"]}
 check({"H100_SXM", "twice", "nvidia_h100_datasheet"} <= labels, "names in scope", sorted(labels)[:20])
+
+# An unsaved buffer: definitions in it keep its URI.
+u_uri = "untitled:Untitled-1"
+send({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {
+    "textDocument": {"uri": u_uri, "languageId": "mls", "version": 1,
+                     "text": "let a = 1\nlet b = a\n"}}})
+notification("textDocument/publishDiagnostics")
+r = request("textDocument/definition", {"textDocument": {"uri": u_uri},
+                                        "position": {"line": 1, "character": 8}})
+check(r["result"]["uri"] == u_uri and r["result"]["range"]["start"]["line"] == 0,
+      "definition in an unsaved buffer", r)
 
 # Formatting: `mlsc fmt` as one edit.
 send({"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {
@@ -177,6 +199,42 @@ check(len(edits) == 1 and edits[0]["newText"] == fmt and "  tdp = 500 W\n" in fm
 r = request("textDocument/rename", {"textDocument": {"uri": uri},
                                     "position": {"line": 0, "character": 0}, "newName": "x"})
 check(r.get("error", {}).get("code") == -32601, "an unknown method is MethodNotFound", r)
+# Malformed params: an error for a request, nothing for a notification, and
+# the server goes on.
+r = request("textDocument/hover", None)
+check(r.get("result", 1) is None or r.get("error", {}).get("code") == -32602,
+      "hover with null params is answered", r)
+send({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {"uri": 5}}})
+send({"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {"contentChanges": {}}})
+r = request("textDocument/hover", {"textDocument": {"uri": uri}, "position": {"line": "x"}})
+check("result" in r or "error" in r, "a position of the wrong type is answered", r)
+
+# A document with lone carriage returns: lines as the client counts them,
+# and formatting keeps every comment.
+cr_uri = "file://" + os.path.join(work, "cr.mls")
+send({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {
+    "textDocument": {"uri": cr_uri, "languageId": "mls", "version": 1,
+                     "text": "let a = 1 # first\rlet b = 2 # second\rlet c = 1 GB + 1 s\r"}}})
+d = notification("textDocument/publishDiagnostics")["params"]
+check(d["uri"] == cr_uri and d["diagnostics"][0]["range"]["start"]["line"] == 2,
+      "lone CR documents: the error is on line 3", d)
+r = request("textDocument/formatting", {"textDocument": {"uri": cr_uri}, "options": {}})
+check(r["result"][0]["newText"].endswith("let c = 1 GB + 1 s\n"),
+      "a document that parses is formatted, even with a unit error", r)
+send({"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {
+    "textDocument": {"uri": cr_uri, "version": 2},
+    "contentChanges": [{"text": "let a = 1 # first\rlet b = 2 # second\r"}]}})
+notification("textDocument/publishDiagnostics")
+r = request("textDocument/formatting", {"textDocument": {"uri": cr_uri}, "options": {}})
+check(r["result"][0]["newText"] == "let a = 1  # first\nlet b = 2  # second\n",
+      "formatting a lone-CR document keeps both comments", r)
+
+# A let named like a scenario value: its own value.
+send({"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {
+    "textDocument": {"uri": uri, "version": 5},
+    "contentChanges": [{"text": text}]}})
+notification("textDocument/publishDiagnostics")
+
 r = request("shutdown", None)
 check("result" in r and r["result"] is None, "shutdown", r)
 send({"jsonrpc": "2.0", "method": "exit"})
