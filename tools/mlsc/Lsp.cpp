@@ -554,20 +554,32 @@ private:
     return S + "\n\nnot computed for this scenario (see `mlsc eval`)";
   }
 
+  /// Where a request points: the byte offset, the pointer into the
+  /// compiled buffer, and the reference of an expression there, if any.
+  struct Cursor {
+    size_t Off = 0;
+    const char *At = nullptr;
+    const ir::Expr *Ref = nullptr;
+  };
+  Cursor cursor(Document &D, const json &P) {
+    Cursor C;
+    C.Off = offsetOf(D.Text, at(P, "position"));
+    llvm::StringRef Buf = D.C->SM.getMemoryBuffer(D.Main)->getBuffer();
+    C.At = Buf.begin() + std::min(C.Off, Buf.size());
+    eachExpr(D, [&](const ir::Expr &E, const ir::Field *, const ir::Entity *) {
+      if (!C.Ref)
+        C.Ref = referenceAt(E, C.At);
+    });
+    return C;
+  }
+
   json hover(const json &P) {
     Document *D = document(P);
     if (!D || !D->C)
       return nullptr;
-    size_t Off = offsetOf(D->Text, at(P, "position"));
-    llvm::StringRef Buf = D->C->SM.getMemoryBuffer(D->Main)->getBuffer();
-    const char *At = Buf.begin() + std::min(Off, Buf.size());
+    auto [Off, At, Ref] = cursor(*D, P);
     std::string Text;
     // A reference in an expression.
-    const ir::Expr *Ref = nullptr;
-    eachExpr(*D, [&](const ir::Expr &E, const ir::Field *, const ir::Entity *) {
-      if (!Ref)
-        Ref = referenceAt(E, At);
-    });
     if (Ref) {
       if (Ref->Kind == ir::ExprKind::LetRef && Ref->LetTarget)
         Text = letHover(*D, *Ref->LetTarget);
@@ -616,14 +628,7 @@ private:
     Document *D = document(P);
     if (!D || !D->C)
       return nullptr;
-    size_t Off = offsetOf(D->Text, at(P, "position"));
-    llvm::StringRef Buf = D->C->SM.getMemoryBuffer(D->Main)->getBuffer();
-    const char *At = Buf.begin() + std::min(Off, Buf.size());
-    const ir::Expr *Ref = nullptr;
-    eachExpr(*D, [&](const ir::Expr &E, const ir::Field *, const ir::Entity *) {
-      if (!Ref)
-        Ref = referenceAt(E, At);
-    });
+    auto [Off, At, Ref] = cursor(*D, P);
     if (Ref) {
       if (Ref->Kind == ir::ExprKind::LetRef && Ref->LetTarget)
         return location(*D, Ref->LetTarget->NameRange);
