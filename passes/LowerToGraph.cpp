@@ -131,6 +131,16 @@ void scenariosOf(const ir::Expr &E, std::set<const ir::Entity *> &Out) {
 
 } // namespace
 
+std::vector<std::string> scenariosRead(const ir::Expr &E) {
+  std::set<const ir::Entity *> Used;
+  scenariosOf(E, Used);
+  std::vector<std::string> Names;
+  for (const ir::Entity *S : Used)
+    Names.push_back(S->Name);
+  std::sort(Names.begin(), Names.end());
+  return Names;
+}
+
 bool runLowerToGraph(Compilation &C) {
   if (C.Diags.hasErrors())
     return false; // lowering assumes a well-typed program

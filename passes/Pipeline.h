@@ -100,6 +100,8 @@ bool runLowerToGraph(Compilation &C);
 /// reported.
 /// Folds one constant expression (reporting its errors), or nullopt.
 std::optional<ir::Value> foldConstant(Compilation &C, const ir::Expr &E);
+/// The scenarios whose values \p E reads, through lets too, by name.
+std::vector<std::string> scenariosRead(const ir::Expr &E);
 
 bool compile(Compilation &C, std::unique_ptr<llvm::MemoryBuffer> Main,
              llvm::StringRef StopAfter = "");

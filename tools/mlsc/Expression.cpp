@@ -15,6 +15,7 @@
 #include "runtime/Evaluator.h"
 #include "runtime/Format.h"
 
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <fmt/format.h>
@@ -88,11 +89,25 @@ int expressionCommand(const DriverOptions &O,
       V.Dim = At->first->node(At->second).Dim;
       V.IsBool = At->first->node(At->second).IsBool;
     } else {
+      std::vector<std::string> Read =
+          L && L->Value ? scenariosRead(*L->Value) : std::vector<std::string>();
+      for (std::string &S : Read)
+        S = "`" + S + "`";
+      std::string Why =
+          Read.size() > 1
+              ? fmt::format("it reads the values of scenarios {}, and an "
+                            "expression is evaluated with one scenario",
+                            llvm::join(Read, " and "))
+          : Read.size() == 1
+              ? fmt::format("it reads a value scenario {} does not compute "
+                            "(`mlsc eval` lists what it does), or combines "
+                            "its values in a way its evaluation graph does "
+                            "not express (a list, a string comparison)",
+                            Read.front())
+              : std::string("it is not a constant and reads no scenario");
       C->Diags.report(DiagKind::NotEvaluable,
                       L && L->Value ? L->Value->Range : llvm::SMRange(),
-                      "this expression has no value: it reads the values of "
-                      "several scenarios, or one that no wall computes for "
-                      "its scenario (`mlsc eval` lists what each computes)");
+                      "this expression has no value: " + Why);
       C->Diags.flush(llvm::errs());
       return InputErrors;
     }
