@@ -43,25 +43,7 @@ bool isKeyword(const SyntaxToken &T, llvm::StringRef S) {
 /// `3.35TB/s`, `3.35 \t TB/s` -> `3.35 TB/s`: the number as written, one
 /// space, the unit (which holds no spaces).
 std::string quantityText(llvm::StringRef Q) {
-  size_t I = 0;
-  auto digits = [&] {
-    while (I < Q.size() && (llvm::isDigit(Q[I]) || Q[I] == '_'))
-      ++I;
-  };
-  digits();
-  if (I + 1 < Q.size() && Q[I] == '.' && llvm::isDigit(Q[I + 1])) {
-    ++I;
-    digits();
-  }
-  if (I < Q.size() && (Q[I] == 'e' || Q[I] == 'E')) {
-    size_t J = I + 1;
-    if (J < Q.size() && (Q[J] == '+' || Q[J] == '-'))
-      ++J;
-    if (J < Q.size() && llvm::isDigit(Q[J])) {
-      I = J;
-      digits();
-    }
-  }
+  size_t I = numberBodyLength(Q);
   llvm::StringRef Unit = Q.drop_front(I).ltrim(" \t");
   // `70.6e9` lexes as a quantity too (a unit `e9`), and reads as a number.
   if (Unit.empty())

@@ -25,6 +25,42 @@ using namespace mlsc_antlr;
 
 namespace mlsc {
 
+/// The longest prefix of \p Text that is a whole number body (`1_000.5e-3`):
+/// digits with single underscores between them, an optional fraction and an
+/// optional exponent, each taken only when complete.
+size_t numberBodyLength(llvm::StringRef Text) {
+  auto digits = [&](size_t At) {
+    if (At >= Text.size() || !llvm::isDigit(Text[At]))
+      return At;
+    size_t End = At + 1;
+    while (End < Text.size()) {
+      if (llvm::isDigit(Text[End]))
+        ++End;
+      else if (Text[End] == '_' && End + 1 < Text.size() &&
+               llvm::isDigit(Text[End + 1]))
+        End += 2;
+      else
+        break;
+    }
+    return End;
+  };
+  size_t End = digits(0);
+  if (End < Text.size() && Text[End] == '.') {
+    size_t Fraction = digits(End + 1);
+    if (Fraction > End + 1)
+      End = Fraction;
+  }
+  if (End < Text.size() && (Text[End] == 'e' || Text[End] == 'E')) {
+    size_t Sign = End + 1;
+    if (Sign < Text.size() && (Text[Sign] == '+' || Text[Sign] == '-'))
+      ++Sign;
+    size_t Exponent = digits(Sign);
+    if (Exponent > Sign)
+      End = Exponent;
+  }
+  return End;
+}
+
 namespace {
 
 /// Maps ANTLR character indices (code points) to locations in the buffer.
@@ -174,42 +210,6 @@ public:
 bool isUnitWordChar(size_t C) {
   return (C >= 'a' && C <= 'z') || (C >= 'A' && C <= 'Z') ||
          (C >= '0' && C <= '9') || C == '_';
-}
-
-/// The longest prefix of \p Text that is a whole number body (`1_000.5e-3`):
-/// digits with single underscores between them, an optional fraction and an
-/// optional exponent, each taken only when complete.
-size_t numberBodyLength(llvm::StringRef Text) {
-  auto digits = [&](size_t At) {
-    if (At >= Text.size() || !llvm::isDigit(Text[At]))
-      return At;
-    size_t End = At + 1;
-    while (End < Text.size()) {
-      if (llvm::isDigit(Text[End]))
-        ++End;
-      else if (Text[End] == '_' && End + 1 < Text.size() &&
-               llvm::isDigit(Text[End + 1]))
-        End += 2;
-      else
-        break;
-    }
-    return End;
-  };
-  size_t End = digits(0);
-  if (End < Text.size() && Text[End] == '.') {
-    size_t Fraction = digits(End + 1);
-    if (Fraction > End + 1)
-      End = Fraction;
-  }
-  if (End < Text.size() && (Text[End] == 'e' || Text[End] == 'E')) {
-    size_t Sign = End + 1;
-    if (Sign < Text.size() && (Text[Sign] == '+' || Text[Sign] == '-'))
-      ++Sign;
-    size_t Exponent = digits(Sign);
-    if (Exponent > Sign)
-      End = Exponent;
-  }
-  return End;
 }
 
 /// The generated lexer, with QUANTITY's last rule applied after the match:

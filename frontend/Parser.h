@@ -79,6 +79,11 @@ std::optional<std::vector<SyntaxToken>>
 syntaxTokens(unsigned BufferId, DiagnosticEngine &Diags,
              const FrontendLimits &Limits = {});
 
+/// The length of the number that starts \p Text (`3.35` of `3.35TB/s`,
+/// `2e9` of `2e9 GB`): digits with `_` between them, a fraction, an
+/// exponent.
+size_t numberBodyLength(llvm::StringRef Text);
+
 /// `--emit=tokens`: one line per token, `line:col KIND `text``.
 void dumpTokens(unsigned BufferId, DiagnosticEngine &Diags,
                 llvm::raw_ostream &OS, const FrontendLimits &Limits = {});

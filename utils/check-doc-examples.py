@@ -10,29 +10,11 @@ usage: check-doc-examples.py --mlsc PATH [--root SRC]
 import argparse
 import glob
 import os
-import re
 import subprocess
 import sys
 import tempfile
 
-FENCE = re.compile(r"^```(mls(?: verify)?)\s*$")
-
-
-def blocks(path):
-    with open(path, encoding="utf-8") as f:
-        lines = f.read().split("\n")
-    i = 0
-    while i < len(lines):
-        m = FENCE.match(lines[i])
-        if not m:
-            i += 1
-            continue
-        start = i + 1
-        j = start
-        while j < len(lines) and lines[j].strip() != "```":
-            j += 1
-        yield start + 1, m.group(1), "\n".join(lines[start:j]) + "\n"
-        i = j + 1
+from doc_blocks import FENCE, blocks
 
 
 def compile_file(mlsc, path, verify):

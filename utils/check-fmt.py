@@ -24,25 +24,10 @@ import subprocess
 import sys
 import tempfile
 
-FENCE = re.compile(r"^```(mls(?: verify)?)\s*$")
+from doc_blocks import FENCE, blocks as doc_blocks
+
 # `@file.mls:12:3`, `@12:3` and `file.mls:12:3:` locations.
 LOCATION = re.compile(r"@?[^\s@:]*:\d+:\d+:?|@\d+:\d+")
-
-
-def doc_blocks(path):
-    with open(path, encoding="utf-8") as f:
-        lines = f.read().split("\n")
-    i = 0
-    while i < len(lines):
-        m = FENCE.match(lines[i])
-        if not m:
-            i += 1
-            continue
-        j = i + 1
-        while j < len(lines) and lines[j].strip() != "```":
-            j += 1
-        yield i + 2, m.group(1), "\n".join(lines[i + 1:j]) + "\n"
-        i = j + 1
 
 
 def run(args, stdin=None):

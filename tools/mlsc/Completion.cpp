@@ -23,41 +23,38 @@ namespace mlsc::driver {
 namespace {
 
 struct Cmd {
+  Command Id;
   const char *Name, *Arguments, *Help;
 };
 const Cmd Commands[] = {
-#define COMMAND(Id, Name, Arguments, Formats, Help) {Name, Arguments, Help},
+#define COMMAND(Id, Name, Arguments, Formats, Help)                            \
+  {Command::Id, Name, Arguments, Help},
 #include "tools/mlsc/Options.def"
 };
 
 struct Opt {
+  OptionId Id;
   const char *Spelling, *Value, *Commands, *Help;
 };
 const Opt Options[] = {
 #define OPTION(Id, Spelling, Value, Commands, Help)                            \
-  {Spelling, Value, Commands, Help},
+  {OptionId::Id, Spelling, Value, Commands, Help},
 #include "tools/mlsc/Options.def"
 };
 
 /// Whether \p O is offered after command \p C ("" for none yet).
 bool offered(const Opt &O, llvm::StringRef C) {
-  llvm::StringRef List = O.Commands;
-  if (List.empty())
-    return C.empty();
-  if (C.empty())
-    return false;
-  if (List == "*")
-    return C != "walls" && C != "help" && C != "explain-diagnostic" &&
-           C != "completion" && C != "lsp";
-  llvm::SmallVector<llvm::StringRef, 8> Names;
-  List.split(Names, ',');
-  return llvm::is_contained(Names, C);
+  if (llvm::StringRef(O.Commands).empty())
+    return C.empty(); // --version, --list-*: alone
+  for (const Cmd &K : Commands)
+    if (C == K.Name)
+      return optionAppliesTo(O.Id, K.Id);
+  return false;
 }
 
 /// What follows an option: a word from a list, a folder, a file, or
 /// nothing to complete (a number, a date).
 std::string valueWords(const Opt &O) {
-  llvm::StringRef V = O.Value;
   llvm::StringRef S = O.Spelling;
   if (S == "--format")
     return "text json csv";
@@ -69,7 +66,6 @@ std::string valueWords(const Opt &O) {
       Names.push_back(P.Flag);
     return llvm::join(Names, " ");
   }
-  (void)V;
   return "";
 }
 

@@ -126,6 +126,9 @@ std::optional<std::pair<const graph::Graph *, graph::NodeId>>
 letNode(const Compilation &C, llvm::StringRef Name);
 /// `mlsc lsp`: the language server (Lsp.cpp).
 int lspCommand(const DriverOptions &O);
+/// Whether option \p Id may be given to command \p C (Options.def's
+/// command lists; `*`: the commands that read files).
+bool optionAppliesTo(OptionId Id, Command C);
 /// `mlsc completion bash|zsh`: the script, from Options.def.
 int completionCommand(const DriverOptions &O);
 /// The kinds `--emit` prints.

@@ -388,7 +388,7 @@ private:
         std::string Id = SM.getMemoryBuffer(NB)->getBufferIdentifier().str();
         Related.push_back(
             {{"location",
-              {{"uri", pathToUri(NB == D.Main ? D.Path : Id)},
+              {{"uri", NB == D.Main ? D.Uri : pathToUri(Id)},
                {"range",
                 {{"start", position(Text, N.Range.Start.getPointer())},
                  {"end", position(Text, N.Range.End.getPointer())}}}}},
@@ -420,9 +420,7 @@ private:
               {"range",
                {{"start", position(Text, R.Start.getPointer())},
                 {"end", position(Text, R.End.getPointer())}}}};
-    std::string Path =
-        Buf == D.Main ? D.Path
-                      : SM.getMemoryBuffer(Buf)->getBufferIdentifier().str();
+    std::string Path = SM.getMemoryBuffer(Buf)->getBufferIdentifier().str();
     llvm::SmallString<256> Abs(Path);
     llvm::sys::fs::make_absolute(Abs);
     llvm::sys::path::remove_dots(Abs, /*remove_dot_dot=*/true);
@@ -457,8 +455,7 @@ private:
 
   // -------------------------------------------------------------- hover
 
-  static std::string valueText(const std::optional<ir::Value> &V,
-                               const Dimension &Dim) {
+  static std::string valueText(const std::optional<ir::Value> &V) {
     if (!V)
       return "";
     if (V->Kind == ir::TypeKind::Quantity) {
@@ -468,7 +465,6 @@ private:
       return fmt::format("`{}`  (SI: `{}`)", Display,
                          llvm::StringRef(SI).trim());
     }
-    (void)Dim;
     return "`" + ir::valueToString(*V) + "`";
   }
 
@@ -489,7 +485,7 @@ private:
     std::string S = fmt::format("**`{}.{}`**", E.Name, F.Path);
     if (!Type.empty())
       S += " : `" + Type + "`";
-    if (std::string V = valueText(F.Folded, {}); !V.empty())
+    if (std::string V = valueText(F.Folded); !V.empty())
       S += "\n\n= " + V;
     std::string Origin;
     if (F.Value) {
@@ -515,7 +511,7 @@ private:
     if (L.Value)
       S += " : `" + L.Value->Ty.str() + "`";
     if (L.Folded) {
-      S += "\n\n= " + valueText(L.Folded, {});
+      S += "\n\n= " + valueText(L.Folded);
     } else if (auto At = letNode(*D.C, L.Name)) {
       S += "\n\n= " + graphValue(*At->first, At->second) + ", from scenario `" +
            At->first->Scenario + "`";

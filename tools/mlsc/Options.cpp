@@ -101,6 +101,10 @@ std::vector<std::string> commandNames() {
 
 } // namespace
 
+bool optionAppliesTo(OptionId Id, Command C) {
+  return appliesTo(Options[static_cast<unsigned>(Id)], C);
+}
+
 unsigned daysInMonth(unsigned Year, unsigned Month) {
   static const unsigned Days[] = {31, 28, 31, 30, 31, 30,
                                   31, 31, 30, 31, 30, 31};
