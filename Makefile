@@ -8,7 +8,9 @@ JOBS       ?= $(shell nproc)
 DEBIAN_PACKAGES := cmake ninja-build g++ clang-14 llvm-14-dev llvm-14-tools \
   libclang-rt-14-dev antlr4 libantlr4-runtime-dev libfmt-dev libboost-dev \
   libgtest-dev libbenchmark-dev nlohmann-json3-dev python3 clang-format-14 \
-  libopenmpi-dev openmpi-bin python3-jsonschema zsh vim
+  libopenmpi-dev openmpi-bin python3-jsonschema zsh vim \
+  nodejs node-vega esbuild chromium fonts-liberation fonts-dejavu-core \
+  python3-pil
 
 PREFIX     ?= /usr/local
 

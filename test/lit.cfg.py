@@ -31,6 +31,12 @@ config.substitutions.append(
      config.python_executable + " " +
      os.path.join(config.mlsc_src_root, "utils", "validate-json.py")))
 config.substitutions.append(("%python", config.python_executable))
+# Plots (docs/reports.md): Vega's JSON Schema, written at build time; the
+# browser test's Python is Debian's, whose python3-pil reads screenshots.
+config.substitutions.append(
+    ("%vega-schema", os.path.join(config.mlsc_obj_root, "plot",
+                                  "vega-schema.json")))
+config.substitutions.append(("%debian-python", "/usr/bin/python3"))
 # Peak-memory bounds are the Release build's; AddressSanitizer's shadow
 # memory and redzones take about twice as much again (read-input.test).
 config.substitutions.append(

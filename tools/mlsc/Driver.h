@@ -41,7 +41,7 @@ enum class OptionId : uint8_t {
 #include "tools/mlsc/Options.def"
 };
 
-enum class OutputFormat : uint8_t { Text, Json, Csv };
+enum class OutputFormat : uint8_t { Text, Json, Csv, Svg, Vega };
 
 struct DriverOptions {
   Command Cmd = Command::Compile;
@@ -69,6 +69,7 @@ struct DriverOptions {
   bool Force = false;      ///< sweep: the file's `output` may replace a file
   bool Check = false;      ///< fmt --check: write nothing, print diffs
   std::vector<std::string> Expressions; ///< eval -e EXPR (in order)
+  std::string Plot; ///< --plot: the plot --format=svg or vega prints
 };
 
 /// Reads argv into \p O. On a usage error, reports it (a diagnostic with
@@ -116,6 +117,8 @@ int sweepCommand(const DriverOptions &O,
                  std::unique_ptr<llvm::MemoryBuffer> Buf);
 int sensitivityCommand(const DriverOptions &O,
                        std::unique_ptr<llvm::MemoryBuffer> Buf);
+/// `mlsc report FILE...`: an HTML report per file (Report.cpp).
+int reportCommand(const DriverOptions &O);
 int wallsCommand(const DriverOptions &O);
 /// `mlsc eval FILE -e EXPR...`: each expression's value (Expression.cpp).
 int expressionCommand(const DriverOptions &O,

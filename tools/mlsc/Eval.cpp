@@ -4,6 +4,7 @@
 #include "tools/mlsc/Json.h"
 #include "tools/mlsc/OutputFile.h"
 #include "tools/mlsc/Render.h"
+#include "tools/mlsc/Report.h"
 
 #include "llvm/Support/Process.h"
 #include "llvm/Support/raw_ostream.h"
@@ -85,6 +86,12 @@ int evalCommand(const DriverOptions &O,
   std::unique_ptr<Compilation> C = compileForEval(O, std::move(Buf));
   if (!C)
     return InputErrors;
+  // One plot as SVG or a Vega spec (docs/reports.md).
+  if (O.Format == OutputFormat::Svg || O.Format == OutputFormat::Vega) {
+    std::vector<Plot> Plots = evalPlots(*C);
+    const Plot *P = selectPlot(Plots, O.Plot, O.Input);
+    return P ? printPlot(*P, O.Format == OutputFormat::Svg) : UsageError;
+  }
   // --requests-csv: checked before anything runs, written as the requests
   // complete, committed whole at the end.
   AtomicFile Csv;

@@ -114,6 +114,21 @@ unsigned daysInMonth(unsigned Year, unsigned Month) {
 
 namespace {
 
+/// "text, json, svg or vega"; "text only".
+std::string formatList(const CommandInfo &C) {
+  llvm::SmallVector<llvm::StringRef, 6> Formats;
+  llvm::StringRef(C.Formats).split(Formats, ',');
+  if (Formats.empty() || Formats.front().empty())
+    return "text only";
+  std::string Out;
+  for (size_t I = 0; I < Formats.size(); ++I)
+    Out += (I == 0                    ? ""
+            : I + 1 == Formats.size() ? " or "
+                                      : ", ") +
+           Formats[I].str();
+  return Out;
+}
+
 bool isDate(llvm::StringRef S) {
   if (S.size() != 10 || S[4] != '-' || S[7] != '-')
     return false;
@@ -142,12 +157,13 @@ int apply(const OptionInfo &Opt, const std::string &V, DriverOptions &O) {
       O.Format = OutputFormat::Json;
     else if (V == "csv")
       O.Format = OutputFormat::Csv;
+    else if (V == "svg")
+      O.Format = OutputFormat::Svg;
+    else if (V == "vega")
+      O.Format = OutputFormat::Vega;
     else
-      return bad(fmt::format(
-          "unknown --format `{}`; `{}` prints {}", V, info(O.Cmd).Name,
-          llvm::StringRef(info(O.Cmd).Formats).empty()
-              ? std::string("text only")
-              : llvm::join(llvm::split(info(O.Cmd).Formats, ','), " or ")));
+      return bad(fmt::format("unknown --format `{}`; `{}` prints {}", V,
+                             info(O.Cmd).Name, formatList(info(O.Cmd))));
     return -1;
   case OptionId::Leaves:
     O.Leaves = true;
@@ -158,9 +174,16 @@ int apply(const OptionInfo &Opt, const std::string &V, DriverOptions &O) {
       return bad("--jobs needs a whole number of threads, 1-1024");
     return -1;
   case OptionId::Output:
+  case OptionId::OutputShort:
     if (V.empty())
-      return usage(DiagKind::MissingArgument, "--output needs a file name");
+      return usage(DiagKind::MissingArgument,
+                   fmt::format("{} needs a file name", Opt.Spelling));
     O.Output = V;
+    return -1;
+  case OptionId::Plot:
+    if (V.empty())
+      return usage(DiagKind::MissingArgument, "--plot needs a plot's id");
+    O.Plot = V;
     return -1;
   case OptionId::MaxPoints: {
     double N = 0;
@@ -476,15 +499,17 @@ int parseArgs(int Argc, char **Argv, DriverOptions &O) {
 
   // --format: only what the command prints.
   if (O.Format != OutputFormat::Text) {
-    const char *Name = O.Format == OutputFormat::Json ? "json" : "csv";
+    const char *Name = O.Format == OutputFormat::Json  ? "json"
+                       : O.Format == OutputFormat::Csv ? "csv"
+                       : O.Format == OutputFormat::Svg ? "svg"
+                                                       : "vega";
     llvm::SmallVector<llvm::StringRef, 4> Formats;
     llvm::StringRef(info(O.Cmd).Formats).split(Formats, ',');
     if (!llvm::is_contained(Formats, Name))
       return usage(DiagKind::InvalidOption,
                    fmt::format("`{}` does not print {}; it prints {}",
                                info(O.Cmd).Name, Name,
-                               Formats.empty() ? std::string("text only")
-                                               : llvm::join(Formats, " or ")));
+                               formatList(info(O.Cmd))));
   }
 
   // The positional arguments each command takes.
@@ -526,6 +551,11 @@ int parseArgs(int Argc, char **Argv, DriverOptions &O) {
                    "fmt needs the files or folders to format (`-`: standard "
                    "input to standard output)");
     [[fallthrough]];
+  case Command::Report:
+    if (Positional.empty())
+      return usage(DiagKind::MissingArgument,
+                   "report needs the .mls files to report on");
+    [[fallthrough]];
   case Command::Audit:
   case Command::Validate:
     O.AuditPaths.assign(Positional.begin(), Positional.end());
@@ -555,7 +585,8 @@ int parseArgs(int Argc, char **Argv, DriverOptions &O) {
                                  ? std::string("no argument")
                                  : info(O.Cmd).Arguments));
   if (readsFiles(O.Cmd) && O.Cmd != Command::Audit &&
-      O.Cmd != Command::Validate && O.Cmd != Command::Fmt && O.Input.empty())
+      O.Cmd != Command::Validate && O.Cmd != Command::Fmt &&
+      O.Cmd != Command::Report && O.Input.empty())
     return usage(DiagKind::MissingArgument, "no input file");
   if (O.Cmd == Command::Explain && O.Target.empty())
     return usage(DiagKind::MissingArgument,
@@ -566,6 +597,15 @@ int parseArgs(int Argc, char **Argv, DriverOptions &O) {
                              "one of its values, or the name of a let; got "
                              "`{}`",
                              O.Target));
+  bool Plotting =
+      O.Format == OutputFormat::Svg || O.Format == OutputFormat::Vega;
+  if (!O.Plot.empty() && !Plotting)
+    return usage(DiagKind::InvalidOption,
+                 "--plot chooses what --format=svg or --format=vega prints");
+  if (O.Cmd == Command::Sweep && Plotting && !O.Output.empty())
+    return usage(DiagKind::InvalidOption,
+                 "a sweep's plot goes to the standard output; --output "
+                 "writes its table");
   if (O.Cmd == Command::Sensitivity && O.Target.empty())
     return usage(DiagKind::MissingArgument,
                  "sensitivity needs a scenario: `mlsc sensitivity FILE "

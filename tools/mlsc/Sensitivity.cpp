@@ -2,6 +2,7 @@
 
 #include "tools/mlsc/Driver.h"
 #include "tools/mlsc/Json.h"
+#include "tools/mlsc/Plots.h"
 
 #include "runtime/Format.h"
 #include "runtime/Sensitivity.h"
@@ -89,6 +90,18 @@ int sensitivityCommand(const DriverOptions &O,
   std::vector<FactorFlips> Flips = bindingFlips(E, Phase);
   BindingWall B = bindingWall(E, Phase);
 
+  // A tornado per metric and the factors' flips, as SVG or Vega specs.
+  if (O.Format == OutputFormat::Svg || O.Format == OutputFormat::Vega) {
+    std::vector<Plot> Plots;
+    for (size_t K = 0; K < Results.size(); ++K)
+      for (Plot &P : sensitivityPlots(
+               G->Scenario, Results[K].Name, Results[K].Elasticities,
+               K + 1 == Results.size() ? Flips : std::vector<FactorFlips>{},
+               *G))
+        Plots.push_back(std::move(P));
+    const Plot *P = selectPlot(Plots, O.Plot, O.Target);
+    return P ? printPlot(*P, O.Format == OutputFormat::Svg) : UsageError;
+  }
   llvm::raw_ostream &OS = llvm::outs();
   if (O.Format == OutputFormat::Json) {
     llvm::json::OStream J(OS, 2);

@@ -1,6 +1,7 @@
 //===- Solve.cpp - `mlsc solve`: inverse queries and Pareto fronts --------===//
 
 #include "tools/mlsc/Json.h"
+#include "tools/mlsc/Plots.h"
 #include "tools/mlsc/Queries.h"
 #include "tools/mlsc/RenderTables.h"
 
@@ -42,6 +43,21 @@ int solveCommand(const DriverOptions &O,
   auto Queries = selectQueries(*C, query::Query::Kind::Solve, O.QueryName);
   if (Queries.empty())
     return UsageError;
+  // A Pareto front as SVG or a Vega spec (docs/reports.md).
+  if (O.Format == OutputFormat::Svg || O.Format == OutputFormat::Vega) {
+    std::vector<Plot> Plots;
+    for (const query::Query *Q : Queries) {
+      if (Q->Objectives.empty())
+        continue;
+      Evaluator E(C->Graphs[Q->Graph]);
+      E.run();
+      for (Plot &P : gridPlots(E, *Q, threads(O)).Plots)
+        Plots.push_back(std::move(P));
+    }
+    const Plot *P = selectPlot(Plots, O.Plot,
+                               O.Input + " (only Pareto solves are plotted)");
+    return P ? printPlot(*P, O.Format == OutputFormat::Svg) : UsageError;
+  }
   llvm::raw_ostream &OS = llvm::outs();
   bool Json = O.Format == OutputFormat::Json;
   std::optional<llvm::json::OStream> J;

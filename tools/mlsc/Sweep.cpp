@@ -2,6 +2,7 @@
 
 #include "tools/mlsc/Mpi.h"
 #include "tools/mlsc/OutputFile.h"
+#include "tools/mlsc/Plots.h"
 #include "tools/mlsc/Queries.h"
 #include "tools/mlsc/RenderTables.h"
 
@@ -35,6 +36,18 @@ int sweepCommand(const DriverOptions &O,
   auto Queries = selectQueries(*C, query::Query::Kind::Sweep, O.QueryName);
   if (Queries.empty())
     return UsageError;
+  // One plot as SVG or a Vega spec (docs/reports.md).
+  if (O.Format == OutputFormat::Svg || O.Format == OutputFormat::Vega) {
+    std::vector<Plot> Plots;
+    for (const query::Query *Q : Queries) {
+      Evaluator E(C->Graphs[Q->Graph]);
+      E.run();
+      for (Plot &P : gridPlots(E, *Q, threads(O)).Plots)
+        Plots.push_back(std::move(P));
+    }
+    const Plot *P = selectPlot(Plots, O.Plot, O.Input);
+    return P ? printPlot(*P, O.Format == OutputFormat::Svg) : UsageError;
+  }
   // One table per output: several sweeps go to stdout as text, or are run
   // one at a time by name.
   if (Queries.size() > 1 &&

@@ -78,6 +78,8 @@ int run(DriverOptions &O, const char *Argv0) {
     return validateCommand(O);
   if (O.Cmd == Command::Fmt)
     return fmtCommand(O);
+  if (O.Cmd == Command::Report)
+    return reportCommand(O);
   if (O.Cmd == Command::Completion)
     return completionCommand(O);
   if (O.Cmd == Command::Lsp)
@@ -111,6 +113,7 @@ int run(DriverOptions &O, const char *Argv0) {
   case Command::Audit:
   case Command::Validate:
   case Command::Fmt:
+  case Command::Report:
   case Command::Completion:
   case Command::Lsp:
   case Command::Help:

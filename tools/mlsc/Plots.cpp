@@ -1,0 +1,1206 @@
+//===- Plots.cpp - Results as Vega charts ---------------------------------===//
+
+#include "tools/mlsc/Plots.h"
+#include "tools/mlsc/Driver.h"
+
+#include "runtime/Binding.h"
+#include "runtime/Format.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <mutex>
+#include <unordered_map>
+
+namespace mlsc::driver {
+
+namespace json = llvm::json;
+
+namespace {
+
+/// The templates of tools/report/specs/, embedded by cmake/embed-specs.cmake.
+struct SpecTemplate {
+  const char *Name;
+  const char *Text;
+};
+const SpecTemplate Templates[] = {
+#include "mlsc/PlotSpecs.inc"
+};
+
+/// A fresh copy of template \p Name.
+json::Value spec(llvm::StringRef Name) {
+  for (const SpecTemplate &T : Templates)
+    if (Name == T.Name) {
+      llvm::Expected<json::Value> V = json::parse(T.Text);
+      if (!V)
+        llvm::report_fatal_error("plot template " + Name + " is not JSON: " +
+                                 llvm::toString(V.takeError()));
+      return std::move(*V);
+    }
+  llvm::report_fatal_error("no plot template " + Name);
+}
+
+/// Six significant digits: plots need no more, and the specs stay small.
+double round6(double V) {
+  if (V == 0 || !std::isfinite(V))
+    return V;
+  double Exp = std::floor(std::log10(std::fabs(V)));
+  double Scale = std::pow(10.0, 5 - Exp);
+  double R = std::round(V * Scale) / Scale;
+  return std::isfinite(R) ? R : V;
+}
+
+json::Value num(double V) {
+  if (!std::isfinite(V))
+    return nullptr;
+  return round6(V);
+}
+
+void setData(json::Value &Spec, llvm::StringRef Name, json::Array Values) {
+  for (json::Value &D : *Spec.getAsObject()->getArray("data"))
+    if (D.getAsObject()->getString("name") == Name) {
+      (*D.getAsObject())["values"] = std::move(Values);
+      return;
+    }
+  llvm::report_fatal_error("plot template has no data " + Name);
+}
+
+void setSignal(json::Value &Spec, llvm::StringRef Name, json::Value V) {
+  for (json::Value &S : *Spec.getAsObject()->getArray("signals"))
+    if (S.getAsObject()->getString("name") == Name) {
+      (*S.getAsObject())["value"] = std::move(V);
+      return;
+    }
+  llvm::report_fatal_error("plot template has no signal " + Name);
+}
+
+/// A chart's height from its rows (bars of a tornado, a step chart).
+void setHeight(json::Value &Spec, size_t Height) {
+  (*Spec.getAsObject())["height"] =
+      static_cast<int64_t>(std::max<size_t>(Height, 40));
+}
+
+/// A heat map's size from its cells: 28 x 22 pixels a cell, within
+/// 160-560 by 120-420.
+void setGridSize(json::Value &Spec, size_t Columns, size_t Rows) {
+  (*Spec.getAsObject())["width"] =
+      static_cast<int64_t>(std::clamp<size_t>(Columns * 28, 160, 560));
+  (*Spec.getAsObject())["height"] =
+      static_cast<int64_t>(std::clamp<size_t>(Rows * 22, 120, 420));
+}
+
+json::Object &scaleNamed(json::Value &Spec, llvm::StringRef Name) {
+  for (json::Value &S : *Spec.getAsObject()->getArray("scales"))
+    if (S.getAsObject()->getString("name") == Name)
+      return *S.getAsObject();
+  llvm::report_fatal_error("plot template has no scale " + Name);
+}
+
+Plot makePlot(std::string Id, std::string Title, std::string Caption,
+              json::Value Spec) {
+  setSignal(Spec, "title", Title);
+  return Plot{std::move(Id), std::move(Title), std::move(Caption),
+              std::move(Spec)};
+}
+
+/// "HBM bandwidth [TB/s]".
+std::string axisTitle(llvm::StringRef Name, const AxisUnit &U) {
+  return fmt::format("{} [{}]", Name.str(), U.Unit);
+}
+
+/// A d3 number format for values up to \p MaxAbs on an axis: SI
+/// prefixes for large ones (12k); otherwise Vega's default, which gives
+/// ticks as many digits as their step needs (a share reads 0.6, not
+/// "600m").
+json::Value numberFormat(double MaxAbs) {
+  if (std::fabs(MaxAbs) >= 1e4)
+    return "~s";
+  return nullptr; // Vega's own: as many digits as the ticks' step needs
+}
+
+/// A value on an axis.
+double scaled(double V, const AxisUnit &U) { return round6(V / U.Scale); }
+
+} // namespace
+
+AxisUnit axisUnit(double MaxAbs, const Dimension &D) {
+  double M = std::fabs(MaxAbs);
+  if (!std::isfinite(M))
+    M = 0;
+  if (D.isDimensionless())
+    return {1, "1"};
+  if (D == Dimension::base(BaseDim::Time)) {
+    if (M >= 2 * 86400)
+      return {86400, "day"};
+    if (M >= 7200)
+      return {3600, "h"};
+    if (M >= 120)
+      return {60, "min"};
+    if (M >= 1)
+      return {1, "s"};
+    if (M >= 1e-3)
+      return {1e-3, "ms"};
+    if (M >= 1e-6)
+      return {1e-6, "us"};
+    return {1e-9, "ns"};
+  }
+  std::string Symbol = D.str();
+  double Pre = 1;
+  // Money and mass a second read best an hour (formatQuantity's rule).
+  if (Symbol == "USD/s")
+    return {1.0 / 3600, "USD/h"};
+  if (Symbol == "kg/s")
+    return {1.0 / 3600, "kg/h"};
+  if (Symbol == "USD" || Symbol.rfind("kg", 0) == 0)
+    return {1, Symbol};
+  static const struct {
+    double Scale;
+    const char *Prefix;
+  } Prefixes[] = {{1e18, "E"}, {1e15, "P"}, {1e12, "T"}, {1e9, "G"},
+                  {1e6, "M"},  {1e3, "k"},  {1, ""},     {1e-3, "m"},
+                  {1e-6, "u"}, {1e-9, "n"}};
+  if (M == 0)
+    return {1, Symbol};
+  for (const auto &P : Prefixes)
+    if (M >= P.Scale) {
+      Pre = P.Scale;
+      return {Pre, std::string(P.Prefix) + Symbol};
+    }
+  return {1e-9, "n" + Symbol};
+}
+
+//===----------------------------------------------------------------------===//
+// A scenario
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// The phases whose roofline figures the result has, the main one first.
+std::vector<PhaseId> rooflinePhases(const ScenarioResult &R) {
+  std::vector<PhaseId> Out;
+  for (const PhaseInfo &P : allPhases())
+    if (R.has(P.Id, PhaseMetricId::Flops) &&
+        R.has(P.Id, PhaseMetricId::Bytes) &&
+        R.has(P.Id, PhaseMetricId::ComputeTime) &&
+        R.has(P.Id, PhaseMetricId::MemoryTime) &&
+        R.has(P.Id, PhaseMetricId::Efficiency) &&
+        R(P.Id, PhaseMetricId::Flops) > 0 &&
+        R(P.Id, PhaseMetricId::Bytes) > 0 &&
+        R(P.Id, PhaseMetricId::ComputeTime) > 0 &&
+        R(P.Id, PhaseMetricId::MemoryTime) > 0 &&
+        R(P.Id, PhaseMetricId::Efficiency) > 0)
+      Out.push_back(P.Id);
+  PhaseId Main = R.Binding ? R.Binding->Phase : PhaseId::Decode;
+  std::stable_partition(Out.begin(), Out.end(),
+                        [&](PhaseId P) { return P == Main; });
+  return Out;
+}
+
+std::optional<Plot> rooflinePlot(const ScenarioResult &R) {
+  std::vector<PhaseId> Phases = rooflinePhases(R);
+  if (Phases.empty() || !R.has(MetricId::RidgePoint) ||
+      !(R[MetricId::RidgePoint] > 0))
+    return std::nullopt;
+  PhaseId Main = Phases.front();
+  // The ceilings, recovered from the phase's roofline terms: compute time
+  // T_c = F / (peak * eta), memory time T_m = bytes / (BW * eta_mem); the
+  // ridge point is peak / BW (nominal).
+  auto at = [&](PhaseId P, PhaseMetricId M) { return R(P, M); };
+  double Eta = at(Main, PhaseMetricId::Efficiency);
+  double Peak = at(Main, PhaseMetricId::Flops) /
+                (at(Main, PhaseMetricId::ComputeTime) * Eta);
+  double Bw = Peak / R[MetricId::RidgePoint];
+  double BwEff =
+      at(Main, PhaseMetricId::Bytes) / at(Main, PhaseMetricId::MemoryTime);
+  double PeakEff = Peak * Eta;
+  // Intensities to cover: the ridge points and every phase, a decade more
+  // on each side.
+  double Lo = R[MetricId::RidgePoint], Hi = Lo;
+  for (PhaseId P : Phases) {
+    double I = at(P, PhaseMetricId::Flops) / at(P, PhaseMetricId::Bytes);
+    Lo = std::min(Lo, I);
+    Hi = std::max(Hi, I);
+  }
+  Lo = std::pow(10, std::floor(std::log10(Lo)) - 1);
+  Hi = std::pow(10, std::ceil(std::log10(Hi)) + 1);
+  AxisUnit Y = axisUnit(Peak, metricInfo(MetricId::ModelFlopsPerDevice).Dim);
+  AxisUnit B = axisUnit(Bw, Dimension::base(BaseDim::Data) /
+                                Dimension::base(BaseDim::Time));
+  json::Array Ceilings;
+  auto roof = [&](const std::string &Name, double P, double W) {
+    double Ridge = P / W;
+    for (double X : {Lo, Ridge, Hi})
+      Ceilings.push_back(json::Object{{"ceiling", Name},
+                                      {"x", round6(X)},
+                                      {"y", scaled(std::min(P, X * W), Y)}});
+  };
+  roof(fmt::format("nominal: peak {} {}, memory {} {}",
+                   formatNumber(round6(Peak / Y.Scale)), Y.Unit,
+                   formatNumber(round6(Bw / B.Scale)), B.Unit),
+       Peak, Bw);
+  roof(fmt::format("at {}'s efficiencies: {} x peak, {} x memory",
+                   phaseInfo(Main).Prefix, formatNumber(Eta),
+                   formatNumber(BwEff / Bw)),
+       PeakEff, BwEff);
+  json::Array Points;
+  for (PhaseId P : Phases) {
+    double F = at(P, PhaseMetricId::Flops);
+    double I = F / at(P, PhaseMetricId::Bytes);
+    double Tc = at(P, PhaseMetricId::ComputeTime);
+    double Tm = at(P, PhaseMetricId::MemoryTime);
+    double Roof = F / std::max(Tc, Tm);
+    const char *Bound = Tc >= Tm ? "compute-bound" : "memory-bound";
+    std::string Name = phaseInfo(P).Prefix;
+    Points.push_back(json::Object{
+        {"phase", Name},
+        {"marker", "roofline bound"},
+        {"x", round6(I)},
+        {"y", scaled(Roof, Y)},
+        {"label", ""},
+        {"tip",
+         fmt::format("{} FLOP/B, {} {} ({})", formatNumber(I),
+                     formatNumber(round6(Roof / Y.Scale)), Y.Unit, Bound)}});
+    MetricId StepMetric = phaseInfo(P).StepTime;
+    if (R.has(StepMetric) && R[StepMetric] > 0) {
+      double Achieved = F / R[StepMetric];
+      Points.push_back(json::Object{
+          {"phase", Name},
+          {"marker", "achieved (step time)"},
+          {"x", round6(I)},
+          {"y", scaled(Achieved, Y)},
+          {"label", Name},
+          {"tip",
+           fmt::format(
+               "{} {} over the {} {}", formatNumber(round6(Achieved / Y.Scale)),
+               Y.Unit, metricInfo(StepMetric).Name,
+               formatQuantity(R[StepMetric], metricInfo(StepMetric).Dim))}});
+    }
+  }
+  json::Value S = spec("roofline");
+  setData(S, "ceilings", std::move(Ceilings));
+  setData(S, "phases", std::move(Points));
+  double Ridge = R[MetricId::RidgePoint];
+  setData(S, "ridge",
+          json::Array{json::Object{
+              {"x", round6(Ridge)},
+              {"y", scaled(Peak, Y)},
+              {"label",
+               fmt::format("ridge {} FLOP/B", formatNumber(round6(Ridge)))}}});
+  setSignal(S, "yTitle", axisTitle("attainable performance per device", Y));
+  return makePlot(
+      R.Scenario + ".roofline", "Roofline of " + R.Scenario,
+      fmt::format(
+          "Per device. The nominal roof is the dense peak at the workload's "
+          "precision and the memory bandwidth (ridge {} FLOP/B); the second "
+          "is what {}'s kernels reach (its blended efficiency and the memory "
+          "efficiency). Each phase sits at its arithmetic intensity (FLOPs "
+          "over bytes per device): a hollow marker at its roofline bound, "
+          "FLOPs / max(compute, memory time); a filled one at its FLOPs over "
+          "its whole step time, communication and overheads included.",
+          formatNumber(round6(Ridge)), phaseInfo(Main).Prefix),
+      std::move(S));
+}
+
+std::optional<Plot> memoryPlot(const ScenarioResult &R) {
+  if (!R.has(MetricId::MemoryPerDevice) || !R.has(MetricId::DeviceMemory))
+    return std::nullopt;
+  double Total = R[MetricId::MemoryPerDevice];
+  double Cap = R[MetricId::DeviceMemory];
+  const struct {
+    MetricId M;
+    const char *Name;
+  } Parts[] = {
+      {MetricId::WeightsPerDevice, "weights"},
+      {MetricId::KVCachePerDevice, "KV cache"},
+      {MetricId::ActivationsPerDevice, "activations"},
+      {MetricId::GradientsPerDevice, "gradients"},
+      {MetricId::OptimizerPerDevice, "optimizer state"},
+      {MetricId::TrainingStatePerDevice, "weights, gradients, optimizer"},
+      {MetricId::RuntimeReserve, "runtime reserve"}};
+  Dimension Bytes = metricInfo(MetricId::MemoryPerDevice).Dim;
+  AxisUnit U = axisUnit(std::max(Total, Cap), Bytes);
+  json::Array Rows;
+  double At = 0;
+  std::vector<std::string> Made;
+  for (const auto &P : Parts) {
+    if (!R.has(P.M) || !(R[P.M] > 0))
+      continue;
+    double V = R[P.M];
+    Rows.push_back(json::Object{{"part", P.Name},
+                                {"start", scaled(At, U)},
+                                {"end", scaled(At + V, U)},
+                                {"label", formatQuantity(V, Bytes)}});
+    Made.push_back(formatQuantity(V, Bytes) + " " + P.Name);
+    At += V;
+  }
+  // What the parts do not name (a model's own terms): shown, not hidden.
+  if (Total - At > 1e-3 * Total) {
+    Rows.push_back(json::Object{{"part", "other"},
+                                {"start", scaled(At, U)},
+                                {"end", scaled(Total, U)},
+                                {"label", formatQuantity(Total - At, Bytes)}});
+    Made.push_back(formatQuantity(Total - At, Bytes) + " other");
+  }
+  if (Rows.empty())
+    return std::nullopt;
+  json::Value S = spec("memory");
+  setData(S, "parts", std::move(Rows));
+  setData(S, "capacity",
+          json::Array{json::Object{
+              {"x", scaled(Cap, U)},
+              {"label", "capacity " + formatQuantity(Cap, Bytes)}}});
+  setSignal(S, "xTitle", axisTitle("memory per device", U));
+  return makePlot(
+      R.Scenario + ".memory", "Memory per device of " + R.Scenario,
+      fmt::format("{} of {} ({:.1f}%): {}. The dashed line is the device's "
+                  "capacity; wall 2 fails when the bar crosses it.",
+                  formatQuantity(Total, Bytes), formatQuantity(Cap, Bytes),
+                  100 * Total / Cap, llvm::join(Made, " + ")),
+      std::move(S));
+}
+
+std::optional<Plot> stepPlot(const ScenarioResult &R) {
+  const struct {
+    PhaseMetricId M;
+    const char *Name;
+  } Parts[] = {{PhaseMetricId::ComputeTime, "compute"},
+               {PhaseMetricId::MemoryTime, "memory"},
+               {PhaseMetricId::StreamingTime, "weight streaming"},
+               {PhaseMetricId::CommTime, "communication"},
+               {PhaseMetricId::OverheadTime, "overhead"},
+               {PhaseMetricId::BubbleTime, "pipeline bubble"}};
+  Dimension Time = Dimension::base(BaseDim::Time);
+  std::vector<PhaseId> Phases;
+  for (const PhaseInfo &P : allPhases())
+    if (R.has(P.Id, PhaseMetricId::ComputeTime))
+      Phases.push_back(P.Id);
+  json::Array Rows;
+  int64_t Order = 0;
+  for (PhaseId P : Phases) {
+    // The largest candidate binds (runtime/Binding.cpp: the earlier wins a
+    // tie). Each bar is a share of it, a decode step being a thousandth of
+    // a prefill; the label gives the time.
+    double Largest = -1;
+    const char *Binds = "";
+    for (const auto &Part : Parts)
+      if (R.has(P, Part.M) && R(P, Part.M) > Largest) {
+        Largest = R(P, Part.M);
+        Binds = Part.Name;
+      }
+    if (!(Largest > 0))
+      continue;
+    for (const auto &Part : Parts) {
+      if (!R.has(P, Part.M) || !(R(P, Part.M) > 0))
+        continue;
+      double V = R(P, Part.M);
+      Rows.push_back(json::Object{
+          {"row", fmt::format("{}: {}", phaseInfo(P).Prefix, Part.Name)},
+          {"order", Order++},
+          {"component", Part.Name},
+          {"share", round6(V / Largest)},
+          {"binding", llvm::StringRef(Binds) == Part.Name},
+          {"label", formatQuantity(V, Time)}});
+    }
+  }
+  if (Rows.empty())
+    return std::nullopt;
+  size_t Count = Rows.size();
+  json::Value S = spec("step");
+  setData(S, "parts", std::move(Rows));
+  setHeight(S, 22 * Count);
+  std::string Binding;
+  if (R.Binding && R.Binding->Known)
+    Binding = fmt::format(
+        " The binding wall of the {} step is {}, {}x ahead of {}.",
+        phaseInfo(R.Binding->Phase).Prefix, R.Binding->label(),
+        formatNumber(round6(R.Binding->Margin)), R.Binding->RunnerUp);
+  return makePlot(
+      R.Scenario + ".step", "Step time of " + R.Scenario,
+      "Each phase's candidate times (walls 1, 2, 4, 14, 15) as a share of "
+      "its largest, which names the phase's binding wall (outlined); the "
+      "labels give the times. Compute and memory overlap, so the larger of "
+      "the two is the roofline time." +
+          Binding,
+      std::move(S));
+}
+
+/// An empirical CDF of \p Samples, at most \p Steps points.
+json::Array cdfPoints(std::vector<double> Samples, const AxisUnit &U,
+                      size_t Steps = 200) {
+  json::Array Out;
+  std::sort(Samples.begin(), Samples.end());
+  size_t N = Samples.size();
+  if (!N)
+    return Out;
+  size_t Take = std::min(N, Steps);
+  Out.push_back(json::Object{{"x", scaled(Samples.front(), U)}, {"p", 0.0}});
+  for (size_t K = 1; K <= Take; ++K) {
+    size_t I = (K * N + Take - 1) / Take - 1; // the sample at quantile K/Take
+    Out.push_back(json::Object{{"x", scaled(Samples[I], U)},
+                               {"p", round6(double(I + 1) / N)}});
+  }
+  return Out;
+}
+
+void cdfPlots(const ScenarioResult &R, const LatencySamples &Sim,
+              std::vector<Plot> &Out) {
+  const struct {
+    const char *Key, *Name;
+    const std::vector<double> *Samples;
+    std::vector<std::pair<MetricId, double>> Analytic;
+  } Kinds[] = {{"ttft",
+                "time to first token",
+                &Sim.TTFT,
+                {{MetricId::TtftP50, 0.5},
+                 {MetricId::TtftP90, 0.9},
+                 {MetricId::TtftP99, 0.99},
+                 {MetricId::TtftP999, 0.999}}},
+               {"tpot",
+                "time per output token",
+                &Sim.TPOT,
+                {{MetricId::TpotP50, 0.5}, {MetricId::TpotP99, 0.99}}},
+               {"latency",
+                "end-to-end latency",
+                &Sim.E2E,
+                {{MetricId::LatencyP50, 0.5},
+                 {MetricId::LatencyP90, 0.9},
+                 {MetricId::LatencyP99, 0.99},
+                 {MetricId::LatencyP999, 0.999}}}};
+  Dimension Time = Dimension::base(BaseDim::Time);
+  for (const auto &K : Kinds) {
+    std::vector<double> Finite;
+    for (double V : *K.Samples)
+      if (std::isfinite(V))
+        Finite.push_back(V);
+    if (Finite.empty())
+      continue;
+    double Max = *std::max_element(Finite.begin(), Finite.end());
+    for (const auto &[M, P] : K.Analytic)
+      if (R.has(M) && std::isfinite(R[M]))
+        Max = std::max(Max, R[M]);
+    AxisUnit U = axisUnit(Max, Time);
+    json::Array Analytic;
+    for (const auto &[M, P] : K.Analytic)
+      if (R.has(M) && std::isfinite(R[M]))
+        Analytic.push_back(
+            json::Object{{"x", scaled(R[M], U)},
+                         {"p", P},
+                         {"label", fmt::format("p{}", formatNumber(P * 100))},
+                         {"tip", fmt::format("{} = {}", metricInfo(M).Name,
+                                             formatQuantity(R[M], Time))}});
+    size_t N = Finite.size();
+    json::Value S = spec("cdf");
+    setData(S, "simulated", cdfPoints(std::move(Finite), U));
+    setData(S, "analytic", std::move(Analytic));
+    setSignal(S, "xTitle", axisTitle(K.Name, U));
+    Out.push_back(makePlot(
+        fmt::format("{}.cdf.{}", R.Scenario, K.Key),
+        fmt::format("{} of {}: simulated against analytic", K.Name, R.Scenario),
+        fmt::format("The CDF of the {} requests the `simulate` block played "
+                    "(docs/simulator.md), and the percentiles the closed "
+                    "forms (walls 4 and 7) give.",
+                    N),
+        std::move(S)));
+  }
+}
+
+} // namespace
+
+std::vector<Plot> scenarioPlots(const ScenarioResult &R,
+                                const LatencySamples *Simulated) {
+  std::vector<Plot> Out;
+  if (std::optional<Plot> P = rooflinePlot(R))
+    Out.push_back(std::move(*P));
+  if (std::optional<Plot> P = memoryPlot(R))
+    Out.push_back(std::move(*P));
+  if (std::optional<Plot> P = stepPlot(R))
+    Out.push_back(std::move(*P));
+  if (Simulated)
+    cdfPlots(R, *Simulated, Out);
+  return Out;
+}
+
+//===----------------------------------------------------------------------===//
+// Sensitivity
+//===----------------------------------------------------------------------===//
+
+std::vector<Plot> sensitivityPlots(const std::string &Scenario,
+                                   const std::string &Metric,
+                                   const std::vector<Elasticity> &Es,
+                                   const std::vector<FactorFlips> &Flips,
+                                   const graph::Graph &G, size_t Shown) {
+  std::vector<Plot> Out;
+  if (!Es.empty()) {
+    json::Array Rows;
+    for (size_t K = 0; K < Es.size() && K < Shown; ++K)
+      Rows.push_back(
+          json::Object{{"input", Es[K].Name},
+                       {"elasticity", round6(Es[K].Value)},
+                       {"rank", static_cast<int64_t>(K)},
+                       {"effect", Es[K].Value > 0 ? "raises the metric"
+                                                  : "lowers the metric"}});
+    size_t Count = Rows.size();
+    json::Value S = spec("tornado");
+    setData(S, "inputs", std::move(Rows));
+    setHeight(S, 22 * Count);
+    setSignal(S, "xTitle",
+              fmt::format("elasticity of {} (% change per 1% of the input) "
+                          "[1]",
+                          Metric));
+    Out.push_back(makePlot(
+        fmt::format("{}.{}.tornado", Scenario, Metric),
+        fmt::format("What {}.{} hangs on", Scenario, Metric),
+        fmt::format("The {} largest of {} elasticities d ln m / d ln x "
+                    "(wall 21; central differences of 0.01%, whole-valued "
+                    "counts by one): a bar of -1 means 1% more of the input "
+                    "gives 1% less of the metric.",
+                    Count, Es.size()),
+        std::move(S)));
+  }
+  if (!Flips.empty()) {
+    json::Array Segments, Current;
+    for (size_t K = 0; K < Flips.size(); ++K) {
+      const FactorFlips &F = Flips[K];
+      const Dimension &Dim = G.node(F.Leaf).Dim;
+      auto show = [&](double V) {
+        return Dim.isDimensionless() ? formatNumber(V) : formatQuantity(V, Dim);
+      };
+      double Span = F.High - F.Low;
+      auto pos = [&](double V) {
+        return Span > 0 ? round6((V - F.Low) / Span) : 0.0;
+      };
+      double From = F.Low;
+      unsigned Wall = F.WallAtLow;
+      for (const FlipPoint &P : F.Flips) {
+        Segments.push_back(json::Object{{"factor", F.Name},
+                                        {"rank", static_cast<int64_t>(K)},
+                                        {"start", pos(From)},
+                                        {"end", pos(P.At)},
+                                        {"wall", wallShortName(P.From)},
+                                        {"from", show(From)},
+                                        {"to", show(P.At)}});
+        From = P.At;
+        Wall = P.To;
+      }
+      Segments.push_back(json::Object{{"factor", F.Name},
+                                      {"rank", static_cast<int64_t>(K)},
+                                      {"start", pos(From)},
+                                      {"end", 1.0},
+                                      {"wall", wallShortName(Wall)},
+                                      {"from", show(From)},
+                                      {"to", show(F.High)}});
+      Current.push_back(json::Object{
+          {"factor", F.Name}, {"at", pos(F.Value)}, {"label", show(F.Value)}});
+    }
+    size_t Count = Flips.size();
+    json::Value S = spec("flips");
+    setData(S, "segments", std::move(Segments));
+    setData(S, "current", std::move(Current));
+    setHeight(S, 22 * Count);
+    size_t Robust = llvm::count_if(
+        Flips, [](const FactorFlips &F) { return F.Flips.empty(); });
+    Out.push_back(makePlot(
+        fmt::format("{}.flips", Scenario),
+        fmt::format("Binding wall of {} across the calibrated factors",
+                    Scenario),
+        fmt::format("Each calibrated factor the scenario reads, swept over "
+                    "its plausible range (runtime/Defaults.def) with the "
+                    "others at their values; the colour is the binding wall "
+                    "there, the black tick today's value. {} of {} leave "
+                    "the binding wall where it is.",
+                    Robust, Count),
+        std::move(S)));
+  }
+  return Out;
+}
+
+//===----------------------------------------------------------------------===//
+// Grids: sweeps and Pareto solves
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// At most this many cells a side in a heat map, points on a line.
+constexpr size_t MaxBins = 48;
+constexpr size_t MaxLinePoints = 400;
+/// At most this many dominated points drawn in a Pareto plot (a stride
+/// sample beyond it); the front is drawn whole.
+constexpr size_t MaxDominated = 3000;
+/// At most this many heat maps per sweep (its first numeric columns).
+constexpr size_t MaxHeatMaps = 6;
+
+/// A variable's values, in grid order, and the bin each falls into.
+struct Axis {
+  std::vector<double> Values; ///< SI, or option indices
+  std::vector<size_t> BinOf;  ///< per value index
+  size_t Bins = 0;
+  std::vector<std::string> Labels; ///< per bin
+  std::vector<double> Centre;      ///< per bin, SI (numeric axes)
+  std::unordered_map<double, size_t> Index;
+  bool Categorical = false;
+  bool Log = false;
+  double Max = 0; ///< the largest magnitude, SI
+  AxisUnit U;
+};
+
+Axis makeAxis(const query::Variable &V, size_t MaxB) {
+  Axis A;
+  A.Values = V.Values;
+  A.Categorical = V.isEntity();
+  size_t N = A.Values.size();
+  for (size_t I = 0; I < N; ++I)
+    A.Index.emplace(A.Values[I], I);
+  A.Bins = std::min(N, MaxB);
+  A.BinOf.resize(N);
+  // Values are binned in sorted order, equal counts a bin.
+  std::vector<size_t> Order(N);
+  for (size_t I = 0; I < N; ++I)
+    Order[I] = I;
+  if (!A.Categorical)
+    std::stable_sort(Order.begin(), Order.end(), [&](size_t L, size_t R) {
+      return A.Values[L] < A.Values[R];
+    });
+  for (size_t K = 0; K < N; ++K)
+    A.BinOf[Order[K]] = K * A.Bins / N;
+  double Max = 0, Min = INFINITY, MinPos = INFINITY;
+  for (double X : A.Values) {
+    Max = std::max(Max, std::fabs(X));
+    Min = std::min(Min, X);
+    if (X > 0)
+      MinPos = std::min(MinPos, X);
+  }
+  A.Max = Max;
+  A.U = A.Categorical ? AxisUnit{1, ""} : axisUnit(Max, V.Dim);
+  // A range over a decade or more (batch 1 to 512) reads best on a log
+  // axis.
+  A.Log = !A.Categorical && Min > 0 && Max / MinPos >= 10;
+  A.Labels.assign(A.Bins, "");
+  A.Centre.assign(A.Bins, 0);
+  std::vector<double> Lo(A.Bins, INFINITY), Hi(A.Bins, -INFINITY);
+  for (size_t I = 0; I < N; ++I) {
+    Lo[A.BinOf[I]] = std::min(Lo[A.BinOf[I]], A.Values[I]);
+    Hi[A.BinOf[I]] = std::max(Hi[A.BinOf[I]], A.Values[I]);
+  }
+  for (size_t B = 0; B < A.Bins; ++B) {
+    if (A.Categorical) {
+      for (size_t I = 0; I < N; ++I)
+        if (A.BinOf[I] == B) {
+          size_t Opt = static_cast<size_t>(A.Values[I]);
+          A.Labels[B] =
+              Opt < V.Labels.size() ? V.Labels[Opt] : formatNumber(A.Values[I]);
+        }
+      continue;
+    }
+    A.Centre[B] = (Lo[B] + Hi[B]) / 2;
+    A.Labels[B] =
+        Lo[B] == Hi[B]
+            ? formatNumber(round6(Lo[B] / A.U.Scale))
+            : fmt::format("{}-{}", formatNumber(round6(Lo[B] / A.U.Scale)),
+                          formatNumber(round6(Hi[B] / A.U.Scale)));
+  }
+  return A;
+}
+
+std::string axisName(const query::Variable &V, const Axis &A) {
+  if (A.Categorical)
+    return V.Name;
+  return axisTitle(V.Name, A.U);
+}
+
+/// What the plots keep of a cell (or of a line's bin) of the grid.
+struct Cell {
+  size_t Points = 0, Fit = 0, Meets = 0;
+  std::vector<double> Sum; ///< per column, over the points that fit and
+                           ///< have a finite value there
+  std::vector<size_t> N;   ///< those points, per column
+  std::map<unsigned, size_t> Walls; ///< binding wall -> points
+};
+
+struct Collected {
+  std::vector<Cell> Cells; ///< X bins x Y bins (Y = 1 for a line)
+  /// A Pareto solve: the front of the points meeting the conditions
+  /// (exact, kept as they come), and a stride sample of all of them.
+  std::vector<std::array<double, 2>> Front;
+  std::vector<std::array<double, 2>> Sample;
+  size_t SampleStride = 1, Meeting = 0;
+};
+
+/// The columns a cell averages: the sweep's reported numbers (not
+/// conditions), or a solve's objectives.
+std::vector<const query::Term *> plottedTerms(const query::Query &Q) {
+  std::vector<const query::Term *> Out;
+  const std::vector<query::Term> &From =
+      Q.K == query::Query::Kind::Sweep ? Q.Report : Q.Objectives;
+  for (const query::Term &T : From)
+    if (!T.IsBool)
+      Out.push_back(&T);
+  return Out;
+}
+
+/// "B/s" for a term, with its axis unit for \p Max.
+std::string termTitle(const query::Term &T, double Max, AxisUnit &U) {
+  U = axisUnit(Max, T.Dim);
+  return axisTitle(T.Text, U);
+}
+
+} // namespace
+
+GridPlotData gridPlots(const Evaluator &Base, const query::Query &Q,
+                       unsigned Threads) {
+  GridPlotData Out;
+  if (Q.Vars.empty() || llvm::any_of(Q.Vars, [](const query::Variable &V) {
+        return V.Values.empty();
+      }))
+    return Out;
+  bool Pareto = Q.K == query::Query::Kind::Solve;
+  if (Pareto && Q.Objectives.size() != 2)
+    return Out;
+  // A Pareto solve compares as minimisation (runtime/Query.cpp).
+  double Sign = Q.Direction < 0 ? 1 : -1;
+  std::vector<const query::Term *> Terms = plottedTerms(Q);
+  // Every point kept: the plotted terms and the conditions as columns, no
+  // filter, no order.
+  query::Query All = Q;
+  All.K = query::Query::Kind::Sweep;
+  All.Report.clear();
+  for (const query::Term *T : Terms)
+    All.Report.push_back(*T);
+  for (const query::Term &C : Q.Conditions)
+    All.Report.push_back(C);
+  All.Conditions.clear();
+  All.SortBy.clear();
+  All.Top = 0;
+  All.Output.clear();
+  size_t NT = Terms.size();
+  bool Line = Q.Vars.size() == 1;
+  Axis X = makeAxis(Q.Vars[0], Line ? MaxLinePoints : MaxBins);
+  Axis Y;
+  if (!Line)
+    Y = makeAxis(Q.Vars[1], MaxBins);
+  size_t YBins = Line ? 1 : Y.Bins;
+  Collected C;
+  C.Cells.assign(X.Bins * YBins, Cell{});
+  for (Cell &Cl : C.Cells) {
+    Cl.Sum.assign(NT, 0);
+    Cl.N.assign(NT, 0);
+  }
+  auto Sink = [&](llvm::ArrayRef<GridRow> Rows) {
+    for (const GridRow &Row : Rows) {
+      auto XI = X.Index.find(Row.Vars[0]);
+      size_t XB = XI == X.Index.end() ? 0 : X.BinOf[XI->second];
+      size_t YB = 0;
+      if (!Line) {
+        auto YI = Y.Index.find(Row.Vars[1]);
+        YB = YI == Y.Index.end() ? 0 : Y.BinOf[YI->second];
+      }
+      Cell &Cl = C.Cells[YB * X.Bins + XB];
+      ++Cl.Points;
+      // A point is feasible when it is valid, fits (a binding wall) and
+      // meets every condition.
+      bool Fits = Row.Meets && Row.Binding != 0;
+      bool Meets = Fits;
+      for (size_t K = NT; K < Row.Values.size(); ++K)
+        Meets = Meets && Row.Values[K] != 0;
+      ++Cl.Walls[Row.Meets ? Row.Binding : 0];
+      if (Fits) {
+        ++Cl.Fit;
+        // An unstable queue's +inf latency has no place on an axis.
+        for (size_t K = 0; K < NT; ++K)
+          if (std::isfinite(Row.Values[K])) {
+            Cl.Sum[K] += Row.Values[K];
+            ++Cl.N[K];
+          }
+      }
+      if (Meets)
+        ++Cl.Meets;
+      if (Pareto && Meets && std::isfinite(Row.Values[0]) &&
+          std::isfinite(Row.Values[1])) {
+        std::array<double, 2> P{Sign * Row.Values[0], Sign * Row.Values[1]};
+        // Compared as minimisation: P is dominated when a front point is
+        // no worse in both and better in one.
+        auto dominates = [](const std::array<double, 2> &A,
+                            const std::array<double, 2> &B) {
+          return A[0] <= B[0] && A[1] <= B[1] && (A[0] < B[0] || A[1] < B[1]);
+        };
+        if (!llvm::any_of(C.Front, [&](const auto &F) {
+              return dominates(F, P) || F == P;
+            })) {
+          llvm::erase_if(C.Front,
+                         [&](const auto &F) { return dominates(P, F); });
+          C.Front.push_back(P);
+        }
+        // A sample of every meeting point: every SampleStride-th, the
+        // stride doubled (and the sample halved) when it fills.
+        if (C.Meeting++ % C.SampleStride == 0) {
+          C.Sample.push_back(P);
+          if (C.Sample.size() >= 2 * MaxDominated) {
+            std::vector<std::array<double, 2>> Half;
+            for (size_t I = 0; I < C.Sample.size(); I += 2)
+              Half.push_back(C.Sample[I]);
+            C.Sample.swap(Half);
+            C.SampleStride *= 2;
+          }
+        }
+      }
+    }
+  };
+  GridResult R = runSweep(Base, All, Threads, nullptr, Sink);
+  Out.Points = R.Points;
+  Out.Binned = X.Bins < X.Values.size() || (!Line && Y.Bins < Y.Values.size());
+  auto mean = [&](const Cell &Cl, size_t K) {
+    return Cl.N[K] ? Cl.Sum[K] / Cl.N[K] : NAN;
+  };
+  auto regimeOf = [&](const Cell &Cl) {
+    // The most frequent binding wall, the lower number on a tie; "does
+    // not fit" only when no point fits.
+    unsigned Best = 0;
+    size_t Count = 0;
+    for (const auto &[W, N] : Cl.Walls)
+      if (W != 0 && N > Count) {
+        Best = W;
+        Count = N;
+      }
+    return Best ? std::string(wallShortName(Best))
+                : std::string("does not fit");
+  };
+  std::string Binning =
+      Out.Binned
+          ? fmt::format(" The {} points are binned: each {} is the mean over "
+                        "the points that fit in it.",
+                        R.Points, Line ? "point" : "cell")
+          : "";
+  std::string Others;
+  if (Q.Vars.size() > 2) {
+    std::vector<std::string> Names;
+    for (size_t K = 2; K < Q.Vars.size(); ++K)
+      Names.push_back("`" + Q.Vars[K].Name + "`");
+    Others = fmt::format(" Each cell gathers every value of {}: its colour "
+                         "is the mean over those that fit, and it is outlined "
+                         "when one of them meets the conditions.",
+                         llvm::join(Names, ", "));
+  }
+
+  if (Pareto) {
+    // Back from minimisation to the objectives' own signs.
+    const query::Term &A = Q.Objectives[0], &B = Q.Objectives[1];
+    std::sort(C.Front.begin(), C.Front.end());
+    std::vector<std::array<double, 2>> Faded;
+    for (const auto &P : C.Sample)
+      if (!llvm::is_contained(C.Front, P))
+        Faded.push_back(P);
+    double MaxA = 0, MaxB = 0;
+    for (const auto *Set : {&C.Front, &Faded})
+      for (const auto &Pt : *Set) {
+        MaxA = std::max(MaxA, std::fabs(Pt[0]));
+        MaxB = std::max(MaxB, std::fabs(Pt[1]));
+      }
+    AxisUnit UA, UB;
+    std::string TA = termTitle(A, MaxA, UA), TB = termTitle(B, MaxB, UB);
+    json::Array Points;
+    auto point = [&](const std::array<double, 2> &P, bool OnFront) {
+      double VA = Sign * P[0], VB = Sign * P[1];
+      Points.push_back(
+          json::Object{{"x", scaled(VA, UA)},
+                       {"y", scaled(VB, UB)},
+                       {"front", OnFront},
+                       {"tip", fmt::format("{} = {}, {} = {}", A.Text,
+                                           formatQuantity(VA, A.Dim), B.Text,
+                                           formatQuantity(VB, B.Dim))}});
+    };
+    for (const auto &P : Faded)
+      point(P, false);
+    for (const auto &P : C.Front)
+      point(P, true);
+    size_t FrontSize = C.Front.size();
+    if (Points.empty())
+      return Out;
+    json::Value S = spec("pareto");
+    setData(S, "points", std::move(Points));
+    setSignal(S, "xTitle", TA);
+    setSignal(S, "yTitle", TB);
+    setSignal(S, "xFormat", numberFormat(MaxA / UA.Scale));
+    setSignal(S, "yFormat", numberFormat(MaxB / UB.Scale));
+    Out.Plots.push_back(makePlot(
+        Q.Name + ".pareto", "Pareto front of " + Q.Name,
+        fmt::format(
+            "The {} of {} grid points that meet the conditions; the {} on "
+            "the front (no other point is better in both {} and {}, each "
+            "{}) are joined, the dominated ones faded{}.",
+            C.Meeting, R.Points, FrontSize, A.Text, B.Text,
+            Q.Direction < 0 ? "minimised" : "maximised",
+            C.SampleStride > 1
+                ? fmt::format(" (every {}th drawn)", C.SampleStride)
+                : ""),
+        std::move(S)));
+    return Out;
+  }
+
+  std::string Conds;
+  if (!Q.Conditions.empty()) {
+    std::vector<std::string> Texts;
+    for (const query::Term &T : Q.Conditions)
+      Texts.push_back("`" + T.Text + "`");
+    Conds = llvm::join(Texts, " and ");
+  }
+
+  if (Line) {
+    for (size_t K = 0; K < NT; ++K) {
+      double Max = 0;
+      for (const Cell &Cl : C.Cells)
+        if (Cl.N[K])
+          Max = std::max(Max, std::fabs(mean(Cl, K)));
+      AxisUnit U;
+      std::string YTitle = termTitle(*Terms[K], Max, U);
+      json::Array Points;
+      for (size_t B = 0; B < X.Bins; ++B) {
+        const Cell &Cl = C.Cells[B];
+        if (!Cl.Points)
+          continue;
+        // A point that does not fit, or whose value is not finite (an
+        // unstable queue's latency), has no value: a mark on the x axis.
+        bool Has = Cl.N[K] > 0;
+        const char *Status = !Cl.Fit    ? "does not fit"
+                             : !Has     ? "no finite value"
+                             : Cl.Meets ? "meets the conditions"
+                                        : "fails a condition";
+        json::Value XV = X.Categorical ? json::Value(X.Labels[B])
+                                       : json::Value(scaled(X.Centre[B], X.U));
+        Points.push_back(json::Object{
+            {"x", std::move(XV)},
+            {"y", Has ? num(scaled(mean(Cl, K), U)) : nullptr},
+            {"status", Status},
+            {"tip",
+             Has ? fmt::format("{} = {}: {} = {}", Q.Vars[0].Name, X.Labels[B],
+                               Terms[K]->Text,
+                               formatQuantity(mean(Cl, K), Terms[K]->Dim))
+                 : fmt::format("{} = {}: {}", Q.Vars[0].Name, X.Labels[B],
+                               Status)}});
+      }
+      // Points with no value: marked on the axis.
+      size_t Unfit = 0;
+      for (const Cell &Cl : C.Cells)
+        Unfit += Cl.Points && !Cl.N[K];
+      if (Points.empty())
+        continue;
+      json::Value S = spec("line");
+      setData(S, "points", std::move(Points));
+      if (X.Categorical)
+        scaleNamed(S, "x") = json::Object{
+            {"name", "x"},
+            {"type", "point"},
+            {"range", "width"},
+            {"padding", 0.5},
+            {"domain", json::Object{{"data", "points"}, {"field", "x"}}}};
+      else if (X.Log) {
+        scaleNamed(S, "x")["type"] = "log";
+        scaleNamed(S, "x")["nice"] = false;
+        scaleNamed(S, "x")["padding"] = 12;
+      }
+      setSignal(S, "xTitle", axisName(Q.Vars[0], X));
+      setSignal(S, "yTitle", YTitle);
+      setSignal(S, "yFormat", numberFormat(Max / U.Scale));
+      if (!X.Categorical)
+        setSignal(S, "xFormat", numberFormat(X.Max / X.U.Scale));
+      Out.Plots.push_back(makePlot(
+          fmt::format("{}.line.{}", Q.Name, Terms[K]->Text),
+          fmt::format("{} over {} ({})", Terms[K]->Text, Q.Vars[0].Name,
+                      Q.Name),
+          fmt::format("Sweep `{}`: {} at each of {} points{}.{}{}", Q.Name,
+                      Terms[K]->Text, R.Points,
+                      Conds.empty() ? ""
+                                    : "; the colour says whether " + Conds +
+                                          " holds there",
+                      Unfit ? fmt::format(" {} points have no value (they "
+                                          "do not fit, or the value is not "
+                                          "finite): marks on the x axis.",
+                                          Unfit)
+                            : "",
+                      Binning),
+          std::move(S)));
+    }
+    return Out;
+  }
+
+  // Two or more variables: the cells of the first two.
+  auto axisData = [](const Axis &A) {
+    json::Array Out;
+    for (size_t B = 0; B < A.Bins; ++B)
+      Out.push_back(json::Object{{"label", A.Labels[B]},
+                                 {"order", static_cast<int64_t>(B)}});
+    return Out;
+  };
+  // The outline of the region that meets the conditions: every side of a
+  // meeting cell whose neighbour does not meet them (or is off the grid).
+  // Band fractions: x 0 left, 1 right; y 0 top, 1 bottom of the cell on
+  // screen, where a higher y bin is drawn above.
+  json::Array Edges;
+  auto meets = [&](long XB, long YB) {
+    if (XB < 0 || YB < 0 || XB >= long(X.Bins) || YB >= long(Y.Bins))
+      return false;
+    return C.Cells[YB * X.Bins + XB].Meets > 0;
+  };
+  for (long YB = 0; YB < long(Y.Bins); ++YB)
+    for (long XB = 0; XB < long(X.Bins); ++XB) {
+      if (!meets(XB, YB))
+        continue;
+      auto edge = [&](double Bx1, double By1, double Bx2, double By2) {
+        Edges.push_back(json::Object{{"x", X.Labels[XB]},
+                                     {"y", Y.Labels[YB]},
+                                     {"bx1", Bx1},
+                                     {"by1", By1},
+                                     {"bx2", Bx2},
+                                     {"by2", By2}});
+      };
+      if (!meets(XB - 1, YB))
+        edge(0, 0, 0, 1);
+      if (!meets(XB + 1, YB))
+        edge(1, 0, 1, 1);
+      if (!meets(XB, YB + 1))
+        edge(0, 0, 1, 0);
+      if (!meets(XB, YB - 1))
+        edge(0, 1, 1, 1);
+    }
+  size_t MeetCells = 0;
+  for (const Cell &Cl : C.Cells)
+    MeetCells += Cl.Meets > 0;
+  std::string Outline =
+      Conds.empty()
+          ? ""
+          : fmt::format(" The black outline surrounds the {} cells where {} "
+                        "holds{}.",
+                        MeetCells, Conds,
+                        MeetCells ? "" : " (none: no point meets them)");
+  auto cellTip = [&](size_t XB, size_t YB) {
+    return fmt::format("{} = {}, {} = {}", Q.Vars[0].Name, X.Labels[XB],
+                       Q.Vars[1].Name, Y.Labels[YB]);
+  };
+  for (size_t K = 0; K < NT && K < MaxHeatMaps; ++K) {
+    double Max = 0;
+    for (const Cell &Cl : C.Cells)
+      if (Cl.N[K])
+        Max = std::max(Max, std::fabs(mean(Cl, K)));
+    AxisUnit U;
+    std::string VTitle = termTitle(*Terms[K], Max, U);
+    json::Array Cells;
+    for (size_t YB = 0; YB < Y.Bins; ++YB)
+      for (size_t XB = 0; XB < X.Bins; ++XB) {
+        const Cell &Cl = C.Cells[YB * X.Bins + XB];
+        if (!Cl.Points)
+          continue;
+        Cells.push_back(json::Object{
+            {"x", X.Labels[XB]},
+            {"y", Y.Labels[YB]},
+            {"value", Cl.N[K] ? num(scaled(mean(Cl, K), U)) : nullptr},
+            {"meets", Cl.Meets > 0},
+            {"tip",
+             Cl.N[K]
+                 ? fmt::format("{}: {} = {}", cellTip(XB, YB), Terms[K]->Text,
+                               formatQuantity(mean(Cl, K), Terms[K]->Dim))
+             : Cl.Fit ? cellTip(XB, YB) + ": no finite value"
+                      : cellTip(XB, YB) + ": does not fit"}});
+      }
+    json::Value S = spec("heatmap");
+    setData(S, "xs", axisData(X));
+    setData(S, "ys", axisData(Y));
+    setData(S, "cells", std::move(Cells));
+    setData(S, "edges", Edges);
+    setSignal(S, "xTitle", axisName(Q.Vars[0], X));
+    setSignal(S, "yTitle", axisName(Q.Vars[1], Y));
+    setSignal(S, "valueTitle", VTitle);
+    setSignal(S, "valueFormat", numberFormat(Max / U.Scale));
+    setGridSize(S, X.Bins, Y.Bins);
+    Out.Plots.push_back(makePlot(
+        fmt::format("{}.heatmap.{}", Q.Name, Terms[K]->Text),
+        fmt::format("{} over {} and {} ({})", Terms[K]->Text, Q.Vars[0].Name,
+                    Q.Vars[1].Name, Q.Name),
+        fmt::format("Sweep `{}`, {} points. Cells faded fail a condition; "
+                    "white cells do not fit or have no finite value.{}{}{}",
+                    Q.Name, R.Points, Outline, Others, Binning),
+        std::move(S)));
+  }
+  // The regime map.
+  json::Array Cells;
+  std::map<std::string, size_t> Regimes;
+  for (size_t YB = 0; YB < Y.Bins; ++YB)
+    for (size_t XB = 0; XB < X.Bins; ++XB) {
+      const Cell &Cl = C.Cells[YB * X.Bins + XB];
+      if (!Cl.Points)
+        continue;
+      std::string Wall = regimeOf(Cl);
+      ++Regimes[Wall];
+      Cells.push_back(
+          json::Object{{"x", X.Labels[XB]},
+                       {"y", Y.Labels[YB]},
+                       {"wall", Wall},
+                       {"meets", Cl.Meets > 0},
+                       {"tip", fmt::format("{}: {}", cellTip(XB, YB), Wall)}});
+    }
+  std::vector<std::string> Counts;
+  for (const auto &[Wall, N] : Regimes)
+    Counts.push_back(fmt::format("{} {}", N, Wall));
+  json::Value S = spec("regime");
+  setData(S, "xs", axisData(X));
+  setData(S, "ys", axisData(Y));
+  setData(S, "cells", std::move(Cells));
+  setData(S, "edges", std::move(Edges));
+  setSignal(S, "xTitle", axisName(Q.Vars[0], X));
+  setSignal(S, "yTitle", axisName(Q.Vars[1], Y));
+  setGridSize(S, X.Bins, Y.Bins);
+  Out.Plots.push_back(makePlot(
+      Q.Name + ".regime",
+      fmt::format("Regime map of {}: the binding wall", Q.Name),
+      fmt::format("Sweep `{}`: the wall that binds the main phase's step at "
+                  "each point (cells: {}; a cell of several points shows "
+                  "the wall most of them have).{}{}",
+                  Q.Name, llvm::join(Counts, ", "), Outline, Others),
+      std::move(S)));
+  return Out;
+}
+
+//===----------------------------------------------------------------------===//
+// Choosing and printing one
+//===----------------------------------------------------------------------===//
+
+const Plot *selectPlot(const std::vector<Plot> &Plots, const std::string &Name,
+                       const std::string &What) {
+  std::vector<std::string> Ids;
+  for (const Plot &P : Plots)
+    Ids.push_back(P.Id);
+  if (Name.empty() && Plots.size() == 1)
+    return &Plots.front();
+  for (const Plot &P : Plots)
+    if (P.Id == Name)
+      return &P;
+  if (Plots.empty()) {
+    usage(DiagKind::UnknownTarget, fmt::format("{} has nothing to plot", What));
+    return nullptr;
+  }
+  if (Name.empty())
+    usage(DiagKind::MissingArgument,
+          fmt::format("{} has {} plots; choose one with --plot: {}", What,
+                      Plots.size(), llvm::join(Ids, ", ")));
+  else
+    usage(DiagKind::UnknownTarget,
+          fmt::format("{} has no plot `{}`; it has {}", What, Name,
+                      llvm::join(Ids, ", ")));
+  return nullptr;
+}
+
+std::string specText(const Plot &P) {
+  std::string Out;
+  llvm::raw_string_ostream OS(Out);
+  OS << P.Spec;
+  OS.flush();
+  // LLVM prints a double with 17 digits (17.649999999999999); nlohmann's
+  // serializer gives the shortest that reads back the same (17.65), as the
+  // rest of mlsc's JSON does. Keys stay sorted.
+  return nlohmann::json::parse(Out).dump();
+}
+
+} // namespace mlsc::driver
