@@ -341,9 +341,10 @@ bool lowerTrainingStep(LoweringContext &Ctx) {
   B.publish(MetricId::PpCommTime, PpAll);
   B.publish(MetricId::DpCommTime, DpComm);
   B.publish(MetricId::OptimizerTime, OptTime);
-  B.publish(PhaseId::Train, PM::ComputeTime, steps(Compute));
-  B.publish(PhaseId::Train, PM::MemoryTime,
-            B.op(Op::Add, {steps(MemTime), OptTime}));
+  NodeId TrainCompute = steps(Compute);
+  NodeId TrainMemory = B.op(Op::Add, {steps(MemTime), OptTime});
+  B.publish(PhaseId::Train, PM::ComputeTime, TrainCompute);
+  B.publish(PhaseId::Train, PM::MemoryTime, TrainMemory);
   B.publish(
       PhaseId::Train, PM::CommTime,
       B.op(Op::Add, {B.op(Op::Add, {B.op(Op::Add, {TpAll, CpAll}), PpAll}),
@@ -363,7 +364,19 @@ bool lowerTrainingStep(LoweringContext &Ctx) {
   B.label(ModelFlops, "model_flops_per_step");
   NodeId HardwareFlops =
       B.op(Op::Mul, {B.op(Op::Add, {PerToken, Recomputed}), StepTokens});
-  B.publish(PhaseId::Train, PM::Flops, B.op(Op::Div, {ModelFlops, T.Devices}));
+  NodeId FlopsPerDevice = B.op(Op::Div, {ModelFlops, T.Devices});
+  B.publish(PhaseId::Train, PM::Flops, FlopsPerDevice);
+  // The step on the roofline (docs/reports.md): the ridge point, the bytes
+  // its memory time moves (T_mem x BW x eta_mem), and the fraction of the
+  // dense peak its compute time runs, counted in model FLOPs (with
+  // recomputation the devices run more; HFU counts those).
+  B.publish(MetricId::RidgePoint,
+            B.apply(FormulaId::RidgePoint, {T.Peak, T.BW}, ""));
+  B.publish(PhaseId::Train, PM::Bytes,
+            B.op(Op::Mul, {B.op(Op::Mul, {TrainMemory, T.BW}), T.EtaMem}));
+  B.publish(
+      PhaseId::Train, PM::Efficiency,
+      B.op(Op::Div, {FlopsPerDevice, B.op(Op::Mul, {T.Peak, TrainCompute})}));
   B.publish(MetricId::Mfu, B.apply(FormulaId::FlopUtilisation,
                                    {ModelFlops, Step, T.Devices, T.Peak}, ""));
   B.publish(MetricId::Hfu,
