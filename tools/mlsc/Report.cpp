@@ -149,6 +149,20 @@ void placeFigures(std::string &Body, std::vector<std::string> &Specs,
   }
 }
 
+/// A scenario's result, its simulated requests' latencies (those served)
+/// kept in \p Sim for the CDFs.
+ScenarioResult resultWithSamples(Evaluator &E, llvm::SourceMgr &SM,
+                                 LatencySamples &Sim) {
+  return scenarioResult(E, SM, [&](const sim::RequestRecord &Rq) {
+    if (Rq.Rejected || Rq.Shed)
+      return;
+    Sim.TTFT.push_back(Rq.TTFT);
+    Sim.E2E.push_back(Rq.E2E);
+    if (Rq.Output > 1)
+      Sim.TPOT.push_back((Rq.E2E - Rq.TTFT) / (Rq.Output - 1));
+  });
+}
+
 /// The macro figures a scenario has: name, value, what it is.
 std::string macroTable(const ScenarioResult &R) {
   std::string Rows;
@@ -190,15 +204,7 @@ bool writeReport(const DriverOptions &O, Compilation &C,
     Evaluator E(G);
     E.run();
     LatencySamples Sim;
-    sim::RequestSink Sink = [&](const sim::RequestRecord &Rq) {
-      if (Rq.Rejected || Rq.Shed)
-        return;
-      Sim.TTFT.push_back(Rq.TTFT);
-      Sim.E2E.push_back(Rq.E2E);
-      if (Rq.Output > 1)
-        Sim.TPOT.push_back((Rq.E2E - Rq.TTFT) / (Rq.Output - 1));
-    };
-    ScenarioResult R = scenarioResult(E, C.SM, Sink);
+    ScenarioResult R = resultWithSamples(E, C.SM, Sim);
     std::string Id = anchor("scenario", G.Scenario);
     Toc += fmt::format("<li><a href=\"#{}\">scenario {}</a></li>\n", Id,
                        esc(G.Scenario));
@@ -313,15 +319,7 @@ std::vector<Plot> evalPlots(Compilation &C) {
     Evaluator E(G);
     E.run();
     LatencySamples Sim;
-    sim::RequestSink Sink = [&](const sim::RequestRecord &Rq) {
-      if (Rq.Rejected || Rq.Shed)
-        return;
-      Sim.TTFT.push_back(Rq.TTFT);
-      Sim.E2E.push_back(Rq.E2E);
-      if (Rq.Output > 1)
-        Sim.TPOT.push_back((Rq.E2E - Rq.TTFT) / (Rq.Output - 1));
-    };
-    ScenarioResult R = scenarioResult(E, C.SM, Sink);
+    ScenarioResult R = resultWithSamples(E, C.SM, Sim);
     for (Plot &P : scenarioPlots(R, R.Simulated ? &Sim : nullptr))
       Out.push_back(std::move(P));
   }
