@@ -315,7 +315,9 @@ void entry(std::string &Out, const std::string &Head, llvm::StringRef Help) {
 std::string optionHead(const OptionInfo &O) {
   std::string Head = O.Spelling;
   if (llvm::StringRef(O.Value).size())
-    Head += (Head == "-I" ? " " : "=") + std::string(O.Value);
+    // A short option takes its value as the next word (`-I DIR`, `-o
+    // FILE`), a long one after `=`.
+    Head += (Head.size() == 2 ? " " : "=") + std::string(O.Value);
   return Head;
 }
 

@@ -199,6 +199,7 @@ bool writeReport(const DriverOptions &O, Compilation &C,
                  const std::string &Vega) {
   std::string Body, Toc;
   std::vector<std::string> Specs;
+  std::vector<ScenarioResult> Results;
   // Scenarios.
   for (const graph::Graph &G : C.Graphs) {
     Evaluator E(G);
@@ -239,6 +240,19 @@ bool writeReport(const DriverOptions &O, Compilation &C,
     Body += "<details><summary>The scorecard (<code>mlsc eval</code>)"
             "</summary><pre>" +
             esc(Card) + "</pre></details>\n</section>\n";
+    Results.push_back(std::move(R));
+  }
+  // Fleets: their members, sites and totals, as `mlsc eval` prints them.
+  for (const query::Fleet &F : C.Fleets) {
+    std::string Id = anchor("fleet", F.Name);
+    Toc +=
+        fmt::format("<li><a href=\"#{}\">fleet {}</a></li>\n", Id, esc(F.Name));
+    std::string Text;
+    llvm::raw_string_ostream TS(Text);
+    printFleet(fleetResult(F, Results), TS);
+    Body += fmt::format("<section id=\"{}\"><h2>Fleet {}</h2>\n<pre>{}</pre>"
+                        "</section>\n",
+                        Id, esc(F.Name), esc(Text));
   }
   // Sweeps and solves.
   for (const query::Query &Q : C.Queries) {
