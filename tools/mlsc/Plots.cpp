@@ -491,7 +491,7 @@ void cdfPlots(const ScenarioResult &R, const LatencySamples &Sim,
         Analytic.push_back(
             json::Object{{"x", scaled(R[M], U)},
                          {"p", P},
-                         {"label", fmt::format("p{}", formatNumber(P * 100))},
+                         {"label", fmt::format("p{:g}", P * 100)},
                          {"tip", fmt::format("{} = {}", metricInfo(M).Name,
                                              formatQuantity(R[M], Time))}});
     size_t N = Finite.size();
