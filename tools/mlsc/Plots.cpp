@@ -2,6 +2,7 @@
 
 #include "tools/mlsc/Plots.h"
 #include "tools/mlsc/Driver.h"
+#include "tools/mlsc/RenderTables.h"
 
 #include "runtime/Binding.h"
 #include "runtime/Format.h"
@@ -16,6 +17,7 @@
 #include <cmath>
 #include <map>
 #include <mutex>
+#include <set>
 #include <unordered_map>
 
 namespace mlsc::driver {
@@ -86,13 +88,13 @@ void setHeight(json::Value &Spec, size_t Height) {
       static_cast<int64_t>(std::max<size_t>(Height, 40));
 }
 
-/// A heat map's size from its cells: 28 x 22 pixels a cell, within
-/// 160-560 by 120-420.
+/// A heat map's size from its cells: 48 x 30 pixels a cell (room for a
+/// value), within 240-640 by 140-480.
 void setGridSize(json::Value &Spec, size_t Columns, size_t Rows) {
   (*Spec.getAsObject())["width"] =
-      static_cast<int64_t>(std::clamp<size_t>(Columns * 28, 160, 560));
+      static_cast<int64_t>(std::clamp<size_t>(Columns * 48, 240, 640));
   (*Spec.getAsObject())["height"] =
-      static_cast<int64_t>(std::clamp<size_t>(Rows * 22, 120, 420));
+      static_cast<int64_t>(std::clamp<size_t>(Rows * 30, 140, 480));
 }
 
 json::Object &scaleNamed(json::Value &Spec, llvm::StringRef Name) {
@@ -100,6 +102,74 @@ json::Object &scaleNamed(json::Value &Spec, llvm::StringRef Name) {
     if (S.getAsObject()->getString("name") == Name)
       return *S.getAsObject();
   llvm::report_fatal_error("plot template has no scale " + Name);
+}
+
+/// The first axis of \p Spec on scale \p Scale.
+json::Object &axisOf(json::Value &Spec, llvm::StringRef Scale) {
+  for (json::Value &A : *Spec.getAsObject()->getArray("axes"))
+    if (A.getAsObject()->getString("scale") == Scale)
+      return *A.getAsObject();
+  llvm::report_fatal_error("plot template has no axis on " + Scale);
+}
+
+/// Drops the first mark of type \p Type (a categorical line's joining
+/// line).
+void removeMark(json::Value &Spec, llvm::StringRef Type) {
+  json::Array &Marks = *Spec.getAsObject()->getArray("marks");
+  json::Array Kept;
+  bool Dropped = false;
+  for (json::Value &M : Marks) {
+    if (!Dropped && M.getAsObject()->getString("type") == Type) {
+      Dropped = true;
+      continue;
+    }
+    Kept.push_back(std::move(M));
+  }
+  Marks = std::move(Kept);
+}
+
+/// One colour (and marker shape) per category in every plot: the binding
+/// walls and the parts of a step as the step chart names them, a sweep's
+/// point statuses. Okabe-Ito, grey for what does not fit.
+struct CategoryStyle {
+  const char *Name, *Colour, *Shape;
+};
+const CategoryStyle Categories[] = {
+    {"compute", "#0072B2", "circle"},
+    {"memory", "#E69F00", "square"},
+    {"weight streaming", "#56B4E9", "diamond"},
+    {"communication", "#009E73", "triangle-up"},
+    {"software efficiency", "#CC79A7", "triangle-down"},
+    {"pipeline bubble", "#D55E00", "cross"},
+    {"meets the conditions", "#0072B2", "circle"},
+    {"fails a condition", "#E69F00", "triangle-up"},
+    {"does not fit", "#999999", "cross"},
+    {"no finite value (off the scale)", "#D55E00", "diamond"},
+};
+
+/// Sets scale \p Scale's domain to the categories \p Present, in the
+/// table's order, and its range to their colours (a `shape` scale: their
+/// markers), so that a legend lists only what the plot has and a colour
+/// means the same in every plot.
+void setCategories(json::Value &Spec, llvm::StringRef Scale,
+                   const std::set<std::string> &Present) {
+  bool Shape = Scale == "shape";
+  json::Array Domain, Range;
+  for (const CategoryStyle &C : Categories)
+    if (Present.count(C.Name)) {
+      Domain.push_back(C.Name);
+      Range.push_back(Shape ? C.Shape : C.Colour);
+    }
+  // A wall the table does not name (none binds a step today): black.
+  for (const std::string &P : Present)
+    if (llvm::none_of(Categories,
+                      [&](const CategoryStyle &C) { return P == C.Name; })) {
+      Domain.push_back(P);
+      Range.push_back(Shape ? "circle" : "#000000");
+    }
+  json::Object &S = scaleNamed(Spec, Scale);
+  S["domain"] = std::move(Domain);
+  S["range"] = std::move(Range);
 }
 
 Plot makePlot(std::string Id, std::string Title, std::string Caption,
@@ -219,19 +289,28 @@ std::optional<Plot> rooflinePlot(const ScenarioResult &R) {
   double BwEff =
       at(Main, PhaseMetricId::Bytes) / at(Main, PhaseMetricId::MemoryTime);
   double PeakEff = Peak * Eta;
-  // Intensities to cover: the ridge points and every phase, a decade more
-  // on each side.
+  // Intensities to cover: the ridge point and every phase, to the decades
+  // around them.
   double Lo = R[MetricId::RidgePoint], Hi = Lo;
   for (PhaseId P : Phases) {
     double I = at(P, PhaseMetricId::Flops) / at(P, PhaseMetricId::Bytes);
     Lo = std::min(Lo, I);
     Hi = std::max(Hi, I);
   }
-  Lo = std::pow(10, std::floor(std::log10(Lo)) - 1);
-  Hi = std::pow(10, std::ceil(std::log10(Hi)) + 1);
-  AxisUnit Y = axisUnit(Peak, metricInfo(MetricId::ModelFlopsPerDevice).Dim);
-  AxisUnit B = axisUnit(Bw, Dimension::base(BaseDim::Data) /
-                                Dimension::base(BaseDim::Time));
+  Lo = std::pow(10, std::floor(std::log10(Lo)));
+  Hi = std::pow(10, std::ceil(std::log10(Hi)));
+  if (Hi <= Lo)
+    Hi = Lo * 10;
+  // The unit of the lowest value drawn, so that no tick needs a prefix of
+  // its own (no "20m PFLOP/s").
+  double Lowest = std::min(BwEff * Lo, Peak);
+  for (PhaseId P : Phases)
+    Lowest = std::min(Lowest,
+                      at(P, PhaseMetricId::Flops) / R[phaseInfo(P).StepTime]);
+  AxisUnit Y = axisUnit(Lowest, metricInfo(MetricId::ModelFlopsPerDevice).Dim);
+  const Dimension &FlopRate = metricInfo(MetricId::ModelFlopsPerDevice).Dim;
+  Dimension ByteRate =
+      Dimension::base(BaseDim::Data) / Dimension::base(BaseDim::Time);
   json::Array Ceilings;
   auto roof = [&](const std::string &Name, double P, double W) {
     double Ridge = P / W;
@@ -240,15 +319,18 @@ std::optional<Plot> rooflinePlot(const ScenarioResult &R) {
                                       {"x", round6(X)},
                                       {"y", scaled(std::min(P, X * W), Y)}});
   };
-  roof(fmt::format("nominal: peak {} {}, memory {} {}",
-                   formatNumber(round6(Peak / Y.Scale)), Y.Unit,
-                   formatNumber(round6(Bw / B.Scale)), B.Unit),
+  roof(fmt::format("nominal: peak {}, memory {}",
+                   formatQuantity(Peak, FlopRate),
+                   formatQuantity(Bw, ByteRate)),
        Peak, Bw);
-  roof(fmt::format("at {}'s efficiencies: {} x peak, {} x memory",
+  bool Training = Main == PhaseId::Train;
+  roof(fmt::format("at {}'s efficiencies: {} x peak{}, {} x memory",
                    phaseInfo(Main).Prefix, formatNumber(Eta),
-                   formatNumber(BwEff / Bw)),
+                   Training ? " in model FLOPs" : "", formatNumber(BwEff / Bw)),
        PeakEff, BwEff);
   json::Array Points;
+  std::vector<std::pair<double, double>> Labelled;
+  std::vector<size_t> LabelIndex;
   for (PhaseId P : Phases) {
     double F = at(P, PhaseMetricId::Flops);
     double I = F / at(P, PhaseMetricId::Bytes);
@@ -263,22 +345,36 @@ std::optional<Plot> rooflinePlot(const ScenarioResult &R) {
         {"x", round6(I)},
         {"y", scaled(Roof, Y)},
         {"label", ""},
-        {"tip",
-         fmt::format("{} FLOP/B, {} {} ({})", formatNumber(I),
-                     formatNumber(round6(Roof / Y.Scale)), Y.Unit, Bound)}});
+        {"tip", fmt::format("{} FLOP/B, {} ({})", formatNumber(I),
+                            formatQuantity(Roof, FlopRate), Bound)}});
     MetricId StepMetric = phaseInfo(P).StepTime;
     if (R.has(StepMetric) && R[StepMetric] > 0) {
       double Achieved = F / R[StepMetric];
+      // Phases at one point (a request's prefill is the batch's at batch
+      // 1) share one label.
+      std::string Label = Name;
+      for (size_t K = 0; K < Labelled.size(); ++K)
+        if (std::fabs(Labelled[K].first - I) <= 0.02 * I &&
+            std::fabs(Labelled[K].second - Achieved) <= 0.02 * Achieved) {
+          auto &Other = *Points[LabelIndex[K]].getAsObject();
+          Other["label"] = Other.getString("label")->str() + ", " + Name;
+          Label.clear();
+          break;
+        }
+      if (!Label.empty()) {
+        Labelled.push_back({I, Achieved});
+        LabelIndex.push_back(Points.size());
+      }
       Points.push_back(json::Object{
           {"phase", Name},
           {"marker", "achieved (step time)"},
           {"x", round6(I)},
           {"y", scaled(Achieved, Y)},
-          {"label", Name},
+          {"label", Label},
           {"tip",
            fmt::format(
-               "{} {} over the {} {}", formatNumber(round6(Achieved / Y.Scale)),
-               Y.Unit, metricInfo(StepMetric).Name,
+               "{} over the {} {}", formatQuantity(Achieved, FlopRate),
+               metricInfo(StepMetric).Name,
                formatQuantity(R[StepMetric], metricInfo(StepMetric).Dim))}});
     }
   }
@@ -298,12 +394,16 @@ std::optional<Plot> rooflinePlot(const ScenarioResult &R) {
       fmt::format(
           "Per device. The nominal roof is the dense peak at the workload's "
           "precision and the memory bandwidth (ridge {} FLOP/B); the second "
-          "is what {}'s kernels reach (its blended efficiency and the memory "
-          "efficiency). Each phase sits at its arithmetic intensity (FLOPs "
+          "is what {}'s kernels reach (its blended efficiency{} and the "
+          "memory efficiency). Each phase sits at its arithmetic intensity "
+          "(FLOPs "
           "over bytes per device): a hollow marker at its roofline bound, "
           "FLOPs / max(compute, memory time); a filled one at its FLOPs over "
           "its whole step time, communication and overheads included.",
-          formatNumber(round6(Ridge)), phaseInfo(Main).Prefix),
+          formatNumber(round6(Ridge)), phaseInfo(Main).Prefix,
+          Training ? ", counted in model FLOPs: with recomputation the "
+                     "devices run more, which HFU counts"
+                   : ""),
       std::move(S));
 }
 
@@ -358,7 +458,7 @@ std::optional<Plot> memoryPlot(const ScenarioResult &R) {
   setSignal(S, "xTitle", axisTitle("memory per device", U));
   return makePlot(
       R.Scenario + ".memory", "Memory per device of " + R.Scenario,
-      fmt::format("{} of {} ({:.1f}%): {}. The dashed line is the device's "
+      fmt::format("{} of {} ({:.2f}%): {}. The dashed line is the device's "
                   "capacity; wall 2 fails when the bar crosses it.",
                   formatQuantity(Total, Bytes), formatQuantity(Cap, Bytes),
                   100 * Total / Cap, llvm::join(Made, " + ")),
@@ -373,7 +473,7 @@ std::optional<Plot> stepPlot(const ScenarioResult &R) {
                {PhaseMetricId::MemoryTime, "memory"},
                {PhaseMetricId::StreamingTime, "weight streaming"},
                {PhaseMetricId::CommTime, "communication"},
-               {PhaseMetricId::OverheadTime, "overhead"},
+               {PhaseMetricId::OverheadTime, "software efficiency"},
                {PhaseMetricId::BubbleTime, "pipeline bubble"}};
   Dimension Time = Dimension::base(BaseDim::Time);
   std::vector<PhaseId> Phases;
@@ -411,8 +511,12 @@ std::optional<Plot> stepPlot(const ScenarioResult &R) {
   if (Rows.empty())
     return std::nullopt;
   size_t Count = Rows.size();
+  std::set<std::string> Present;
+  for (const json::Value &Row : Rows)
+    Present.insert(Row.getAsObject()->getString("component")->str());
   json::Value S = spec("step");
   setData(S, "parts", std::move(Rows));
+  setCategories(S, "colour", Present);
   setHeight(S, 22 * Count);
   std::string Binding;
   if (R.Binding && R.Binding->Known)
@@ -599,8 +703,12 @@ std::vector<Plot> sensitivityPlots(const std::string &Scenario,
           {"factor", F.Name}, {"at", pos(F.Value)}, {"label", show(F.Value)}});
     }
     size_t Count = Flips.size();
+    std::set<std::string> Walls;
+    for (const json::Value &Seg : Segments)
+      Walls.insert(Seg.getAsObject()->getString("wall")->str());
     json::Value S = spec("flips");
     setData(S, "segments", std::move(Segments));
+    setCategories(S, "colour", Walls);
     setData(S, "current", std::move(Current));
     setHeight(S, 22 * Count);
     size_t Robust = llvm::count_if(
@@ -634,6 +742,8 @@ constexpr size_t MaxLinePoints = 400;
 constexpr size_t MaxDominated = 3000;
 /// At most this many heat maps per sweep (its first numeric columns).
 constexpr size_t MaxHeatMaps = 6;
+/// Heat maps of at most this many cells print each cell's value.
+constexpr size_t MaxLabelledCells = 144;
 
 /// A variable's values, in grid order, and the bin each falls into.
 struct Axis {
@@ -676,7 +786,10 @@ Axis makeAxis(const query::Variable &V, size_t MaxB) {
       MinPos = std::min(MinPos, X);
   }
   A.Max = Max;
-  A.U = A.Categorical ? AxisUnit{1, ""} : axisUnit(Max, V.Dim);
+  // The unit of the smallest value, so that the labels are whole where the
+  // values are (512 tok, not 0.5120 ktok), unless that makes them huge.
+  double UnitOf = std::isfinite(MinPos) && Max / MinPos <= 1e4 ? MinPos : Max;
+  A.U = A.Categorical ? AxisUnit{1, ""} : axisUnit(UnitOf, V.Dim);
   // A range over a decade or more (batch 1 to 512) reads best on a log
   // axis.
   A.Log = !A.Categorical && Min > 0 && Max / MinPos >= 10;
@@ -687,6 +800,9 @@ Axis makeAxis(const query::Variable &V, size_t MaxB) {
     Lo[A.BinOf[I]] = std::min(Lo[A.BinOf[I]], A.Values[I]);
     Hi[A.BinOf[I]] = std::max(Hi[A.BinOf[I]], A.Values[I]);
   }
+  auto show = [&](double V) {
+    return fmt::format("{:g}", round6(V / A.U.Scale));
+  };
   for (size_t B = 0; B < A.Bins; ++B) {
     if (A.Categorical) {
       for (size_t I = 0; I < N; ++I)
@@ -698,11 +814,9 @@ Axis makeAxis(const query::Variable &V, size_t MaxB) {
       continue;
     }
     A.Centre[B] = (Lo[B] + Hi[B]) / 2;
-    A.Labels[B] =
-        Lo[B] == Hi[B]
-            ? formatNumber(round6(Lo[B] / A.U.Scale))
-            : fmt::format("{}-{}", formatNumber(round6(Lo[B] / A.U.Scale)),
-                          formatNumber(round6(Hi[B] / A.U.Scale)));
+    A.Labels[B] = Lo[B] == Hi[B]
+                      ? show(Lo[B])
+                      : fmt::format("{}-{}", show(Lo[B]), show(Hi[B]));
   }
   return A;
 }
@@ -715,19 +829,28 @@ std::string axisName(const query::Variable &V, const Axis &A) {
 
 /// What the plots keep of a cell (or of a line's bin) of the grid.
 struct Cell {
-  size_t Points = 0, Fit = 0, Meets = 0;
-  std::vector<double> Sum; ///< per column, over the points that fit and
-                           ///< have a finite value there
-  std::vector<size_t> N;   ///< those points, per column
+  size_t Points = 0;
+  size_t Fit = 0;   ///< valid points that fit (have a binding wall)
+  size_t Meets = 0; ///< ... and meet every condition: feasible
+  /// Per column, over the valid points with a finite value there (those
+  /// that do not fit too: `mlsc sweep` prints their values).
+  std::vector<double> Sum, Lo, Hi;
+  std::vector<size_t> N;
+  std::vector<size_t> NonFinite;    ///< valid points with an infinite value
   std::map<unsigned, size_t> Walls; ///< binding wall -> points
+};
+
+/// A Pareto point: its objectives (as minimisation) and its variables.
+struct ParetoPoint {
+  std::array<double, 2> Obj;
+  std::vector<double> Vars;
 };
 
 struct Collected {
   std::vector<Cell> Cells; ///< X bins x Y bins (Y = 1 for a line)
-  /// A Pareto solve: the front of the points meeting the conditions
-  /// (exact, kept as they come), and a stride sample of all of them.
-  std::vector<std::array<double, 2>> Front;
-  std::vector<std::array<double, 2>> Sample;
+  /// A Pareto solve: the front of the feasible points (exact, kept as
+  /// they come), and a stride sample of all of them.
+  std::vector<ParetoPoint> Front, Sample;
   size_t SampleStride = 1, Meeting = 0;
 };
 
@@ -743,10 +866,15 @@ std::vector<const query::Term *> plottedTerms(const query::Query &Q) {
   return Out;
 }
 
-/// "B/s" for a term, with its axis unit for \p Max.
+/// "ttft.p99 [ms]" for a term, with its axis unit for \p Max.
 std::string termTitle(const query::Term &T, double Max, AxisUnit &U) {
   U = axisUnit(Max, T.Dim);
   return axisTitle(T.Text, U);
+}
+
+/// "1 point", "3 points".
+std::string points(size_t N) {
+  return fmt::format("{} point{}", N, N == 1 ? "" : "s");
 }
 
 } // namespace
@@ -788,8 +916,15 @@ GridPlotData gridPlots(const Evaluator &Base, const query::Query &Q,
   C.Cells.assign(X.Bins * YBins, Cell{});
   for (Cell &Cl : C.Cells) {
     Cl.Sum.assign(NT, 0);
+    Cl.Lo.assign(NT, INFINITY);
+    Cl.Hi.assign(NT, -INFINITY);
     Cl.N.assign(NT, 0);
+    Cl.NonFinite.assign(NT, 0);
   }
+  auto dominates = [](const std::array<double, 2> &A,
+                      const std::array<double, 2> &B) {
+    return A[0] <= B[0] && A[1] <= B[1] && (A[0] < B[0] || A[1] < B[1]);
+  };
   auto Sink = [&](llvm::ArrayRef<GridRow> Rows) {
     for (const GridRow &Row : Rows) {
       auto XI = X.Index.find(Row.Vars[0]);
@@ -801,48 +936,48 @@ GridPlotData gridPlots(const Evaluator &Base, const query::Query &Q,
       }
       Cell &Cl = C.Cells[YB * X.Bins + XB];
       ++Cl.Points;
-      // A point is feasible when it is valid, fits (a binding wall) and
-      // meets every condition.
-      bool Fits = Row.Meets && Row.Binding != 0;
+      // Row.Meets: the point is valid (no field left its domain). It fits
+      // when it has a binding wall, and is feasible when it also meets
+      // every condition.
+      bool Valid = Row.Meets;
+      bool Fits = Valid && Row.Binding != 0;
       bool Meets = Fits;
       for (size_t K = NT; K < Row.Values.size(); ++K)
         Meets = Meets && Row.Values[K] != 0;
-      ++Cl.Walls[Row.Meets ? Row.Binding : 0];
-      if (Fits) {
-        ++Cl.Fit;
-        // An unstable queue's +inf latency has no place on an axis.
-        for (size_t K = 0; K < NT; ++K)
-          if (std::isfinite(Row.Values[K])) {
-            Cl.Sum[K] += Row.Values[K];
-            ++Cl.N[K];
+      ++Cl.Walls[Fits ? Row.Binding : 0];
+      Cl.Fit += Fits;
+      Cl.Meets += Meets;
+      if (Valid)
+        for (size_t K = 0; K < NT; ++K) {
+          double V = Row.Values[K];
+          if (!std::isfinite(V)) {
+            ++Cl.NonFinite[K];
+            continue;
           }
-      }
-      if (Meets)
-        ++Cl.Meets;
+          Cl.Sum[K] += V;
+          Cl.Lo[K] = std::min(Cl.Lo[K], V);
+          Cl.Hi[K] = std::max(Cl.Hi[K], V);
+          ++Cl.N[K];
+        }
       if (Pareto && Meets && std::isfinite(Row.Values[0]) &&
           std::isfinite(Row.Values[1])) {
-        std::array<double, 2> P{Sign * Row.Values[0], Sign * Row.Values[1]};
-        // Compared as minimisation: P is dominated when a front point is
-        // no worse in both and better in one.
-        auto dominates = [](const std::array<double, 2> &A,
-                            const std::array<double, 2> &B) {
-          return A[0] <= B[0] && A[1] <= B[1] && (A[0] < B[0] || A[1] < B[1]);
-        };
-        if (!llvm::any_of(C.Front, [&](const auto &F) {
-              return dominates(F, P) || F == P;
+        ParetoPoint P{{Sign * Row.Values[0], Sign * Row.Values[1]}, Row.Vars};
+        if (!llvm::any_of(C.Front, [&](const ParetoPoint &F) {
+              return dominates(F.Obj, P.Obj) || F.Obj == P.Obj;
             })) {
-          llvm::erase_if(C.Front,
-                         [&](const auto &F) { return dominates(P, F); });
+          llvm::erase_if(C.Front, [&](const ParetoPoint &F) {
+            return dominates(P.Obj, F.Obj);
+          });
           C.Front.push_back(P);
         }
-        // A sample of every meeting point: every SampleStride-th, the
+        // A sample of every feasible point: every SampleStride-th, the
         // stride doubled (and the sample halved) when it fills.
         if (C.Meeting++ % C.SampleStride == 0) {
-          C.Sample.push_back(P);
+          C.Sample.push_back(std::move(P));
           if (C.Sample.size() >= 2 * MaxDominated) {
-            std::vector<std::array<double, 2>> Half;
+            std::vector<ParetoPoint> Half;
             for (size_t I = 0; I < C.Sample.size(); I += 2)
-              Half.push_back(C.Sample[I]);
+              Half.push_back(std::move(C.Sample[I]));
             C.Sample.swap(Half);
             C.SampleStride *= 2;
           }
@@ -855,6 +990,28 @@ GridPlotData gridPlots(const Evaluator &Base, const query::Query &Q,
   Out.Binned = X.Bins < X.Values.size() || (!Line && Y.Bins < Y.Values.size());
   auto mean = [&](const Cell &Cl, size_t K) {
     return Cl.N[K] ? Cl.Sum[K] / Cl.N[K] : NAN;
+  };
+  // A cell's value for a hover: the value, or the mean of several with
+  // their range, and what has no finite value.
+  auto valueTip = [&](const Cell &Cl, size_t K) {
+    const query::Term &T = *Terms[K];
+    std::string Tip;
+    if (Cl.N[K] == 1)
+      Tip = fmt::format("{} = {}", T.Text, formatQuantity(mean(Cl, K), T.Dim));
+    else if (Cl.N[K] > 1)
+      Tip = fmt::format("{} = {}, the mean of {} ({} to {})", T.Text,
+                        formatQuantity(mean(Cl, K), T.Dim), points(Cl.N[K]),
+                        formatQuantity(Cl.Lo[K], T.Dim),
+                        formatQuantity(Cl.Hi[K], T.Dim));
+    if (Cl.NonFinite[K])
+      Tip +=
+          fmt::format("{}{} with no finite {} (an unstable queue)",
+                      Tip.empty() ? "" : "; ", points(Cl.NonFinite[K]), T.Text);
+    if (!Cl.Fit)
+      Tip += "; does not fit";
+    else if (!Cl.Meets)
+      Tip += "; fails a condition";
+    return Tip;
   };
   auto regimeOf = [&](const Cell &Cl) {
     // The most frequent binding wall, the lower number on a tie; "does
@@ -870,54 +1027,53 @@ GridPlotData gridPlots(const Evaluator &Base, const query::Query &Q,
                 : std::string("does not fit");
   };
   std::string Binning =
-      Out.Binned
-          ? fmt::format(" The {} points are binned: each {} is the mean over "
-                        "the points that fit in it.",
-                        R.Points, Line ? "point" : "cell")
-          : "";
+      Out.Binned ? fmt::format(" The {} are binned: each {} is the mean over "
+                               "its points; hover it for their range.",
+                               points(R.Points), Line ? "point" : "cell")
+                 : "";
   std::string Others;
   if (Q.Vars.size() > 2) {
     std::vector<std::string> Names;
     for (size_t K = 2; K < Q.Vars.size(); ++K)
       Names.push_back("`" + Q.Vars[K].Name + "`");
     Others = fmt::format(" Each cell gathers every value of {}: its colour "
-                         "is the mean over those that fit, and it is outlined "
-                         "when one of them meets the conditions.",
+                         "is their mean (hover it for their range), and it "
+                         "is outlined when one of them is feasible.",
                          llvm::join(Names, ", "));
   }
 
   if (Pareto) {
     // Back from minimisation to the objectives' own signs.
     const query::Term &A = Q.Objectives[0], &B = Q.Objectives[1];
-    std::sort(C.Front.begin(), C.Front.end());
-    std::vector<std::array<double, 2>> Faded;
-    for (const auto &P : C.Sample)
-      if (!llvm::is_contained(C.Front, P))
-        Faded.push_back(P);
+    llvm::sort(C.Front, [](const ParetoPoint &L, const ParetoPoint &R) {
+      return L.Obj < R.Obj;
+    });
     double MaxA = 0, MaxB = 0;
-    for (const auto *Set : {&C.Front, &Faded})
-      for (const auto &Pt : *Set) {
-        MaxA = std::max(MaxA, std::fabs(Pt[0]));
-        MaxB = std::max(MaxB, std::fabs(Pt[1]));
+    for (const auto *Set : {&C.Front, &C.Sample})
+      for (const ParetoPoint &P : *Set) {
+        MaxA = std::max(MaxA, std::fabs(P.Obj[0]));
+        MaxB = std::max(MaxB, std::fabs(P.Obj[1]));
       }
     AxisUnit UA, UB;
     std::string TA = termTitle(A, MaxA, UA), TB = termTitle(B, MaxB, UB);
     json::Array Points;
-    auto point = [&](const std::array<double, 2> &P, bool OnFront) {
-      double VA = Sign * P[0], VB = Sign * P[1];
-      Points.push_back(
-          json::Object{{"x", scaled(VA, UA)},
-                       {"y", scaled(VB, UB)},
-                       {"front", OnFront},
-                       {"tip", fmt::format("{} = {}, {} = {}", A.Text,
-                                           formatQuantity(VA, A.Dim), B.Text,
-                                           formatQuantity(VB, B.Dim))}});
+    auto point = [&](const ParetoPoint &P, bool OnFront) {
+      double VA = Sign * P.Obj[0], VB = Sign * P.Obj[1];
+      Points.push_back(json::Object{
+          {"x", scaled(VA, UA)},
+          {"y", scaled(VB, UB)},
+          {"front", OnFront},
+          {"tip", fmt::format("{}: {} = {}, {} = {}", pointText(Q, P.Vars),
+                              A.Text, formatQuantity(VA, A.Dim), B.Text,
+                              formatQuantity(VB, B.Dim))}});
     };
-    for (const auto &P : Faded)
-      point(P, false);
-    for (const auto &P : C.Front)
+    for (const ParetoPoint &P : C.Sample)
+      if (!llvm::any_of(C.Front, [&](const ParetoPoint &F) {
+            return F.Obj == P.Obj && F.Vars == P.Vars;
+          }))
+        point(P, false);
+    for (const ParetoPoint &P : C.Front)
       point(P, true);
-    size_t FrontSize = C.Front.size();
     if (Points.empty())
       return Out;
     json::Value S = spec("pareto");
@@ -931,8 +1087,9 @@ GridPlotData gridPlots(const Evaluator &Base, const query::Query &Q,
         fmt::format(
             "The {} of {} grid points that meet the conditions; the {} on "
             "the front (no other point is better in both {} and {}, each "
-            "{}) are joined, the dominated ones faded{}.",
-            C.Meeting, R.Points, FrontSize, A.Text, B.Text,
+            "{}) are joined, the dominated ones faded{}. Hover a point for "
+            "its variables.",
+            C.Meeting, R.Points, C.Front.size(), A.Text, B.Text,
             Q.Direction < 0 ? "minimised" : "maximised",
             C.SampleStride > 1
                 ? fmt::format(" (every {}th drawn)", C.SampleStride)
@@ -951,77 +1108,110 @@ GridPlotData gridPlots(const Evaluator &Base, const query::Query &Q,
 
   if (Line) {
     for (size_t K = 0; K < NT; ++K) {
-      double Max = 0;
+      double Max = 0, MinPos = INFINITY;
+      bool AllPositive = true;
       for (const Cell &Cl : C.Cells)
-        if (Cl.N[K])
-          Max = std::max(Max, std::fabs(mean(Cl, K)));
+        if (Cl.N[K]) {
+          double M = mean(Cl, K);
+          Max = std::max(Max, std::fabs(M));
+          AllPositive = AllPositive && M > 0;
+          if (M > 0)
+            MinPos = std::min(MinPos, M);
+        }
       AxisUnit U;
       std::string YTitle = termTitle(*Terms[K], Max, U);
-      json::Array Points;
+      json::Array Rows;
+      std::set<std::string> Statuses;
+      size_t NoValue = 0, Unfit = 0;
       for (size_t B = 0; B < X.Bins; ++B) {
         const Cell &Cl = C.Cells[B];
         if (!Cl.Points)
           continue;
-        // A point that does not fit, or whose value is not finite (an
-        // unstable queue's latency), has no value: a mark on the x axis.
+        // A point with no finite value (an unstable queue's latency) is
+        // drawn at the top, off the scale; one that does not fit at its
+        // value, as a cross.
         bool Has = Cl.N[K] > 0;
-        const char *Status = !Cl.Fit    ? "does not fit"
-                             : !Has     ? "no finite value"
+        if (!Has && !Cl.NonFinite[K])
+          continue; // no valid point: nothing to draw
+        const char *Status = !Has       ? "no finite value (off the scale)"
+                             : !Cl.Fit  ? "does not fit"
                              : Cl.Meets ? "meets the conditions"
                                         : "fails a condition";
+        NoValue += !Has;
+        Unfit += Has && !Cl.Fit;
+        Statuses.insert(Status);
         json::Value XV = X.Categorical ? json::Value(X.Labels[B])
                                        : json::Value(scaled(X.Centre[B], X.U));
-        Points.push_back(json::Object{
-            {"x", std::move(XV)},
-            {"y", Has ? num(scaled(mean(Cl, K), U)) : nullptr},
-            {"status", Status},
-            {"tip",
-             Has ? fmt::format("{} = {}: {} = {}", Q.Vars[0].Name, X.Labels[B],
-                               Terms[K]->Text,
-                               formatQuantity(mean(Cl, K), Terms[K]->Dim))
-                 : fmt::format("{} = {}: {}", Q.Vars[0].Name, X.Labels[B],
-                               Status)}});
+        Rows.push_back(
+            json::Object{{"x", std::move(XV)},
+                         {"y", Has ? num(scaled(mean(Cl, K), U)) : nullptr},
+                         {"status", Status},
+                         {"tip", fmt::format("{} = {}: {}", Q.Vars[0].Name,
+                                             X.Labels[B], valueTip(Cl, K))}});
       }
-      // Points with no value: marked on the axis.
-      size_t Unfit = 0;
-      for (const Cell &Cl : C.Cells)
-        Unfit += Cl.Points && !Cl.N[K];
-      if (Points.empty())
+      if (Rows.empty())
         continue;
       json::Value S = spec("line");
-      setData(S, "points", std::move(Points));
-      if (X.Categorical)
+      setData(S, "points", std::move(Rows));
+      setCategories(S, "status", Statuses);
+      setCategories(S, "shape", Statuses);
+      if (X.Categorical) {
+        // Categories are not a trend: dots, no line between them.
         scaleNamed(S, "x") = json::Object{
             {"name", "x"},
             {"type", "point"},
             {"range", "width"},
             {"padding", 0.5},
             {"domain", json::Object{{"data", "points"}, {"field", "x"}}}};
-      else if (X.Log) {
-        scaleNamed(S, "x")["type"] = "log";
-        scaleNamed(S, "x")["nice"] = false;
-        scaleNamed(S, "x")["padding"] = 12;
+        removeMark(S, "line");
+        setSignal(S, "xFormat", nullptr);
+        // Dots compared by height start from zero, so that 2% does not
+        // look like a collapse.
+        scaleNamed(S, "y")["zero"] = true;
+      } else {
+        setSignal(S, "xFormat", numberFormat(X.Max / X.U.Scale));
+        if (X.Log) {
+          scaleNamed(S, "x")["type"] = "log";
+          scaleNamed(S, "x")["nice"] = false;
+          scaleNamed(S, "x")["padding"] = 12;
+        }
+        // Few values: a tick at each.
+        if (X.Bins <= 12) {
+          json::Array Ticks;
+          for (size_t B = 0; B < X.Bins; ++B)
+            Ticks.push_back(scaled(X.Centre[B], X.U));
+          axisOf(S, "x")["values"] = std::move(Ticks);
+        }
+      }
+      // Values over two decades or more: a log axis.
+      if (AllPositive && std::isfinite(MinPos) && Max / MinPos >= 100) {
+        scaleNamed(S, "y")["type"] = "log";
+        scaleNamed(S, "y")["zero"] = false;
       }
       setSignal(S, "xTitle", axisName(Q.Vars[0], X));
       setSignal(S, "yTitle", YTitle);
       setSignal(S, "yFormat", numberFormat(Max / U.Scale));
-      if (!X.Categorical)
-        setSignal(S, "xFormat", numberFormat(X.Max / X.U.Scale));
       Out.Plots.push_back(makePlot(
           fmt::format("{}.line.{}", Q.Name, Terms[K]->Text),
           fmt::format("{} over {} ({})", Terms[K]->Text, Q.Vars[0].Name,
                       Q.Name),
-          fmt::format("Sweep `{}`: {} at each of {} points{}.{}{}", Q.Name,
-                      Terms[K]->Text, R.Points,
-                      Conds.empty() ? ""
-                                    : "; the colour says whether " + Conds +
-                                          " holds there",
-                      Unfit ? fmt::format(" {} points have no value (they "
-                                          "do not fit, or the value is not "
-                                          "finite): marks on the x axis.",
-                                          Unfit)
-                            : "",
-                      Binning),
+          fmt::format(
+              "Sweep `{}`: {} at each of {}{}.{}{}{}", Q.Name, Terms[K]->Text,
+              points(R.Points),
+              Conds.empty() ? ""
+                            : "; the colour says whether it is feasible (it "
+                              "fits and " +
+                                  Conds + " holds)",
+              Unfit ? fmt::format(" {} do not fit (crosses, at the value "
+                                  "`mlsc sweep` prints).",
+                                  points(Unfit))
+                    : "",
+              NoValue ? fmt::format(" {} have no finite value (an unstable "
+                                    "queue): marked at the top, off the "
+                                    "scale.",
+                                    points(NoValue))
+                      : "",
+              Binning),
           std::move(S)));
     }
     return Out;
@@ -1035,10 +1225,10 @@ GridPlotData gridPlots(const Evaluator &Base, const query::Query &Q,
                                  {"order", static_cast<int64_t>(B)}});
     return Out;
   };
-  // The outline of the region that meets the conditions: every side of a
-  // meeting cell whose neighbour does not meet them (or is off the grid).
-  // Band fractions: x 0 left, 1 right; y 0 top, 1 bottom of the cell on
-  // screen, where a higher y bin is drawn above.
+  // The outline of the feasible region: every side of a feasible cell
+  // whose neighbour is not (or is off the grid). Band fractions: x 0 left,
+  // 1 right; y 0 top, 1 bottom of the cell on screen, where a higher y bin
+  // is drawn above.
   json::Array Edges;
   auto meets = [&](long XB, long YB) {
     if (XB < 0 || YB < 0 || XB >= long(X.Bins) || YB >= long(Y.Bins))
@@ -1066,67 +1256,116 @@ GridPlotData gridPlots(const Evaluator &Base, const query::Query &Q,
       if (!meets(XB, YB - 1))
         edge(0, 1, 1, 1);
     }
-  size_t MeetCells = 0;
-  for (const Cell &Cl : C.Cells)
+  size_t MeetCells = 0, CellCount = 0;
+  for (const Cell &Cl : C.Cells) {
     MeetCells += Cl.Meets > 0;
-  std::string Outline =
-      Conds.empty()
-          ? ""
-          : fmt::format(" The black outline surrounds the {} cells where {} "
-                        "holds{}.",
-                        MeetCells, Conds,
-                        MeetCells ? "" : " (none: no point meets them)");
+    CellCount += Cl.Points > 0;
+  }
+  std::string Outline = fmt::format(
+      " The black outline surrounds the {} feasible cells (they fit{}){}.",
+      MeetCells, Conds.empty() ? "" : " and " + Conds + " holds",
+      MeetCells ? "" : ": none");
   auto cellTip = [&](size_t XB, size_t YB) {
     return fmt::format("{} = {}, {} = {}", Q.Vars[0].Name, X.Labels[XB],
                        Q.Vars[1].Name, Y.Labels[YB]);
   };
+  auto shapeAxes = [&](json::Value &S) {
+    setGridSize(S, X.Bins, Y.Bins);
+    for (const auto &[Name, A] : {std::pair{"x", &X}, std::pair{"y", &Y}}) {
+      json::Object &Ax = axisOf(S, Name);
+      // Every label when they fit; short ones upright.
+      Ax["labelOverlap"] = A->Bins > 24;
+      size_t Longest = 0;
+      for (const std::string &L : A->Labels)
+        Longest = std::max(Longest, L.size());
+      if (llvm::StringRef(Name) == "x" && Longest <= 5)
+        Ax["labelAngle"] = 0, Ax["labelAlign"] = "center";
+    }
+  };
+  bool Labelled = CellCount <= MaxLabelledCells;
   for (size_t K = 0; K < NT && K < MaxHeatMaps; ++K) {
-    double Max = 0;
+    double Max = 0, MinPos = INFINITY;
+    bool AllPositive = true;
     for (const Cell &Cl : C.Cells)
-      if (Cl.N[K])
-        Max = std::max(Max, std::fabs(mean(Cl, K)));
+      if (Cl.N[K] && !Cl.NonFinite[K]) {
+        double M = mean(Cl, K);
+        Max = std::max(Max, std::fabs(M));
+        AllPositive = AllPositive && M > 0;
+        if (M > 0)
+          MinPos = std::min(MinPos, M);
+      }
     AxisUnit U;
     std::string VTitle = termTitle(*Terms[K], Max, U);
+    bool LogColour =
+        AllPositive && std::isfinite(MinPos) && Max / MinPos >= 100;
+    double Lo = INFINITY, Hi = -INFINITY;
+    for (const Cell &Cl : C.Cells)
+      if (Cl.N[K] && !Cl.NonFinite[K]) {
+        double V = LogColour ? std::log(mean(Cl, K)) : mean(Cl, K);
+        Lo = std::min(Lo, V);
+        Hi = std::max(Hi, V);
+      }
     json::Array Cells;
     for (size_t YB = 0; YB < Y.Bins; ++YB)
       for (size_t XB = 0; XB < X.Bins; ++XB) {
         const Cell &Cl = C.Cells[YB * X.Bins + XB];
         if (!Cl.Points)
           continue;
-        Cells.push_back(json::Object{
-            {"x", X.Labels[XB]},
-            {"y", Y.Labels[YB]},
-            {"value", Cl.N[K] ? num(scaled(mean(Cl, K), U)) : nullptr},
-            {"meets", Cl.Meets > 0},
-            {"tip",
-             Cl.N[K]
-                 ? fmt::format("{}: {} = {}", cellTip(XB, YB), Terms[K]->Text,
-                               formatQuantity(mean(Cl, K), Terms[K]->Dim))
-             : Cl.Fit ? cellTip(XB, YB) + ": no finite value"
-                      : cellTip(XB, YB) + ": does not fit"}});
+        // A cell with a point whose value is not finite has no colour: a
+        // mean would hide the unstable point.
+        bool Has = Cl.N[K] && !Cl.NonFinite[K];
+        double M = mean(Cl, K);
+        double Pos = LogColour ? std::log(M) : M;
+        double Norm = Has && Hi > Lo ? (Pos - Lo) / (Hi - Lo) : 0.5;
+        std::string Text;
+        if (!Has)
+          Text = Cl.NonFinite[K] ? "inf" : "";
+        else if (Labelled)
+          Text = fmt::format("{:.3g}", round6(M / U.Scale));
+        if (Has && !Cl.Fit)
+          Text = Labelled ? "x " + Text : "x";
+        Cells.push_back(
+            json::Object{{"x", X.Labels[XB]},
+                         {"y", Y.Labels[YB]},
+                         {"value", Has ? num(scaled(M, U)) : nullptr},
+                         {"meets", Cl.Meets > 0},
+                         {"fits", Cl.Fit > 0},
+                         {"text", Text},
+                         {"dark", Norm < 0.55},
+                         {"tip", cellTip(XB, YB) + ": " + valueTip(Cl, K)}});
       }
     json::Value S = spec("heatmap");
     setData(S, "xs", axisData(X));
     setData(S, "ys", axisData(Y));
     setData(S, "cells", std::move(Cells));
     setData(S, "edges", Edges);
+    if (LogColour)
+      scaleNamed(S, "colour")["type"] = "log";
+    shapeAxes(S);
     setSignal(S, "xTitle", axisName(Q.Vars[0], X));
     setSignal(S, "yTitle", axisName(Q.Vars[1], Y));
     setSignal(S, "valueTitle", VTitle);
-    setSignal(S, "valueFormat", numberFormat(Max / U.Scale));
-    setGridSize(S, X.Bins, Y.Bins);
+    // The legend's ends: three digits, or SI prefixes for large values.
+    setSignal(S, "valueFormat", Max / U.Scale >= 1e4 ? "~s" : ".3~g");
     Out.Plots.push_back(makePlot(
         fmt::format("{}.heatmap.{}", Q.Name, Terms[K]->Text),
         fmt::format("{} over {} and {} ({})", Terms[K]->Text, Q.Vars[0].Name,
                     Q.Vars[1].Name, Q.Name),
-        fmt::format("Sweep `{}`, {} points. Cells faded fail a condition; "
-                    "white cells do not fit or have no finite value.{}{}{}",
-                    Q.Name, R.Points, Outline, Others, Binning),
+        fmt::format("Sweep `{}`, {}. The colour is {}{}; cells that are "
+                    "not feasible are faded, and those that do not fit "
+                    "marked x; a cell with a value that is not finite (an "
+                    "unstable queue) is white, marked inf.{}{}{}",
+                    Q.Name, points(R.Points), Terms[K]->Text,
+                    LogColour ? " on a log scale (its values span two "
+                                "decades or more)"
+                              : "",
+                    Outline, Others, Binning),
         std::move(S)));
   }
   // The regime map.
   json::Array Cells;
   std::map<std::string, size_t> Regimes;
+  std::set<std::string> Walls;
   for (size_t YB = 0; YB < Y.Bins; ++YB)
     for (size_t XB = 0; XB < X.Bins; ++XB) {
       const Cell &Cl = C.Cells[YB * X.Bins + XB];
@@ -1134,6 +1373,7 @@ GridPlotData gridPlots(const Evaluator &Base, const query::Query &Q,
         continue;
       std::string Wall = regimeOf(Cl);
       ++Regimes[Wall];
+      Walls.insert(Wall);
       Cells.push_back(
           json::Object{{"x", X.Labels[XB]},
                        {"y", Y.Labels[YB]},
@@ -1149,9 +1389,10 @@ GridPlotData gridPlots(const Evaluator &Base, const query::Query &Q,
   setData(S, "ys", axisData(Y));
   setData(S, "cells", std::move(Cells));
   setData(S, "edges", std::move(Edges));
+  setCategories(S, "colour", Walls);
+  shapeAxes(S);
   setSignal(S, "xTitle", axisName(Q.Vars[0], X));
   setSignal(S, "yTitle", axisName(Q.Vars[1], Y));
-  setGridSize(S, X.Bins, Y.Bins);
   Out.Plots.push_back(makePlot(
       Q.Name + ".regime",
       fmt::format("Regime map of {}: the binding wall", Q.Name),

@@ -221,16 +221,51 @@ bool writeReport(const DriverOptions &O, Compilation &C,
                           esc(R.Binding->RunnerUp))
             : std::string("no binding wall: the scenario's step times are "
                           "not computed");
-    Body += fmt::format(
-        "<p class=\"verdicts\"><span class=\"{0}\">Feasibility {0}</span>"
-        "<span class=\"{1}\">Performance {1}</span> {2}</p>\n",
-        R.Feasible ? "PASS" : "FAIL", R.Performance, Binding);
     std::string Card;
     llvm::raw_string_ostream CS(Card);
     printScorecard(R, CS);
-    placeFigures(Body, Specs, scenarioPlots(R, R.Simulated ? &Sim : nullptr));
+    std::vector<Plot> Plots = scenarioPlots(R, R.Simulated ? &Sim : nullptr);
+    if (!R.Feasible) {
+      // As `mlsc eval`: what does not fit has no performance, macro
+      // figures or sensitivity; its memory is what to look at.
+      Body += "<p class=\"verdicts\"><span class=\"FAIL\">Feasibility "
+              "FAIL</span><span class=\"UNKNOWN\">Performance not "
+              "evaluated</span> the scenario does not fit: its performance, "
+              "macro figures and sensitivity are not evaluated (see the "
+              "scorecard).</p>\n";
+      llvm::erase_if(
+          Plots, [&](const Plot &P) { return P.Id != G.Scenario + ".memory"; });
+      placeFigures(Body, Specs, Plots);
+      Body += "<details><summary>The scorecard (<code>mlsc eval</code>)"
+              "</summary><pre>" +
+              esc(Card) + "</pre></details>\n</section>\n";
+      Results.push_back(std::move(R));
+      continue;
+    }
+    Body += fmt::format(
+        "<p class=\"verdicts\"><span class=\"{0}\">Feasibility {0}</span>"
+        "<span class=\"{1}\">Performance {1}</span> {2}</p>\n",
+        "PASS", R.Performance, Binding);
+    // What fails, next to the verdict, not only in the scorecard.
+    std::string Failing;
+    for (const ConditionResult &Cd : R.Conditions)
+      if (Cd.V != Verdict::Pass)
+        Failing += fmt::format("<li><code>{}</code> {}{}{} <small>{}</small>"
+                               "</li>\n",
+                               esc(Cd.Text), verdictWord(Cd.V),
+                               Cd.Detail.empty() ? "" : ": ", esc(Cd.Detail),
+                               esc(Cd.Location));
+    if (R.has(MetricId::Utilisation) && R[MetricId::Utilisation] >= 1)
+      Failing = fmt::format("<li>the queue is UNSTABLE: utilisation {:.0f}% "
+                            "of the serving slots, so waits grow without "
+                            "bound (wall 7)</li>\n",
+                            100 * R[MetricId::Utilisation]) +
+                Failing;
+    if (!Failing.empty())
+      Body += "<ul class=\"failing\">\n" + Failing + "</ul>\n";
+    placeFigures(Body, Specs, Plots);
     Body += "<h3>Macro figures</h3>\n" + macroTable(R);
-    if (std::optional<std::string> M = mainMetric(G); M && R.Feasible) {
+    if (std::optional<std::string> M = mainMetric(G)) {
       graph::NodeId Node = *G.findNamed(*M);
       std::vector<Elasticity> Es = elasticities(E, Node);
       std::vector<FactorFlips> Flips = bindingFlips(E);
@@ -320,8 +355,9 @@ bool writeReport(const DriverOptions &O, Compilation &C,
     reportError(DiagKind::OutputFailed, Path, Error);
     return false;
   }
-  llvm::outs() << fmt::format("report {}: {} plots written to {}\n", Input,
-                              Specs.size(), Path);
+  llvm::outs() << fmt::format("report {}: {} plot{} written to {}\n", Input,
+                              Specs.size(), Specs.size() == 1 ? "" : "s",
+                              Path);
   return true;
 }
 
