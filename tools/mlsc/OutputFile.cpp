@@ -84,7 +84,7 @@ bool checkOutput(Compilation &C, const OutputRequest &R) {
   if (isInputOfRun(C, St.getUniqueID()))
     return refuse(C, R, DiagKind::OutputIsInput,
                   fmt::format("`{}` is an input of this run (the file or a "
-                              "module it imports); writing the table there "
+                              "module it imports); writing the output there "
                               "would destroy it",
                               R.Path));
   if (!(St.permissions() & fs::owner_write))
