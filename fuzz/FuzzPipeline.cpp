@@ -2,13 +2,15 @@
 //
 // Every pass through lower-to-graph, then each scenario's graph is
 // evaluated and its scorecard built and rendered as text and JSON, and the
-// graph dumped: what `mlsc eval` and `--emit=graph` do.
+// graph dumped, and its plots built as Vega specs: what `mlsc eval`,
+// `--emit=graph` and `mlsc report` do.
 //
 //===----------------------------------------------------------------------===//
 
 #include "fuzz/FuzzCommon.h"
 #include "runtime/Evaluator.h"
 #include "runtime/Result.h"
+#include "tools/mlsc/Plots.h"
 #include "tools/mlsc/Render.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *Data, size_t Size) {
@@ -26,6 +28,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *Data, size_t Size) {
     llvm::json::OStream J(OS);
     mlsc::driver::scorecardJSON(R, J);
     mlsc::driver::printGraph(G, C->SM, OS);
+    for (const mlsc::driver::Plot &P : mlsc::driver::scenarioPlots(R, nullptr))
+      OS << mlsc::driver::specText(P);
   }
   return 0;
 }

@@ -3,14 +3,16 @@
 // Every pass, then each solve and sweep block of the input is run and its
 // result rendered as `mlsc solve` and `mlsc sweep` would (text, CSV and
 // JSON), on one thread; each anchor's metric is evaluated as `mlsc
-// validate` would. Grids are capped at 4,096 points so that an input
-// stays fast.
+// validate` would; each sweep and Pareto solve is also plotted as `mlsc
+// report` does. Grids are capped at 4,096 points so that an input stays
+// fast.
 //
 //===----------------------------------------------------------------------===//
 
 #include "fuzz/FuzzCommon.h"
 #include "runtime/Evaluator.h"
 #include "runtime/Query.h"
+#include "tools/mlsc/Plots.h"
 #include "tools/mlsc/RenderTables.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *Data, size_t Size) {
@@ -35,10 +37,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *Data, size_t Size) {
       mlsc::driver::solveJSON(Q, R, G.Scenario, J);
     } else if (Q.K == Kind::Solve) {
       mlsc::GridResult R = mlsc::paretoFront(E, Q, 1);
+      E.run();
+      for (const mlsc::driver::Plot &P : mlsc::driver::gridPlots(E, Q, 1).Plots)
+        OS << mlsc::driver::specText(P);
       OS << mlsc::driver::gridText(Q, R) << mlsc::driver::invalidText(Q, R);
       llvm::json::OStream J(OS);
       mlsc::driver::paretoJSON(Q, R, G.Scenario, J);
     } else {
+      E.run();
+      for (const mlsc::driver::Plot &P : mlsc::driver::gridPlots(E, Q, 1).Plots)
+        OS << mlsc::driver::specText(P);
       mlsc::GridResult R = mlsc::runSweep(E, Q, 1);
       OS << mlsc::driver::gridText(Q, R) << mlsc::driver::invalidText(Q, R);
       for (auto F :
