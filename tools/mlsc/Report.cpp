@@ -326,7 +326,8 @@ bool writeReport(const DriverOptions &O, Compilation &C,
   }
   if (Toc.empty())
     Body += "<p>The file has no scenario, sweep or solve.</p>\n";
-  std::string Name = llvm::sys::path::filename(Input).str();
+  std::string Name = Input == "-" ? std::string("standard input")
+                                  : llvm::sys::path::filename(Input).str();
   std::string Html;
   Html.reserve(Vega.size() + Body.size() + 65536);
   Html += "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta "
