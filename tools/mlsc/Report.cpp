@@ -357,8 +357,7 @@ bool writeReport(const DriverOptions &O, Compilation &C,
     return false;
   }
   llvm::outs() << fmt::format("report {}: {} plot{} written to {}\n", Input,
-                              Specs.size(), Specs.size() == 1 ? "" : "s",
-                              Path);
+                              Specs.size(), Specs.size() == 1 ? "" : "s", Path);
   return true;
 }
 
