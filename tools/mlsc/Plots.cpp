@@ -872,6 +872,17 @@ std::string termTitle(const query::Term &T, double Max, AxisUnit &U) {
   return axisTitle(T.Text, U);
 }
 
+/// The magnitudes of a column's values: the largest, the smallest
+/// positive, and whether all are positive (a log scale needs that).
+struct Span {
+  double Max = 0, MinPos = INFINITY;
+  bool AllPositive = true;
+  /// Whether the values span \p Ratio or more (100: two decades).
+  bool decades(double Ratio) const {
+    return AllPositive && std::isfinite(MinPos) && Max / MinPos >= Ratio;
+  }
+};
+
 /// "1 point", "3 points".
 std::string points(size_t N) {
   return fmt::format("{} point{}", N, N == 1 ? "" : "s");
@@ -991,6 +1002,20 @@ GridPlotData gridPlots(const Evaluator &Base, const query::Query &Q,
   auto mean = [&](const Cell &Cl, size_t K) {
     return Cl.N[K] ? Cl.Sum[K] / Cl.N[K] : NAN;
   };
+  // The magnitudes of column K's cell means (with \p WholeCellsOnly, of
+  // cells none of whose values is infinite).
+  auto spanOf = [&](size_t K, bool WholeCellsOnly) {
+    Span Sp;
+    for (const Cell &Cl : C.Cells)
+      if (Cl.N[K] && !(WholeCellsOnly && Cl.NonFinite[K])) {
+        double M = mean(Cl, K);
+        Sp.Max = std::max(Sp.Max, std::fabs(M));
+        Sp.AllPositive = Sp.AllPositive && M > 0;
+        if (M > 0)
+          Sp.MinPos = std::min(Sp.MinPos, M);
+      }
+    return Sp;
+  };
   // A cell's value for a hover: the value, or the mean of several with
   // their range, and what has no finite value.
   auto valueTip = [&](const Cell &Cl, size_t K) {
@@ -1108,16 +1133,8 @@ GridPlotData gridPlots(const Evaluator &Base, const query::Query &Q,
 
   if (Line) {
     for (size_t K = 0; K < NT; ++K) {
-      double Max = 0, MinPos = INFINITY;
-      bool AllPositive = true;
-      for (const Cell &Cl : C.Cells)
-        if (Cl.N[K]) {
-          double M = mean(Cl, K);
-          Max = std::max(Max, std::fabs(M));
-          AllPositive = AllPositive && M > 0;
-          if (M > 0)
-            MinPos = std::min(MinPos, M);
-        }
+      Span Sp = spanOf(K, /*WholeCellsOnly=*/false);
+      double Max = Sp.Max;
       AxisUnit U;
       std::string YTitle = termTitle(*Terms[K], Max, U);
       json::Array Rows;
@@ -1184,7 +1201,7 @@ GridPlotData gridPlots(const Evaluator &Base, const query::Query &Q,
         }
       }
       // Values over two decades or more: a log axis.
-      if (AllPositive && std::isfinite(MinPos) && Max / MinPos >= 100) {
+      if (Sp.decades(100)) {
         scaleNamed(S, "y")["type"] = "log";
         scaleNamed(S, "y")["zero"] = false;
       }
@@ -1284,20 +1301,12 @@ GridPlotData gridPlots(const Evaluator &Base, const query::Query &Q,
   };
   bool Labelled = CellCount <= MaxLabelledCells;
   for (size_t K = 0; K < NT && K < MaxHeatMaps; ++K) {
-    double Max = 0, MinPos = INFINITY;
-    bool AllPositive = true;
-    for (const Cell &Cl : C.Cells)
-      if (Cl.N[K] && !Cl.NonFinite[K]) {
-        double M = mean(Cl, K);
-        Max = std::max(Max, std::fabs(M));
-        AllPositive = AllPositive && M > 0;
-        if (M > 0)
-          MinPos = std::min(MinPos, M);
-      }
+    // A cell with a value that is not finite has no colour.
+    Span Sp = spanOf(K, /*WholeCellsOnly=*/true);
+    double Max = Sp.Max;
     AxisUnit U;
     std::string VTitle = termTitle(*Terms[K], Max, U);
-    bool LogColour =
-        AllPositive && std::isfinite(MinPos) && Max / MinPos >= 100;
+    bool LogColour = Sp.decades(100);
     double Lo = INFINITY, Hi = -INFINITY;
     for (const Cell &Cl : C.Cells)
       if (Cl.N[K] && !Cl.NonFinite[K]) {
