@@ -79,19 +79,32 @@ std::string renderSvg(const std::string &Spec) {
                 "without it");
     return "";
   }
+  // The spec in, the SVG and Node's messages out: three temporary files,
+  // removed whatever happens.
   llvm::SmallString<128> In, Out, Err;
   int Fd = -1;
-  if (llvm::sys::fs::createTemporaryFile("mlsc-plot", "json", Fd, In)) {
-    reportError(DiagKind::PlotRendererFailed, "",
-                "cannot create a temporary file for the spec");
-    return "";
-  }
-  {
+  std::error_code EC =
+      llvm::sys::fs::createTemporaryFile("mlsc-plot", "json", Fd, In);
+  if (!EC) {
     llvm::raw_fd_ostream OS(Fd, /*shouldClose=*/true);
     OS << Spec;
   }
-  llvm::sys::fs::createTemporaryFile("mlsc-plot", "svg", Out);
-  llvm::sys::fs::createTemporaryFile("mlsc-plot", "err", Err);
+  if (!EC)
+    EC = llvm::sys::fs::createTemporaryFile("mlsc-plot", "svg", Out);
+  if (!EC)
+    EC = llvm::sys::fs::createTemporaryFile("mlsc-plot", "err", Err);
+  auto cleanUp = [&] {
+    for (const llvm::SmallString<128> *P : {&In, &Out, &Err})
+      if (!P->empty())
+        llvm::sys::fs::remove(*P);
+  };
+  if (EC) {
+    cleanUp();
+    reportError(DiagKind::PlotRendererFailed, "",
+                "cannot create a temporary file for the SVG renderer: " +
+                    EC.message());
+    return "";
+  }
   llvm::Optional<llvm::StringRef> Redirects[] = {
       llvm::StringRef(In), llvm::StringRef(Out), llvm::StringRef(Err)};
   std::string Error;
@@ -103,9 +116,7 @@ std::string renderSvg(const std::string &Spec) {
     Svg = (*B)->getBuffer().str();
   if (auto B = llvm::MemoryBuffer::getFile(Err))
     Why = llvm::StringRef((*B)->getBuffer()).trim().str();
-  llvm::sys::fs::remove(In);
-  llvm::sys::fs::remove(Out);
-  llvm::sys::fs::remove(Err);
+  cleanUp();
   if (Code != 0 || Svg.empty()) {
     reportError(DiagKind::PlotRendererFailed, "",
                 fmt::format("Vega's SVG renderer failed (exit {}): {}", Code,
