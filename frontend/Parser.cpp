@@ -1135,7 +1135,7 @@ namespace {
 class LayoutMarker {
 public:
   explicit LayoutMarker(const std::vector<antlr4::Token *> &Tokens)
-      : Tokens(Tokens), Flags(Tokens.size(), 0) {}
+      : Flags(Tokens.size(), 0), Tokens(Tokens) {}
 
   enum : uint8_t { Start = 1, End = 2, Assign = 4, Sign = 8, IsName = 16 };
   std::vector<uint8_t> Flags;

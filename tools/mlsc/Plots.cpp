@@ -630,6 +630,59 @@ std::vector<Plot> scenarioPlots(const ScenarioResult &R,
   return Out;
 }
 
+std::optional<Plot> fleetPlot(const FleetResult &F) {
+  const struct {
+    std::optional<double> FleetRow::*Field;
+    MetricId Metric;
+    const char *Name;
+  } Figures[] = {{&FleetRow::Power, MetricId::Power, "power"},
+                 {&FleetRow::CostRate, MetricId::CostPerHour, "cost"},
+                 {&FleetRow::CarbonRate, MetricId::CarbonRate, "CO2e"},
+                 {&FleetRow::WaterRate, MetricId::WaterRate, "water"}};
+  json::Array Rows;
+  int64_t Order = 0;
+  std::vector<std::string> Shown;
+  for (const auto &Fig : Figures) {
+    const std::optional<double> &Total = F.Total.*Fig.Field;
+    if (!Total || !(*Total > 0))
+      continue;
+    const Dimension &Dim = metricInfo(Fig.Metric).Dim;
+    std::string Figure =
+        fmt::format("{} ({})", Fig.Name, formatQuantity(*Total, Dim));
+    Shown.push_back(Figure);
+    double At = 0;
+    for (const FleetRow &M : F.Members) {
+      const std::optional<double> &V = M.*Fig.Field;
+      if (!V || !(*V > 0))
+        continue;
+      Rows.push_back(json::Object{
+          {"figure", Figure},
+          {"order", Order},
+          {"member", M.Name},
+          {"site", M.Site.empty() ? std::string("no site") : M.Site},
+          {"start", round6(At / *Total)},
+          {"end", round6((At + *V) / *Total)},
+          {"label",
+           fmt::format("{}, {:.1f}% of the fleet's {}", formatQuantity(*V, Dim),
+                       100 * *V / *Total, Fig.Name)}});
+      At += *V;
+    }
+    ++Order;
+  }
+  if (Rows.empty())
+    return std::nullopt;
+  json::Value S = spec("fleet");
+  setData(S, "shares", std::move(Rows));
+  setHeight(S, 34 * Order);
+  return makePlot(
+      F.Name + ".fleet", "Fleet " + F.Name + ": who uses what",
+      fmt::format("Each member's share of the fleet's {} (the totals of "
+                  "`mlsc eval`'s fleet table, walls 17-18); a member that "
+                  "does not fit gives no figures.",
+                  llvm::join(Shown, ", ")),
+      std::move(S));
+}
+
 //===----------------------------------------------------------------------===//
 // Sensitivity
 //===----------------------------------------------------------------------===//

@@ -25,12 +25,14 @@
 #ifndef MLSC_TOOLS_MLSC_PLOTS_H
 #define MLSC_TOOLS_MLSC_PLOTS_H
 
+#include "runtime/Fleet.h"
 #include "runtime/Query.h"
 #include "runtime/Result.h"
 #include "runtime/Sensitivity.h"
 
 #include "llvm/Support/JSON.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -60,6 +62,10 @@ struct LatencySamples {
 /// where the result has what it needs).
 std::vector<Plot> scenarioPlots(const ScenarioResult &R,
                                 const LatencySamples *Simulated);
+
+/// A fleet's members' shares of its power, cost, CO2e and water (each
+/// figure the fleet's total has); none without one.
+std::optional<Plot> fleetPlot(const FleetResult &F);
 
 /// A metric's tornado of elasticities (the \p Shown largest) and the
 /// binding wall across each calibrated factor's range.

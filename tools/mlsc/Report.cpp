@@ -284,10 +284,13 @@ bool writeReport(const DriverOptions &O, Compilation &C,
         fmt::format("<li><a href=\"#{}\">fleet {}</a></li>\n", Id, esc(F.Name));
     std::string Text;
     llvm::raw_string_ostream TS(Text);
-    printFleet(fleetResult(F, Results), TS);
-    Body += fmt::format("<section id=\"{}\"><h2>Fleet {}</h2>\n<pre>{}</pre>"
-                        "</section>\n",
-                        Id, esc(F.Name), esc(Text));
+    FleetResult FR = fleetResult(F, Results);
+    printFleet(FR, TS);
+    Body +=
+        fmt::format("<section id=\"{}\"><h2>Fleet {}</h2>\n", Id, esc(F.Name));
+    if (std::optional<Plot> P = fleetPlot(FR))
+      placeFigures(Body, Specs, {std::move(*P)});
+    Body += "<pre>" + esc(Text) + "</pre></section>\n";
   }
   // Sweeps and solves.
   for (const query::Query &Q : C.Queries) {
@@ -365,6 +368,7 @@ bool writeReport(const DriverOptions &O, Compilation &C,
 
 std::vector<Plot> evalPlots(Compilation &C) {
   std::vector<Plot> Out;
+  std::vector<ScenarioResult> Results;
   for (const graph::Graph &G : C.Graphs) {
     Evaluator E(G);
     E.run();
@@ -372,7 +376,11 @@ std::vector<Plot> evalPlots(Compilation &C) {
     ScenarioResult R = resultWithSamples(E, C.SM, Sim);
     for (Plot &P : scenarioPlots(R, R.Simulated ? &Sim : nullptr))
       Out.push_back(std::move(P));
+    Results.push_back(std::move(R));
   }
+  for (const query::Fleet &F : C.Fleets)
+    if (std::optional<Plot> P = fleetPlot(fleetResult(F, Results)))
+      Out.push_back(std::move(*P));
   return Out;
 }
 
