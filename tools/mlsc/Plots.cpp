@@ -466,15 +466,19 @@ std::optional<Plot> memoryPlot(const ScenarioResult &R) {
 }
 
 std::optional<Plot> stepPlot(const ScenarioResult &R) {
-  const struct {
+  // The candidates are the phase metrics that compete for the binding wall
+  // (Metrics.def's Binds), in the contract's order, named by their wall;
+  // the bubble, a communication wall's time of its own, by itself.
+  struct Part {
     PhaseMetricId M;
     const char *Name;
-  } Parts[] = {{PhaseMetricId::ComputeTime, "compute"},
-               {PhaseMetricId::MemoryTime, "memory"},
-               {PhaseMetricId::StreamingTime, "weight streaming"},
-               {PhaseMetricId::CommTime, "communication"},
-               {PhaseMetricId::OverheadTime, "software efficiency"},
-               {PhaseMetricId::BubbleTime, "pipeline bubble"}};
+  };
+  std::vector<Part> Parts;
+  for (const PhaseMetricInfo &M : allPhaseMetrics())
+    if (M.Binds)
+      Parts.push_back({M.Id, M.Id == PhaseMetricId::BubbleTime
+                                 ? "pipeline bubble"
+                                 : wallInfo(M.W)->Name});
   Dimension Time = Dimension::base(BaseDim::Time);
   std::vector<PhaseId> Phases;
   for (const PhaseInfo &P : allPhases())
@@ -483,9 +487,9 @@ std::optional<Plot> stepPlot(const ScenarioResult &R) {
   json::Array Rows;
   int64_t Order = 0;
   for (PhaseId P : Phases) {
-    // The largest candidate binds (runtime/Binding.cpp: the earlier wins a
-    // tie). Each bar is a share of it, a decode step being a thousandth of
-    // a prefill; the label gives the time.
+    // The largest candidate binds (as runtime/Binding.cpp decides: the
+    // earlier wins a tie). Each bar is a share of it, a decode step being a
+    // thousandth of a prefill; the label gives the time.
     double Largest = -1;
     const char *Binds = "";
     for (const auto &Part : Parts)
