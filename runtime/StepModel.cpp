@@ -102,7 +102,14 @@ StepTime StepModel::shape(const StepShape &S) const {
                                  in<Number>(EtaAttention));
   Time Compute = computeTime(Total, in<FlopRate>(Peak), Eta);
   Time Memory = memoryTime(Moved, in<Bandwidth>(BW), in<Number>(EtaMem));
-  Time Bound = rooflineTime(Compute, Memory);
+  Time Gemm =
+      computeTime(Total - Attention, in<FlopRate>(Peak), in<Number>(EtaGemm));
+  Time WeightRead = memoryTime(Read, in<Bandwidth>(BW), in<Number>(EtaMem));
+  Time Attend =
+      computeTime(Attention, in<FlopRate>(Peak), in<Number>(EtaAttention));
+  Time KVTraffic =
+      memoryTime(Moved - Read, in<Bandwidth>(BW), in<Number>(EtaMem));
+  Time Bound = kernelClassRooflineTime(Gemm, WeightRead, Attend, KVTraffic);
   T.Flops = Total.value();
   T.AttentionFlops = Attention.value();
   T.Bytes = Moved.value();

@@ -80,6 +80,10 @@ struct Roofline {
 /// weight streaming (wall 6) and Added the communication.
 struct PhaseTimes {
   NodeId Step, Compute, Memory, Added, Efficiency;
+  /// A decoder phase's kernel classes (kernel_class_roofline_time): the
+  /// GEMMs' compute and weight reads, attention's compute and KV traffic.
+  /// Invalid for a phase with one roofline.
+  NodeId GemmCompute, WeightRead, AttentionCompute, KVTraffic;
 };
 
 /// A speculative-decoding draft model.

@@ -87,8 +87,6 @@ bool lowerDecoderSteps(LoweringContext &Ctx) {
   D.CapacityTPOT = D.CapacityStep;
   NodeId DecodeWeights = D.DecodeWeights;
   NodeId Eta = D.DecodeEta;
-  B.apply(FormulaId::MemoryTime, {DecodeWeights, D.BW, D.Machine.EtaMem},
-          "decode.weight_read_time");
   B.publish(MetricId::DecodeCrossoverBatch,
             B.apply(FormulaId::DecodeCrossoverBatch,
                     {D.ComputeParams, D.Layers, D.DecodeAttnDim, D.Context,
@@ -151,27 +149,36 @@ bool lowerDecoderSteps(LoweringContext &Ctx) {
 bool lowerBestBatch(LoweringContext &Ctx) {
   // Wall 5: the throughput-optimal batch under a TPOT limit. Decode
   // throughput B / T(B) never falls as B grows, so it is the largest batch
-  // whose roofline step meets the limit (communication not counted).
+  // whose kernel-class roofline step meets the limit (communication not
+  // counted).
   DecoderState &D = Ctx.Decoder;
   GraphBuilder &B = Ctx.B;
   std::optional<NodeId> Limit = Ctx.field(*Ctx.Workload, "tpot_limit");
   if (!Limit)
     return true;
-  NodeId Eta = D.DecodeEta;
   NodeId PerSequenceFlops =
       B.apply(FormulaId::DecodeStepFlops,
               {D.ComputeParams, D.Layers, D.DecodeAttnDim,
                B.constant(1, "one sequence"), D.Context, D.TP},
               "decode.flops_per_sequence");
+  NodeId PerSequenceAttention =
+      B.apply(FormulaId::DecodeAttentionFlops,
+              {D.Layers, D.DecodeAttnDim, B.constant(1, "one sequence"),
+               D.Context, D.TP},
+              "decode.attention_flops_per_sequence");
   NodeId PerSequenceBytes =
       B.op(Op::Div, {B.op(Op::Mul, {D.Context, D.KV}), D.KVShards});
   B.label(PerSequenceBytes, "decode.kv_bytes_per_sequence");
-  B.publish(MetricId::MaxBatchUnderTpot,
-            B.apply(FormulaId::MaxBatchUnderTPOT,
-                    {*Limit, PerSequenceFlops, D.DecodeWeights,
-                     PerSequenceBytes, B.op(Op::Mul, {D.Peak, Eta}),
-                     B.op(Op::Mul, {D.BW, D.Machine.EtaMem}), D.MaxSequences},
-                    ""));
+  const Roofline &M = D.Machine;
+  B.publish(
+      MetricId::MaxBatchUnderTpot,
+      B.apply(FormulaId::MaxBatchUnderTPOT,
+              {*Limit, B.op(Op::Sub, {PerSequenceFlops, PerSequenceAttention}),
+               PerSequenceAttention, D.DecodeWeights, PerSequenceBytes,
+               B.op(Op::Mul, {M.Peak, M.EtaGemm}),
+               B.op(Op::Mul, {M.Peak, M.EtaAttention}),
+               B.op(Op::Mul, {D.BW, M.EtaMem}), D.MaxSequences},
+              ""));
   return true;
 }
 

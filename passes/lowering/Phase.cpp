@@ -53,6 +53,7 @@ PhaseWork decoderWork(LoweringContext &Ctx, PhaseId P, DecoderPass Pass,
       B.apply(Prefill ? FormulaId::PrefillFlops : FormulaId::DecodeStepFlops,
               {S.Params, S.Layers, S.AttnDim, Sequences, Span, TP}, "");
   Pub(PM::Flops, W.Flops);
+  W.WeightBytes = Weights;
   return W;
 }
 
@@ -76,9 +77,35 @@ static PhaseTimes lowerPhaseTimes(LoweringContext &Ctx, PhaseId P,
   Pub(PM::Intensity, B.apply(FormulaId::Intensity, {W.Flops, W.Bytes}, ""));
   Out.Compute = Compute;
   Out.Memory = Memory;
-  NodeId Roof = B.apply(FormulaId::RooflineTime, {Compute, Memory}, "");
-  Pub(PM::RooflineTime, Roof);
   std::string Prefix = Pub.prefix();
+  NodeId Roof;
+  if (W.WeightBytes && !W.Efficiency) {
+    // A decoder's GEMMs and attention each wait for their own slower
+    // resource, one class after the other.
+    Out.GemmCompute =
+        B.apply(FormulaId::ComputeTime,
+                {B.op(Op::Sub, {W.Flops, W.AttentionFlops}), M.Peak, M.EtaGemm},
+                Prefix + ".gemm_compute_time");
+    Out.WeightRead =
+        B.apply(FormulaId::MemoryTime, {*W.WeightBytes, M.BW, M.EtaMem},
+                Prefix + ".weight_read_time");
+    Out.AttentionCompute = B.apply(FormulaId::ComputeTime,
+                                   {W.AttentionFlops, M.Peak, M.EtaAttention},
+                                   Prefix + ".attention_compute_time");
+    Out.KVTraffic =
+        B.apply(FormulaId::MemoryTime,
+                {B.op(Op::Sub, {W.Bytes, *W.WeightBytes}), M.BW, M.EtaMem},
+                Prefix + ".kv_traffic_time");
+    Roof = B.apply(
+        FormulaId::KernelClassRooflineTime,
+        {Out.GemmCompute, Out.WeightRead, Out.AttentionCompute, Out.KVTraffic},
+        "");
+  } else {
+    // A phase given as a whole (a CNN's batch, a training step) has one
+    // roofline.
+    Roof = B.apply(FormulaId::RooflineTime, {Compute, Memory}, "");
+  }
+  Pub(PM::RooflineTime, Roof);
   if (M.InjectBW) {
     // Wall 6: each layer waits for the slower of its weights streaming in
     // and its GEMMs; attention and the KV cache stay on the device.
@@ -93,8 +120,13 @@ static PhaseTimes lowerPhaseTimes(LoweringContext &Ctx, PhaseId P,
     NodeId Streaming =
         B.apply(FormulaId::WeightStreamingModelTime, {M.Layers, Layer}, "");
     Pub(PM::StreamingTime, Streaming);
+    // The next layer's weights stream in while this layer's kernels run.
     Roof = B.op(Op::Max, {Roof, Streaming});
     B.label(Roof, Prefix + ".bound_time");
+    // For the running batch's fixed point the GEMMs wait for the stream:
+    // at most attention's time more than the step.
+    if (Out.GemmCompute.isValid())
+      Out.GemmCompute = B.op(Op::Max, {Out.GemmCompute, Streaming});
     Out.Compute = B.op(Op::Max, {Compute, Streaming});
   }
   NodeId Comm;

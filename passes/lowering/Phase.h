@@ -28,6 +28,10 @@ struct PhaseWork {
   /// (a training step's gradient all-reduce); otherwise the machine's
   /// tensor-parallel all-reduces.
   std::optional<NodeId> Comm;
+  /// The weight bytes among Bytes, for a decoder phase: its roofline is then
+  /// taken per kernel class (the GEMMs on the weights, attention on the KV
+  /// cache; formula kernel_class_roofline_time).
+  std::optional<NodeId> WeightBytes;
 };
 
 /// Lowers phase \p P on machine \p M; returns (and publishes) its step time.

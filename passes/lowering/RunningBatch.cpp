@@ -143,11 +143,13 @@ bool lowerRunningBatch(LoweringContext &Ctx) {
   // The batch: b = min(B, 1 + lambda_r x S(b)), the step at b interpolated
   // between the step at one sequence and at the slots.
   const PhaseTimes &One = D.DecodeAtOne, &Slots = D.DecodeAtSlots;
-  NodeId Running = B.apply(FormulaId::RunningDecodeBatch,
-                           {One.Compute, One.Memory, One.Added, Slots.Compute,
-                            Slots.Memory, Slots.Added, D.Batch, D.PP,
-                            PerReplica, InSlotFixed, D.Output, F},
-                           "");
+  NodeId Running =
+      B.apply(FormulaId::RunningDecodeBatch,
+              {One.GemmCompute, One.WeightRead, One.AttentionCompute,
+               One.KVTraffic, One.Added, Slots.GemmCompute, Slots.WeightRead,
+               Slots.AttentionCompute, Slots.KVTraffic, Slots.Added, D.Batch,
+               D.PP, PerReplica, InSlotFixed, D.Output, F},
+              "");
   B.publish(MetricId::RunningBatch, Running);
   lowerDecodeAt(Ctx, Running, "");
   D.TPOT = D.DecodeStep;

@@ -86,43 +86,53 @@ Number continuousBatchingGain(Tokens MeanOutput, Tokens MaxOutput) {
   return MaxOutput / MeanOutput;
 }
 
-Time batchedDecodeStepTime(Number Batch, Flops FlopsPerSequence, Bytes Weights,
-                           Bytes BytesPerSequence, FlopRate Peak,
-                           Bandwidth BW) {
-  return std::max(Batch * FlopsPerSequence / Peak,
-                  (Weights + Batch * BytesPerSequence) / BW);
+Time batchedDecodeStepTime(Number Batch, Flops GemmFlopsPerSequence,
+                           Flops AttentionFlopsPerSequence, Bytes Weights,
+                           Bytes BytesPerSequence, FlopRate GemmRate,
+                           FlopRate AttentionRate, Bandwidth BW) {
+  Time Attend = std::max(AttentionFlopsPerSequence / AttentionRate,
+                         BytesPerSequence / BW);
+  return std::max(Batch * GemmFlopsPerSequence / GemmRate, Weights / BW) +
+         Batch * Attend;
 }
 
-Number maxBatchUnderTPOT(Time TPOTLimit, Flops FlopsPerSequence, Bytes Weights,
-                         Bytes BytesPerSequence, FlopRate Peak, Bandwidth BW,
+Number maxBatchUnderTPOT(Time TPOTLimit, Flops GemmFlopsPerSequence,
+                         Flops AttentionFlopsPerSequence, Bytes Weights,
+                         Bytes BytesPerSequence, FlopRate GemmRate,
+                         FlopRate AttentionRate, Bandwidth BW,
                          Number Capacity) {
-  double ComputeBound =
-      wholeItems((TPOTLimit * Peak / FlopsPerSequence).value());
+  Time Attend = std::max(AttentionFlopsPerSequence / AttentionRate,
+                         BytesPerSequence / BW);
+  double ComputeBound = wholeItems(
+      (TPOTLimit / (GemmFlopsPerSequence / GemmRate + Attend)).value());
   double MemoryBound =
-      wholeItems(((TPOTLimit * BW - Weights) / BytesPerSequence).value());
+      wholeItems(((TPOTLimit - Weights / BW) / Attend).value());
   return in<Number>(
       std::min({ComputeBound, MemoryBound, wholeItems(Capacity.value())}));
 }
 
-Number runningDecodeBatch(Time Compute1, Time Memory1, Time Added1,
-                          Time ComputeSlots, Time MemorySlots, Time AddedSlots,
+Number runningDecodeBatch(Time Gemm1, Time Weights1, Time Attention1, Time KV1,
+                          Time Added1, Time GemmSlots, Time WeightsSlots,
+                          Time AttentionSlots, Time KVSlots, Time AddedSlots,
                           Number Slots, Number PP, RequestRate Rate, Time Fixed,
                           Tokens Output, Number Interference) {
   const double B = Slots.value(), Stages = std::max(PP.value(), 1.0);
   const double Lambda = (Rate / in<Requests>(1.0)).value();
   const double F = Interference.value();
   const double Gaps = std::max((Output / OneToken).value() - 1.0, 0.0);
-  const double In[] = {Compute1.value(),
-                       Memory1.value(),
-                       Added1.value(),
-                       ComputeSlots.value(),
-                       MemorySlots.value(),
-                       AddedSlots.value(),
-                       B,
-                       Lambda,
-                       Fixed.value(),
-                       F};
-  for (double V : In)
+  // The step's parts at one sequence and at the slots.
+  const double One[] = {Gemm1.value(), Weights1.value(), Attention1.value(),
+                        KV1.value(), Added1.value()};
+  const double AtSlots[] = {GemmSlots.value(), WeightsSlots.value(),
+                            AttentionSlots.value(), KVSlots.value(),
+                            AddedSlots.value()};
+  for (double V : One)
+    if (std::isnan(V))
+      return in<Number>(std::nan(""));
+  for (double V : AtSlots)
+    if (std::isnan(V))
+      return in<Number>(std::nan(""));
+  for (double V : {B, Lambda, Fixed.value(), F})
     if (std::isnan(V))
       return in<Number>(std::nan(""));
   if (!(B > 1))
@@ -140,9 +150,8 @@ Number runningDecodeBatch(Time Compute1, Time Memory1, Time Added1,
   };
   auto g = [&](double Batch) {
     double U = micro(Batch);
-    double Step = std::max(part(Compute1.value(), ComputeSlots.value(), U),
-                           part(Memory1.value(), MemorySlots.value(), U)) +
-                  part(Added1.value(), AddedSlots.value(), U);
+    auto at = [&](int K) { return part(One[K], AtSlots[K], U); };
+    double Step = std::max(at(0), at(1)) + std::max(at(2), at(3)) + at(4);
     double InSlot = Fixed.value() + Gaps * Step / (1.0 - F);
     return std::min(B, 1.0 + Lambda * InSlot);
   };

@@ -67,6 +67,12 @@ Time rooflineTime(Time Compute, Time Memory) {
   return std::max(Compute, Memory);
 }
 
+Time kernelClassRooflineTime(Time GemmCompute, Time WeightRead,
+                             Time AttentionCompute, Time KVTraffic) {
+  return std::max(GemmCompute, WeightRead) +
+         std::max(AttentionCompute, KVTraffic);
+}
+
 Time stepTime(Time Roofline, Time Communication) {
   return Roofline + Communication;
 }

@@ -88,59 +88,72 @@ TEST(BatchingWall, StaticBatchingWaitsForTheLongestSequence) {
 }
 
 TEST(BatchingWall, MaxBatchUnderTPOTByRegime) {
-  // Llama-3-70B-like decode at TP 2 on H100 (989 TFLOP/s, 3.35 TB/s):
-  // 70.6 GB of weights and 2,048 x 163,840 B = 335,544,320 B of KV per
-  // sequence per device; TPOT limit 50 ms.
+  // Llama-3-70B-like decode at TP 2 on H100 (989 TFLOP/s, 3.35 TB/s, both
+  // kernel classes at the full peak here): 70.6 GB of weights (21.07 ms)
+  // and 2,048 x 163,840 B = 335,544,320 B of KV per sequence per device
+  // (a = 0.10016 ms a sequence; its attention FLOPs, 2 x 80 x 2,048 x
+  // 8,192 / 2 = 1.342 GFLOP, take 1.357 us); TPOT limit 50 ms.
   FlopRate Peak = in<FlopRate>(989e12);
   Bandwidth BW = in<Bandwidth>(3.35e12);
   Bytes W = in<Bytes>(70.6e9), M = in<Bytes>(335544320);
+  Flops Fa = in<Flops>(2.0 * 80 * 2048 * 8192 / 2);
   Time Limit = in<Time>(0.05);
   Number NoCap = in<Number>(1000);
+  auto step = [&](Number B, Flops Fg) {
+    return batchedDecodeStepTime(B, Fg, Fa, W, M, Peak, Peak, BW);
+  };
+  auto best = [&](Time L, Flops Fg, Number Cap) {
+    return maxBatchUnderTPOT(L, Fg, Fa, W, M, Peak, Peak, BW, Cap);
+  };
 
-  // Memory-bound: 150 GFLOP per sequence allows 0.05 x 989e12 / 1.5e11 =
-  // 329.7 by compute, but (0.05 x 3.35e12 - 70.6e9) / 335,544,320 = 288.8 by
-  // memory: 288.
-  Flops F = in<Flops>(1.5e11);
-  Number B = maxBatchUnderTPOT(Limit, F, W, M, Peak, BW, NoCap);
+  // Memory-bound: 50 GFLOP of GEMMs a sequence (50.56 us). The weights and
+  // the KV allow (50 - 21.07) / 0.10016 = 288.8; the GEMMs and the KV
+  // 50 / (0.05056 + 0.10016) = 331.7: 288.
+  Flops F = in<Flops>(5e10);
+  Number B = best(Limit, F, NoCap);
   EXPECT_EQ(B.value(), 288.0);
-  EXPECT_LE(batchedDecodeStepTime(B, F, W, M, Peak, BW), Limit);
-  EXPECT_GT(batchedDecodeStepTime(B + 1.0, F, W, M, Peak, BW), Limit);
+  EXPECT_LE(step(B, F), Limit);
+  EXPECT_GT(step(B + 1.0, F), Limit);
   // Throughput B / T(B) at the optimum beats half the batch.
   Number Half = in<Number>(144);
-  EXPECT_GT(
-      decodeThroughput(B, batchedDecodeStepTime(B, F, W, M, Peak, BW)),
-      decodeThroughput(Half, batchedDecodeStepTime(Half, F, W, M, Peak, BW)));
+  EXPECT_GT(decodeThroughput(B, step(B, F)),
+            decodeThroughput(Half, step(Half, F)));
 
-  // Compute-bound: 200 GFLOP per sequence: 0.05 x 989e12 / 2e11 = 247.25, so
-  // 247, where compute takes 49.95 ms and memory 45.81 ms.
-  Flops F2 = in<Flops>(2e11);
-  Number B2 = maxBatchUnderTPOT(Limit, F2, W, M, Peak, BW, NoCap);
-  EXPECT_EQ(B2.value(), 247.0);
-  EXPECT_NEAR(batchedDecodeStepTime(B2, F2, W, M, Peak, BW).value() * 1e3,
-              247 * 2e11 / 989e12 * 1e3, 1e-9);
+  // GEMMs compute-bound: 150 GFLOP a sequence (151.67 us): 50 / (0.15167 +
+  // 0.10016) = 198.5, so 198, where the GEMMs take 30.03 ms (above the
+  // weights' 21.07) and the KV 19.83 ms, in sequence 49.86 ms. One roofline
+  // over the step, max(B x 0.15303, 21.07 + B x 0.10016) ms, would allow
+  // 288: the kernel classes do not overlap.
+  Flops F2 = in<Flops>(1.5e11);
+  Number B2 = best(Limit, F2, NoCap);
+  EXPECT_EQ(B2.value(), 198.0);
+  EXPECT_NEAR(step(B2, F2).value() * 1e3,
+              198 * (1.5e11 / 989e12 + 335544320 / 3.35e12) * 1e3, 1e-9);
+  EXPECT_NEAR(step(B2, F2).value() * 1e3, 49.86, 0.005);
+  EXPECT_GT(step(B2 + 1.0, F2), Limit);
 
   // Capacity-bound: only 10 sequences fit in memory.
-  EXPECT_EQ(maxBatchUnderTPOT(Limit, F, W, M, Peak, BW, in<Number>(10)).value(),
-            10.0);
+  EXPECT_EQ(best(Limit, F, in<Number>(10)).value(), 10.0);
   // Infeasible: reading the weights alone takes 70.6e9 / 3.35e12 = 21.1 ms,
   // more than a 20 ms limit.
-  EXPECT_EQ(maxBatchUnderTPOT(in<Time>(0.02), F, W, M, Peak, BW, NoCap).value(),
-            0.0);
+  EXPECT_EQ(best(in<Time>(0.02), F, NoCap).value(), 0.0);
 }
 
 TEST(BatchingWall, RunningDecodeBatchIsLittlesLawFixedPoint) {
-  // A memory-bound step: 10 ms at one sequence, 20 ms at the 101 slots, so
-  // 0.1 ms per sequence more; compute 0 to 1 ms stays below it; nothing
-  // added. A request holds its slot for a 100 ms prefill and 100 gaps:
-  // S(b) = 0.1 + 100 x (0.010 + 0.0001 x (b - 1)) = 1.09 + 0.01 b s.
+  // A memory-bound step: 10 ms of weights, and KV traffic from 0 at one
+  // sequence to 10 ms at the 101 slots, so 0.1 ms per sequence more; the
+  // GEMMs' compute, 0 to 1 ms, stays below the weights; no attention
+  // compute, nothing added. A request holds its slot for a 100 ms prefill
+  // and 100 gaps: S(b) = 0.1 + 100 x (0.010 + 0.0001 x (b - 1)) = 1.09 +
+  // 0.01 b s.
   auto ms = [](double V) { return in<Time>(V * 1e-3); };
   const Time Zero = ms(0);
   auto solve = [&](double Rate, double PP, double Interference,
                    double SlotsMemory = 20) {
-    return runningDecodeBatch(Zero, ms(10), Zero, ms(1), ms(SlotsMemory), Zero,
-                              in<Number>(101), in<Number>(PP),
-                              in<RequestRate>(Rate), ms(100), in<Tokens>(101),
-                              in<Number>(Interference))
+    return runningDecodeBatch(Zero, ms(10), Zero, Zero, Zero, ms(1), ms(10),
+                              Zero, ms(SlotsMemory - 10), Zero, in<Number>(101),
+                              in<Number>(PP), in<RequestRate>(Rate), ms(100),
+                              in<Tokens>(101), in<Number>(Interference))
         .value();
   };
   // 10 req/s: b = 1 + 10 x (1.09 + 0.01 b) = 11.9 + 0.1 b, b = 11.9 / 0.9.
@@ -157,12 +170,26 @@ TEST(BatchingWall, RunningDecodeBatchIsLittlesLawFixedPoint) {
   // of u: S = 0.1 + 100 x (0.0099 + 0.0001 b / 2) = 1.09 + 0.005 b and
   // b = 1 + 10.9 + 0.05 b = 11.9 / 0.95.
   EXPECT_NEAR(solve(10, 2, 0, 14.95), 11.9 / 0.95, 1e-9);
+  // The GEMMs grow to 21 ms at the slots (0.2 ms a sequence) and bind
+  // from b - 1 = 45 on, while attention still reads its KV: the classes
+  // add, T(b) = 1 + 0.3 (b - 1) ms there. At 30 req/s, S = 0.2 + 0.03
+  // (b - 1) s and b - 1 = 30 x S = 6 + 0.9 (b - 1): b = 61 (T = 13 + 6 =
+  // 19 ms, S = 2.0 s). One roofline over the step, max(1 + 0.2 (b - 1),
+  // 10 + 0.1 (b - 1)), would stay memory-bound up to b - 1 = 90 and find
+  // b - 1 = 33 + 0.3 (b - 1), b = 48.14.
+  EXPECT_NEAR(runningDecodeBatch(ms(1), ms(10), Zero, Zero, Zero, ms(21),
+                                 ms(10), Zero, ms(10), Zero, in<Number>(101),
+                                 One, in<RequestRate>(30), ms(100),
+                                 in<Tokens>(101), in<Number>(0))
+                  .value(),
+              61.0, 1e-9);
   // No traffic: the request runs alone.
   EXPECT_NEAR(solve(0, 1, 0), 1.0, 1e-12);
   // One slot is one sequence whatever the load; NaN stays NaN.
-  EXPECT_EQ(runningDecodeBatch(Zero, ms(10), Zero, ms(1), ms(20), Zero, One,
-                               One, in<RequestRate>(10), ms(100),
-                               in<Tokens>(101), in<Number>(0))
+  EXPECT_EQ(runningDecodeBatch(Zero, ms(10), Zero, Zero, Zero, ms(1), ms(10),
+                               Zero, ms(10), Zero, One, One,
+                               in<RequestRate>(10), ms(100), in<Tokens>(101),
+                               in<Number>(0))
                 .value(),
             1.0);
   EXPECT_TRUE(std::isnan(solve(std::nan(""), 1, 0)));
@@ -176,8 +203,8 @@ TEST(BatchingWall, FormulasCarryWallAndDimensions) {
   EXPECT_EQ(formula(FormulaId::PagedKVBytesPerSequence).Result.str(), "B");
   EXPECT_EQ(formula(FormulaId::PagedKVBytesPerSequence).Params[0].str(), "tok");
   EXPECT_EQ(formula(FormulaId::StaticBatchThroughput).Result.str(), "tok/s");
-  ASSERT_EQ(formula(FormulaId::MaxBatchUnderTPOT).Params.size(), 7u);
-  EXPECT_EQ(formula(FormulaId::MaxBatchUnderTPOT).Params[4].str(), "FLOP/s");
+  ASSERT_EQ(formula(FormulaId::MaxBatchUnderTPOT).Params.size(), 9u);
+  EXPECT_EQ(formula(FormulaId::MaxBatchUnderTPOT).Params[5].str(), "FLOP/s");
 }
 
 } // namespace

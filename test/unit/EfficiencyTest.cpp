@@ -48,6 +48,46 @@ TEST(EfficiencyWall, BlendedEfficiencySumsTheClassesTimes) {
                    0.8);
 }
 
+TEST(EfficiencyWall, KernelClassesEachWaitForTheirOwnSlowerResource) {
+  // Llama-2-7B decode at batch 768, context 192, FP8 weights and KV cache on
+  // an H100 SXM (1,979 TFLOP/s, 3.35 TB/s at 0.8):
+  //   GEMMs:     2 x 6.738e9 x 768 = 10.35 TFLOP at 0.71 -> 7.366 ms,
+  //              6.738 GB of weights -> 2.514 ms: compute-bound, 7.366 ms;
+  //   attention: 2 x 32 x 768 x 192 x 4096 = 38.65 GFLOP at 0.2749 ->
+  //              71.05 us, 768 x 192 x 262,144 B = 38.65 GB of KV ->
+  //              14.42 ms: memory-bound, 14.42 ms.
+  // In sequence 21.79 ms, where one roofline over the whole step gives
+  // max(7.437, 16.94) = 16.94 ms.
+  FlopRate Peak = in<FlopRate>(1979e12);
+  Bandwidth BW = in<Bandwidth>(3.35e12);
+  Number Mem = in<Number>(0.8);
+  Time Gemm = computeTime(in<Flops>(2 * 6.738e9 * 768), Peak, in<Number>(0.71));
+  Time Weights = memoryTime(in<Bytes>(6.738e9), BW, Mem);
+  Time Attention = computeTime(in<Flops>(2.0 * 32 * 768 * 192 * 4096), Peak,
+                               in<Number>(0.2749));
+  Time KV = memoryTime(in<Bytes>(768.0 * 192 * 262144), BW, Mem);
+  EXPECT_NEAR(Gemm.value(), 7.366e-3, 0.001e-3);
+  EXPECT_NEAR(Weights.value(), 2.514e-3, 0.001e-3);
+  EXPECT_NEAR(Attention.value(), 71.05e-6, 0.01e-6);
+  EXPECT_NEAR(KV.value(), 14.42e-3, 0.005e-3);
+  EXPECT_NEAR(kernelClassRooflineTime(Gemm, Weights, Attention, KV).value(),
+              21.79e-3, 0.005e-3);
+  EXPECT_DOUBLE_EQ(
+      kernelClassRooflineTime(Gemm, Weights, Attention, KV).value(),
+      Gemm.value() + KV.value());
+  // Both classes memory-bound (batch 1): the one roofline's memory time,
+  // weights and KV read in one pass.
+  Time Gemm1 = Gemm / 768.0, Attention1 = Attention / 768.0, KV1 = KV / 768.0;
+  EXPECT_DOUBLE_EQ(
+      kernelClassRooflineTime(Gemm1, Weights, Attention1, KV1).value(),
+      Weights.value() + KV1.value());
+  // Both compute-bound: the compute time at the blended efficiency.
+  EXPECT_DOUBLE_EQ(
+      kernelClassRooflineTime(Gemm, Weights / 10.0, Attention, Attention / 2.0)
+          .value(),
+      Gemm.value() + Attention.value());
+}
+
 TEST(EfficiencyWall, AttentionFlopsAreTheAttentionTermsOfWall1) {
   // Decode: 2 x 80 layers x 1,000 tokens of context x 8,192 x 4 sequences
   // / tp 2 = 2.62144 GFLOP; the whole step minus the weights' 2*N*B/tp.

@@ -336,7 +336,10 @@ std::optional<Plot> rooflinePlot(const ScenarioResult &R) {
     double I = F / at(P, PhaseMetricId::Bytes);
     double Tc = at(P, PhaseMetricId::ComputeTime);
     double Tm = at(P, PhaseMetricId::MemoryTime);
-    double Roof = F / std::max(Tc, Tm);
+    // A decoder's bound is its kernel classes' rooflines in sequence.
+    double Roof = F / (R.has(P, PhaseMetricId::RooflineTime)
+                           ? at(P, PhaseMetricId::RooflineTime)
+                           : std::max(Tc, Tm));
     const char *Bound = Tc >= Tm ? "compute-bound" : "memory-bound";
     std::string Name = phaseInfo(P).Prefix;
     Points.push_back(json::Object{

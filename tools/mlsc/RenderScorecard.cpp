@@ -64,6 +64,13 @@ std::string boundText(const ScenarioResult &R, PhaseId P) {
       IsCompute ? "above" : "below", show(R, M::RidgePoint),
       IsCompute ? "memory" : "compute",
       formatNumber(Lo > 0 ? std::max(C, Mem) / Lo : 0));
+  // A decoder's GEMMs and attention on opposite sides of the roofline:
+  // neither hides the other (kernel_class_roofline_time).
+  if (R.has(P, PM::RooflineTime) && !R.has(P, PM::StreamingTime) &&
+      R(P, PM::RooflineTime) > std::max(C, Mem) * (1 + 1e-9))
+    S += "; GEMMs and attention, each on its own roofline, run in "
+         "sequence: " +
+         show(R, P, PM::RooflineTime);
   if (P != PhaseId::Batch && R.has(P, PM::CommTime) && R(P, PM::CommTime) > 0) {
     double Sends =
         R.has(P, PM::PipelineSendTime) ? R(P, PM::PipelineSendTime) : 0;
