@@ -167,6 +167,15 @@ void closedForm(const Evaluator &E, const Query &Q, SolveResult &R) {
       BindingWall B = bindingWall(E, Phase);
       if (!B.Known || B.Number != (Memory ? 2u : 1u))
         continue;
+      // The inverse roofline holds while one side bounds the whole step; a
+      // decoder's kernel classes on opposite sides add (wall 1), and only
+      // the general solver's answer stands.
+      double Roof = 0, Compute = 0, Mem = 0;
+      if (value(Phase, PM::RooflineTime, Roof) &&
+          value(Phase, PM::ComputeTime, Compute) &&
+          value(Phase, PM::MemoryTime, Mem) &&
+          Roof > std::max(Compute, Mem) * (1 + 1e-9))
+        continue;
       double T = E.value(G.inputOf(C.Node, 1)), Comm = 0, Work, Time;
       value(Phase, PM::CommTime, Comm);
       const char *Prefix = phaseInfo(Phase).Prefix;
