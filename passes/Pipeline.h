@@ -19,6 +19,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -38,6 +39,12 @@ struct ModuleCache {
     std::shared_ptr<const ast::Module> Module; ///< null: it had errors
   };
   std::map<std::string, Entry> Entries;
+  /// What the file system said about paths: their real path (nullopt when
+  /// it has none) and whether they exist. Like the entries, taken not to
+  /// change while the cache lives; resolving a module's imports asks these
+  /// of every candidate, a few system calls a path component each.
+  std::map<std::string, std::optional<std::string>, std::less<>> RealPaths;
+  std::map<std::string, bool, std::less<>> Exists;
 };
 
 struct CompileOptions {

@@ -66,8 +66,7 @@ private:
     ModuleCache::Entry *Kept = nullptr;
     std::string Key;
     if (Cache) {
-      llvm::SmallString<256> Real;
-      Key = llvm::sys::fs::real_path(Path, Real) ? Path : std::string(Real);
+      Key = realPathOr(Path);
       auto It = Cache->Entries.find(Key);
       if (It != Cache->Entries.end())
         Kept = &It->second;
@@ -105,13 +104,39 @@ private:
     visit(Id, Kept);
   }
 
-  std::string realPath(unsigned BufferId) {
-    llvm::StringRef Name =
-        C.SM.getMemoryBuffer(BufferId)->getBufferIdentifier();
+  /// \p Path's real path, or nullopt when it has none; kept in the
+  /// module cache when there is one.
+  std::optional<std::string> realPath(llvm::StringRef Path) {
+    ModuleCache *Cache = C.Options.Modules;
+    if (Cache) {
+      auto It = Cache->RealPaths.find(Path);
+      if (It != Cache->RealPaths.end())
+        return It->second;
+    }
     llvm::SmallString<256> Real;
-    if (llvm::sys::fs::real_path(Name, Real))
-      return Name.str();
-    return std::string(Real);
+    std::optional<std::string> R;
+    if (!llvm::sys::fs::real_path(Path, Real))
+      R = std::string(Real);
+    if (Cache)
+      Cache->RealPaths.emplace(Path.str(), R);
+    return R;
+  }
+  /// \p Path's real path, else \p Path itself.
+  std::string realPathOr(llvm::StringRef Path) {
+    return realPath(Path).value_or(Path.str());
+  }
+  bool exists(llvm::StringRef Path) {
+    ModuleCache *Cache = C.Options.Modules;
+    if (!Cache)
+      return llvm::sys::fs::exists(Path);
+    auto It = Cache->Exists.find(Path);
+    if (It == Cache->Exists.end())
+      It = Cache->Exists.emplace(Path.str(), llvm::sys::fs::exists(Path)).first;
+    return It->second;
+  }
+
+  std::string realPath(unsigned BufferId) {
+    return realPathOr(C.SM.getMemoryBuffer(BufferId)->getBufferIdentifier());
   }
 
   /// Parses a module (or takes \p Kept's parse) and loads its imports.
@@ -164,21 +189,18 @@ private:
       llvm::sys::path::append(Candidate, Relative);
       // What exists is this import's module; if it is no regular file
       // (a folder, device, FIFO), reading it says so at the import.
-      if (!llvm::sys::fs::exists(Candidate))
+      if (!exists(Candidate))
         continue;
-      llvm::SmallString<256> Real;
-      std::string Key = llvm::sys::fs::real_path(Candidate, Real)
-                            ? std::string(Candidate)
-                            : std::string(Real);
+      std::string Key = realPathOr(Candidate);
       auto It = States.find(Key);
       if (It == States.end()) {
         Names[Key] = I.Module.str();
         // A module that a symbolic link takes out of the folder it was
         // found in may be any file: its lines are never echoed.
-        llvm::SmallString<256> RealDir;
-        bool Outside = !llvm::sys::fs::real_path(D, RealDir) &&
-                       !llvm::StringRef(Key).startswith(
-                           (RealDir + llvm::sys::path::get_separator()).str());
+        std::optional<std::string> RealDir = realPath(D);
+        bool Outside =
+            RealDir && !llvm::StringRef(Key).startswith(
+                           *RealDir + llvm::sys::path::get_separator().str());
         loadFile(std::string(Candidate), I.Module.Range, Outside);
       } else if (It->second == State::Loading) {
         std::vector<std::string> Cycle;

@@ -180,7 +180,29 @@ TEST(Pipeline, ModuleCacheGivesTheSameProgramWithoutParsingAgain) {
     ASSERT_NE(E.Module, nullptr) << Path;
     Parsed.push_back(E.Module.get());
   }
+  // What the file system said is kept too: each kept module's real path,
+  // and that the path found exists, are asked once (a few system calls a
+  // path component).
+  for (const auto &[Real, E] : Cache.Entries) {
+    size_t Found = 0;
+    for (const auto &[Path, R] : Cache.RealPaths)
+      if (R == Real) {
+        ++Found;
+        // (The prelude is loaded by its path, not searched for.)
+        if (!llvm::StringRef(Path).endswith("prelude.mls")) {
+          ASSERT_EQ(Cache.Exists.count(Path), 1u) << Path;
+          EXPECT_TRUE(Cache.Exists.at(Path)) << Path;
+        }
+      }
+    EXPECT_GE(Found, 1u) << Real;
+  }
+  // The main file, a buffer on no disk, has no real path.
+  ASSERT_EQ(Cache.RealPaths.count("main.mls"), 1u);
+  EXPECT_FALSE(Cache.RealPaths.at("main.mls").has_value());
+  size_t Paths = Cache.RealPaths.size(), Asked = Cache.Exists.size();
   EXPECT_EQ(compiledWith(&Cache, Text), Plain);
+  EXPECT_EQ(Cache.RealPaths.size(), Paths);
+  EXPECT_EQ(Cache.Exists.size(), Asked);
   size_t K = 0;
   for (const auto &[Path, E] : Cache.Entries)
     EXPECT_EQ(E.Module.get(), Parsed[K++]) << Path << " was parsed again";
