@@ -55,6 +55,14 @@ namespace {
 double wholeItems(double Quotient) {
   return std::max(std::floor(Quotient * (1.0 + 1e-12)), 0.0);
 }
+/// A sequence's share of a decode step's attention, on its own roofline:
+/// the slower of its FLOPs and its KV reads.
+Time attentionPerSequence(Flops AttentionFlopsPerSequence,
+                          FlopRate AttentionRate, Bytes BytesPerSequence,
+                          Bandwidth BW) {
+  return std::max(AttentionFlopsPerSequence / AttentionRate,
+                  BytesPerSequence / BW);
+}
 } // namespace
 
 Number kvBlocksPerSequence(Tokens Length, Tokens BlockSize) {
@@ -90,10 +98,12 @@ Time batchedDecodeStepTime(Number Batch, Flops GemmFlopsPerSequence,
                            Flops AttentionFlopsPerSequence, Bytes Weights,
                            Bytes BytesPerSequence, FlopRate GemmRate,
                            FlopRate AttentionRate, Bandwidth BW) {
-  Time Attend = std::max(AttentionFlopsPerSequence / AttentionRate,
-                         BytesPerSequence / BW);
-  return std::max(Batch * GemmFlopsPerSequence / GemmRate, Weights / BW) +
-         Batch * Attend;
+  // max(B f_attn / R_attn, B m / BW) = B a for B >= 0.
+  return kernelClassRooflineTime(
+      Batch * GemmFlopsPerSequence / GemmRate, Weights / BW,
+      Batch * attentionPerSequence(AttentionFlopsPerSequence, AttentionRate,
+                                   BytesPerSequence, BW),
+      in<Time>(0));
 }
 
 Number maxBatchUnderTPOT(Time TPOTLimit, Flops GemmFlopsPerSequence,
@@ -101,8 +111,8 @@ Number maxBatchUnderTPOT(Time TPOTLimit, Flops GemmFlopsPerSequence,
                          Bytes BytesPerSequence, FlopRate GemmRate,
                          FlopRate AttentionRate, Bandwidth BW,
                          Number Capacity) {
-  Time Attend = std::max(AttentionFlopsPerSequence / AttentionRate,
-                         BytesPerSequence / BW);
+  Time Attend = attentionPerSequence(AttentionFlopsPerSequence, AttentionRate,
+                                     BytesPerSequence, BW);
   double ComputeBound = wholeItems(
       (TPOTLimit / (GemmFlopsPerSequence / GemmRate + Attend)).value());
   double MemoryBound =
@@ -126,13 +136,9 @@ Number runningDecodeBatch(Time Gemm1, Time Weights1, Time Attention1, Time KV1,
   const double AtSlots[] = {GemmSlots.value(), WeightsSlots.value(),
                             AttentionSlots.value(), KVSlots.value(),
                             AddedSlots.value()};
-  for (double V : One)
-    if (std::isnan(V))
-      return in<Number>(std::nan(""));
-  for (double V : AtSlots)
-    if (std::isnan(V))
-      return in<Number>(std::nan(""));
-  for (double V : {B, Lambda, Fixed.value(), F})
+  for (double V :
+       {One[0], One[1], One[2], One[3], One[4], AtSlots[0], AtSlots[1],
+        AtSlots[2], AtSlots[3], AtSlots[4], B, Lambda, Fixed.value(), F})
     if (std::isnan(V))
       return in<Number>(std::nan(""));
   if (!(B > 1))
@@ -150,8 +156,9 @@ Number runningDecodeBatch(Time Gemm1, Time Weights1, Time Attention1, Time KV1,
   };
   auto g = [&](double Batch) {
     double U = micro(Batch);
-    auto at = [&](int K) { return part(One[K], AtSlots[K], U); };
-    double Step = std::max(at(0), at(1)) + std::max(at(2), at(3)) + at(4);
+    auto at = [&](int K) { return in<Time>(part(One[K], AtSlots[K], U)); };
+    double Step =
+        (kernelClassRooflineTime(at(0), at(1), at(2), at(3)) + at(4)).value();
     double InSlot = Fixed.value() + Gaps * Step / (1.0 - F);
     return std::min(B, 1.0 + Lambda * InSlot);
   };
