@@ -114,6 +114,11 @@ struct DecoderState {
   /// kv_heads) (past kv_heads each rank holds one head, replicated), 1 for
   /// a latent (MLA) cache, which every rank keeps whole.
   NodeId KVShards;
+  /// The ways a replica's devices split a token's KV cache in memory:
+  /// KVShards x pp, each pipeline stage holding its own layers' (what
+  /// memory, the simulator's cache and a KV transfer count; a step, which
+  /// crosses every stage, reads KVShards' share).
+  NodeId KVStoreShards;
   /// The memory step's parts the batching step reads: a sequence's paged
   /// KV cache, the weights and activations, the runtime's reserve.
   NodeId KVPerSequence, FixedMemory, Reserve;

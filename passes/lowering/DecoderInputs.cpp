@@ -250,6 +250,8 @@ bool lowerDecoderInputs(LoweringContext &Ctx) {
     D.KVShards = B.op(Op::Min, {D.TP, *KVHeads});
     B.label(D.KVShards, "kv_shards");
   }
+  D.KVStoreShards = B.op(Op::Mul, {D.KVShards, D.PP});
+  B.label(D.KVStoreShards, "kv_store_shards");
   B.publish(MetricId::TP, D.TP);
   B.publish(MetricId::PP, D.PP);
   B.publish(MetricId::Batch, D.Batch);

@@ -124,13 +124,15 @@ bool lowerDecoderMemory(LoweringContext &Ctx) {
   NodeId Block = Ctx.orDefault(W, DefaultId::KVBlock);
   NodeId PerSequence =
       B.apply(FormulaId::PagedKVBytesPerSequence,
-              {D.Static ? D.Sequence : D.Context, Block, D.KV, D.KVShards}, "");
+              {D.Static ? D.Sequence : D.Context, Block, D.KV, D.KVStoreShards},
+              "");
   B.publish(MetricId::KVBytesPerSequence, PerSequence);
   NodeId AllWeights = Resident;
   if (D.Draft) {
     NodeId DraftPerSequence =
         B.apply(FormulaId::PagedKVBytesPerSequence,
-                {D.Sequence, Block, D.Draft->KV, D.Draft->KVShards},
+                {D.Sequence, Block, D.Draft->KV,
+                 B.op(Op::Mul, {D.Draft->KVShards, D.PP})},
                 "draft.kv_bytes_per_sequence");
     PerSequence = B.op(Op::Add, {PerSequence, DraftPerSequence});
     AllWeights = B.op(Op::Add, {Resident, D.Draft->Weights});

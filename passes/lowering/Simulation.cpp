@@ -585,7 +585,8 @@ bool lowerSimulation(LoweringContext &Ctx) {
   NodeId Free =
       B.op(Op::Sub, {B.op(Op::Sub, {D.Capacity, D.FixedMemory}), D.Reserve});
   In.KVTokens = B.op(
-      Op::Floor, {B.op(Op::Div, {B.op(Op::Mul, {Free, D.KVShards}), D.KV})});
+      Op::Floor,
+      {B.op(Op::Div, {B.op(Op::Mul, {Free, D.KVStoreShards}), D.KV})});
   B.label(In.KVTokens, "sim_kv_tokens");
   if (!lowerArrivals(Ctx, In) || !lowerClasses(Ctx, In) ||
       !readSimTrace(Ctx, In))
@@ -696,7 +697,7 @@ bool lowerSimulation(LoweringContext &Ctx) {
                         "is not simulated: the KV cache needs a path";
     } else {
       In.PrefillReplicas = *D.PrefillReplicas;
-      In.KVBytesPerToken = B.op(Op::Div, {D.KV, D.KVShards});
+      In.KVBytesPerToken = B.op(Op::Div, {D.KV, D.KVStoreShards});
       In.KVBandwidth =
           B.op(Op::Mul, {Ctx.required(*Fabric, "bandwidth", "the KV transfer"),
                          D.Machine.EtaComm});
