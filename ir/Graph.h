@@ -280,6 +280,13 @@ struct Graph {
   bool DecoderTraining = false;
   /// A decoder's step model inputs; none for other workloads.
   std::optional<StepInputs> Step;
+  /// Speculative decoding: the draft model's step inputs (its shape on the
+  /// target's devices), its tokens a step (k) and their acceptance rate.
+  struct DraftInputs {
+    StepInputs Step;
+    NodeId Tokens, Acceptance;
+  };
+  std::optional<DraftInputs> Draft;
   /// A `simulate` block's inputs; none without one.
   std::optional<SimInputs> Sim;
 

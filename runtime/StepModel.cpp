@@ -14,7 +14,17 @@ std::optional<StepModel> StepModel::of(const Evaluator &E) {
   const graph::Graph &G = E.graph();
   if (!G.Step)
     return std::nullopt;
-  const graph::StepInputs &In = *G.Step;
+  return of(E, *G.Step);
+}
+
+std::optional<StepModel> StepModel::draftOf(const Evaluator &E) {
+  const graph::Graph &G = E.graph();
+  if (!G.Draft)
+    return std::nullopt;
+  return of(E, G.Draft->Step);
+}
+
+StepModel StepModel::of(const Evaluator &E, const graph::StepInputs &In) {
   auto v = [&](graph::NodeId N) { return E.value(N); };
   StepModel M;
   M.Params = v(In.Params);

@@ -59,6 +59,9 @@ public:
   /// The step model of an evaluated decoder graph; none for a graph
   /// without one (a CNN, an encoder, decoder training).
   static std::optional<StepModel> of(const Evaluator &E);
+  /// Under speculative decoding, the draft model's step model (on the
+  /// target's devices); none without a draft.
+  static std::optional<StepModel> draftOf(const Evaluator &E);
 
   /// A step of \p Batch sequences with \p Cached tokens each in the KV
   /// cache, each processing \p New tokens, through every pipeline stage in
@@ -72,6 +75,8 @@ public:
   StepTime shape(const StepShape &S) const;
 
 private:
+  static StepModel of(const Evaluator &E, const graph::StepInputs &In);
+
   double Params = 0, Layers = 0, AttnDim = 0, DecodeAttnDim = 0, Hidden = 0,
          KV = 0;
   double KVShards = 1;

@@ -122,10 +122,9 @@ bool lowerDecoderMemory(LoweringContext &Ctx) {
   // many slots the sum stays close to that mean. A static batch's
   // sequences grow together to their full length.
   NodeId Block = Ctx.orDefault(W, DefaultId::KVBlock);
-  NodeId PerSequence =
-      B.apply(FormulaId::PagedKVBytesPerSequence,
-              {D.Static ? D.Sequence : D.Context, Block, D.KV, D.KVStoreShards},
-              "");
+  NodeId PerSequence = B.apply(
+      FormulaId::PagedKVBytesPerSequence,
+      {D.Static ? D.Sequence : D.Context, Block, D.KV, D.KVStoreShards}, "");
   B.publish(MetricId::KVBytesPerSequence, PerSequence);
   NodeId AllWeights = Resident;
   if (D.Draft) {

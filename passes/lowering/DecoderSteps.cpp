@@ -213,6 +213,25 @@ bool lowerSpeculative(LoweringContext &Ctx) {
   D.TPOT = B.apply(FormulaId::SpeculativeTimePerToken,
                    {DraftStep, D.DecodeStep, Dr.Tokens, Dr.Acceptance}, "");
   B.publish(MetricId::SpeculativeTimePerToken, D.TPOT);
+  // The draft's step model, for the serving simulator: the target's
+  // machine with the draft's shape (a dense model, every pipeline stage).
+  if (B.G.Step) {
+    graph::Graph::DraftInputs Out;
+    graph::StepInputs &S = Out.Step;
+    S = *B.G.Step;
+    S.Params = Dr.Params;
+    S.Layers = Dr.Layers;
+    S.AttnDim = S.DecodeAttnDim = Dr.AttnDim;
+    S.Hidden = Dr.Hidden;
+    S.KV = Dr.KV;
+    S.KVShards = Dr.KVShards;
+    S.WeightsPerDevice = Dr.Weights;
+    S.MoeParams = S.MoeActive = S.MoeExperts = S.MoeTopK = S.MoeLayers =
+        S.MoeImbalance = NodeId();
+    Out.Tokens = Dr.Tokens;
+    Out.Acceptance = Dr.Acceptance;
+    B.G.Draft = Out;
+  }
   // The capacity: the target's step at the slot limit (the draft's step
   // stays the running batch's, so this errs fast).
   D.CapacityTPOT =

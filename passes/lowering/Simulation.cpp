@@ -584,9 +584,9 @@ bool lowerSimulation(LoweringContext &Ctx) {
   // bytes on a device.
   NodeId Free =
       B.op(Op::Sub, {B.op(Op::Sub, {D.Capacity, D.FixedMemory}), D.Reserve});
-  In.KVTokens = B.op(
-      Op::Floor,
-      {B.op(Op::Div, {B.op(Op::Mul, {Free, D.KVStoreShards}), D.KV})});
+  In.KVTokens =
+      B.op(Op::Floor,
+           {B.op(Op::Div, {B.op(Op::Mul, {Free, D.KVStoreShards}), D.KV})});
   B.label(In.KVTokens, "sim_kv_tokens");
   if (!lowerArrivals(Ctx, In) || !lowerClasses(Ctx, In) ||
       !readSimTrace(Ctx, In))
@@ -787,8 +787,6 @@ bool lowerSimulation(LoweringContext &Ctx) {
     }
   if (D.Static)
     In.NotSimulated = "static batching is not simulated yet";
-  else if (D.Draft)
-    In.NotSimulated = "speculative decoding is not simulated yet";
   else if (Ctx.foldedNumber(W, "parallel.pp") > 1)
     In.NotSimulated = "pipeline parallelism is not simulated yet";
   B.G.Sim = In;

@@ -197,10 +197,22 @@ std::optional<Simulated> simulateScenario(const Evaluator &E, std::string &Why,
     return std::nullopt;
   }
   Simulated Out;
-  Out.Cfg = C;
   if (In.StepFixed.isValid())
     Out.Linear = LinearStep{v(In.StepFixed), v(In.StepPrefill),
                             v(In.StepDecode), v(In.StepKV)};
+  // Speculative decoding: the draft's steps on the draft's step model (a
+  // linear step model is taken to include them).
+  if (G.Draft) {
+    C.Speculate.Tokens = static_cast<unsigned>(
+        std::clamp(std::round(v(G.Draft->Tokens)), 0.0, 1000.0));
+    C.Speculate.Acceptance = v(G.Draft->Acceptance);
+    if (!Out.Linear)
+      if (std::optional<StepModel> D = StepModel::draftOf(E))
+        C.Speculate.Draft = [D = *D](const StepShape &S) {
+          return D.shape(S).Time;
+        };
+  }
+  Out.Cfg = C;
   try {
     if (Out.Linear)
       Out.R = simulate(C, *Out.Linear, Sink);

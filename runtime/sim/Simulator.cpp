@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/sim/Simulator.h"
+#include "runtime/walls/Formulas.h"
 
 #include <algorithm>
 #include <cassert>
@@ -359,6 +360,13 @@ public:
         C.PrefixCaching &&
         ((C.Prefix.Groups > 0 && C.Prefix.Tokens > 0) || C.Session.Open > 0);
     Conversations.resize(C.Session.Open);
+    if ((Spec = C.Speculate.Tokens > 0)) {
+      PerStep = walls::speculativeTokensPerStep(
+                    q::in<q::Number>(C.Speculate.Acceptance),
+                    q::in<q::Number>(C.Speculate.Tokens))
+                    .value();
+      Verify = C.Speculate.Tokens + 1.0;
+    }
     for (unsigned I = 0; I < N; ++I) {
       Replica &P = Replicas[I];
       P.Waiting.setLevels(NumLevels);
@@ -445,6 +453,10 @@ private:
   size_t NumLevels = 1;
   double TotalShare = 0;
   bool Disaggregated = false, Caching = false;
+  /// Speculative decoding: the tokens a sequence emits an iteration on
+  /// average (E), and those the target verifies (k + 1).
+  bool Spec = false;
+  double PerStep = 1, Verify = 1;
   /// Cache entries: the shared prefixes, then one a conversation (from
   /// SessionBase).
   uint32_t SessionBase = 0, Groups = 0;
@@ -524,7 +536,9 @@ private:
       for (Slot S = 0; S < Requests.size(); ++S)
         if (Requests[S].Decoding && Requests[S].Replica == I) {
           ++Decoding;
-          hold(S, contextOf(P, Requests[S]) + (P.Busy ? 1 : 0));
+          hold(S, contextOf(P, Requests[S]) +
+                      (P.Busy ? static_cast<double>(emitted(P.Iter, P.Iter + 1))
+                              : 0));
         }
       if (Decoding != P.Decoding)
         fail(I, "decoding count");
@@ -1186,9 +1200,37 @@ private:
     return firstServing(Pl);
   }
 
+  /// Tokens a decoding sequence emits by the start of a replica's
+  /// iteration \p I, counted from iteration 0: I, or under speculative
+  /// decoding floor(I E) (Speculation).
+  uint64_t emittedBy(uint64_t I) const {
+    return Spec ? static_cast<uint64_t>(
+                      std::floor(static_cast<double>(I) * PerStep))
+                : I;
+  }
+  /// Tokens a decoding sequence emits in iterations From to To - 1.
+  uint64_t emitted(uint64_t From, uint64_t To) const {
+    return emittedBy(To) - emittedBy(From);
+  }
+  /// The iteration in which a decoding request emits its last token.
+  uint64_t lastIteration(const Request &Q) const {
+    uint64_t Left = Q.Output - Q.JoinGenerated; // at least 1
+    if (!Spec)
+      return Q.JoinIter + Left - 1;
+    uint64_t Target = emittedBy(Q.JoinIter) + Left;
+    auto M =
+        static_cast<uint64_t>(std::ceil(static_cast<double>(Target) / PerStep));
+    M = std::max(M, Q.JoinIter + 1);
+    while (M > Q.JoinIter + 1 && emittedBy(M - 1) >= Target)
+      --M;
+    while (emittedBy(M) < Target)
+      ++M;
+    return M - 1;
+  }
+
   /// The context of a decoding request's next step (its KV tokens held).
-  static double contextOf(const Replica &P, const Request &Q) {
-    return Q.JoinCtx + static_cast<double>(P.Iter - Q.JoinIter);
+  double contextOf(const Replica &P, const Request &Q) const {
+    return Q.JoinCtx + static_cast<double>(emitted(Q.JoinIter, P.Iter));
   }
 
   /// Evicts unreferenced cached prefixes, oldest first, until \p Need more
@@ -1318,7 +1360,7 @@ private:
     if (Q.Decoding) {
       double Ctx = contextOf(P, Q);
       Q.Generated =
-          Q.JoinGenerated + static_cast<uint32_t>(P.Iter - Q.JoinIter);
+          Q.JoinGenerated + static_cast<uint32_t>(emitted(Q.JoinIter, P.Iter));
       P.Decoding -= 1;
       P.DecodeCtx -= Ctx;
       release(P, Q, Ctx);
@@ -1370,19 +1412,25 @@ private:
                              ? Pl.Shared
                              : P.Waiting;
     bool Preempted = false;
+    // The KV tokens each decoding sequence adds this iteration.
+    const double Emit = static_cast<double>(emitted(P.Iter, P.Iter + 1));
     if (C.KVCapacityTokens > 0)
-      while (!makeRoom(P, P.Decoding) && preemptOne(P, Waiting))
+      while (!makeRoom(P, P.Decoding * Emit) && preemptOne(P, Waiting))
         Preempted = true;
     StepShape Shape;
     double Budget = C.MaxBatchedTokens;
-    Shape.Sequences = P.Decoding;
-    Shape.Tokens = P.Decoding;
-    Shape.DecodeTokens = P.Decoding;
     // A decode step of a sequence with c cached tokens: c + 1 pairs, c + 1
-    // tokens of KV read.
-    Shape.DecodePairs = P.DecodeCtx + P.Decoding;
-    Shape.ContextTokens = P.DecodeCtx + P.Decoding;
-    Budget -= P.Decoding;
+    // tokens of KV read; a speculative one verifies v = k + 1 tokens: v c +
+    // v (v + 1) / 2 pairs, c + v tokens.
+    auto addDecodes = [&](double N, double Ctx) {
+      Shape.Sequences += N;
+      Shape.Tokens += N * Verify;
+      Shape.DecodeTokens += N * Verify;
+      Shape.DecodePairs += Verify * Ctx + N * Verify * (Verify + 1) / 2;
+      Shape.ContextTokens += Ctx + N * Verify;
+      Budget -= N * Verify;
+    };
+    addDecodes(P.Decoding, P.DecodeCtx);
     P.Chunks.clear();
     P.Joined.clear();
     P.SwappedIn.clear();
@@ -1415,14 +1463,9 @@ private:
       Q.JoinGenerated = Q.Generated;
       P.Decoding += 1;
       P.DecodeCtx += Ctx;
-      P.Finishing.push({P.Iter + Q.Output - Q.Generated - 1, S, Q.Gen});
+      P.Finishing.push({lastIteration(Q), S, Q.Gen});
       P.Admitted.push_back({S, Q.Gen});
-      Shape.Sequences += 1;
-      Shape.Tokens += 1;
-      Shape.DecodeTokens += 1;
-      Shape.DecodePairs += Ctx + 1;
-      Shape.ContextTokens += Ctx + 1;
-      Budget -= 1;
+      addDecodes(1, Ctx);
     };
     // After a preemption no request is admitted this iteration (vLLM's
     // scheduler does the same): the one just preempted would come back.
@@ -1434,7 +1477,7 @@ private:
         // Its KV cache comes back from the swap space, copied during this
         // iteration, and it decodes on.
         double Ctx = Q.SwapCtx;
-        if (!makeRoom(P, P.Decoding + Ctx + 1))
+        if (!makeRoom(P, (P.Decoding + 1) * Emit + Ctx))
           break;
         Waiting.popFront();
         P.SwapUsed -= Ctx;
@@ -1450,7 +1493,7 @@ private:
         // last token's, which this step runs (vLLM's connectors recompute
         // it for its logits): it joins the decodes.
         double Ctx = Q.Prefill - 1.0;
-        if (!makeRoom(P, P.Decoding + Ctx + 1))
+        if (!makeRoom(P, (P.Decoding + 1) * Emit + Ctx))
           break;
         Waiting.popFront();
         joinDecodes(S, Ctx);
@@ -1476,7 +1519,7 @@ private:
       }
       if (Hit)
         pin(P, Q.Group); // not evicted to make its own room
-      if (!makeRoom(P, P.Decoding + Need)) {
+      if (!makeRoom(P, P.Decoding * Emit + Need)) {
         if (Hit) {
           // Back on the LRU list, as the most recently used.
           Q.Shared = true;
@@ -1571,7 +1614,7 @@ private:
           break;
         }
     P.DecodersNow = P.Decoding;
-    P.KVUsed += P.Decoding;
+    P.KVUsed += P.Decoding * Emit;
     PeakKV = std::max(PeakKV, P.KVUsed);
     BatchSum += Shape.Sequences;
     ++Iterations;
@@ -1579,6 +1622,24 @@ private:
     // swaps before the model runs).
     double Took =
         Step(Shape) + (P.SwapBytes > 0 ? P.SwapBytes / C.SwapBandwidth : 0);
+    if (Spec && C.Speculate.Draft) {
+      // The draft runs the iteration's prompt chunks and a step of every
+      // decode, then k - 1 more decode steps, its context growing by one
+      // token a step.
+      const double Extra = P.Decoding * (Verify - 1);
+      StepShape Draft = Shape;
+      Draft.Tokens -= Extra;
+      Draft.DecodeTokens -= Extra;
+      Draft.DecodePairs = P.DecodeCtx + P.Decoding;
+      Draft.ContextTokens -= Extra;
+      Took += C.Speculate.Draft(Draft);
+      for (unsigned J = 1; J < C.Speculate.Tokens && P.Decoding > 0; ++J) {
+        StepShape D;
+        D.Sequences = D.Tokens = D.DecodeTokens = P.Decoding;
+        D.DecodePairs = D.ContextTokens = P.DecodeCtx + P.Decoding * (J + 1);
+        Took += C.Speculate.Draft(D);
+      }
+    }
     P.SwapBytes = 0;
     P.BusyTime += Took;
     P.Ends = Now + Took;
@@ -1780,11 +1841,15 @@ private:
     // preempted: its gap spans the wait.
     for (Slot S : P.SwappedIn)
       ITL.add(Now - Requests[S].LastToken);
+    // Under speculative decoding a sequence's tokens of an iteration come
+    // together: the gap is the iteration's (vLLM's benchmark counts a
+    // chunk of tokens as one).
+    const uint64_t Emit = emitted(P.Iter, P.Iter + 1);
     if (P.DecodersNow > 0) {
       ITL.add(Took, static_cast<uint64_t>(P.DecodersNow) - P.Joined.size() -
                         P.SwappedIn.size());
-      OutputTokens += static_cast<uint64_t>(P.DecodersNow);
-      P.DecodeCtx += P.DecodersNow;
+      OutputTokens += static_cast<uint64_t>(P.DecodersNow) * Emit;
+      P.DecodeCtx += P.DecodersNow * static_cast<double>(Emit);
     }
     while (!P.Finishing.empty() && std::get<0>(P.Finishing.top()) <= P.Iter) {
       auto [At, S, G] = P.Finishing.top();
@@ -1792,7 +1857,11 @@ private:
       Request &Q = Requests[S];
       if (Q.Gen != G)
         continue; // preempted since
-      double Ctx = Q.JoinCtx + static_cast<double>(Q.Output - Q.JoinGenerated);
+      // Its KV tokens, a speculative last step's beyond its output
+      // included; the tokens past its output are not emitted.
+      uint64_t Made = emitted(Q.JoinIter, P.Iter + 1);
+      double Ctx = Q.JoinCtx + static_cast<double>(Made);
+      OutputTokens -= Q.JoinGenerated + Made - Q.Output;
       P.Decoding -= 1;
       P.DecodeCtx -= Ctx;
       leave(P, Q, Ctx);
@@ -1837,7 +1906,7 @@ private:
       Q.JoinGenerated = Q.Generated;
       P.Decoding += 1;
       P.DecodeCtx += Q.Prefill;
-      P.Finishing.push({P.Iter + Q.Output - Q.Generated, K.S, Q.Gen});
+      P.Finishing.push({lastIteration(Q), K.S, Q.Gen});
     }
     ++P.Iter;
     startIteration(I);
@@ -2020,6 +2089,11 @@ Result simulate(const Config &C, const StepFunction &Step,
       refuse("autoscaling needs 1 <= min <= max, an interval above 0, a "
              "start-up and cooldown >= 0, and a scale-up threshold at or "
              "above the scale-down one");
+  if (C.Speculate.Tokens > 64 ||
+      (C.Speculate.Tokens > 0 &&
+       !(C.Speculate.Acceptance >= 0 && C.Speculate.Acceptance <= 1)))
+    refuse("speculative decoding needs from 1 to 64 draft tokens and an "
+           "acceptance rate from 0 to 1");
   if (C.PrefillScale.Enabled && C.Disagg.PrefillReplicas == 0)
     refuse("the prefill pool scales only under disaggregation");
   const Admission &Ad = C.Admit;

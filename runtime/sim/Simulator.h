@@ -189,6 +189,25 @@ struct KVTier {
 
 enum class Preemption { Recompute, Swap };
 
+/// An iteration's time from its shape.
+using StepFunction = std::function<double(const StepShape &)>;
+
+/// Speculative decoding (Leviathan et al., ICML 2023): each iteration a
+/// draft model proposes Tokens (k) tokens for every decoding sequence, one
+/// draft step after another, and the target verifies them in one pass of
+/// k + 1 tokens a sequence; a sequence emits E = (1 - a^(k+1)) / (1 - a)
+/// tokens an iteration on average (a the Acceptance rate). The simulator
+/// emits them deterministically: floor((i + 1) E) - floor(i E) at the
+/// replica's iteration i, the same for every sequence, so that E is met
+/// over any run of iterations (the acceptance's spread is not drawn).
+/// Draft times the draft's steps; none with a linear step model, which is
+/// taken to include them.
+struct Speculation {
+  unsigned Tokens = 0; ///< 0: no speculative decoding
+  double Acceptance = 0;
+  StepFunction Draft;
+};
+
 struct Config {
   unsigned Replicas = 1;          ///< colocated replicas, or the decode pool's
   unsigned MaxSequences = 256;    ///< running sequences a replica holds
@@ -237,6 +256,7 @@ struct Config {
   /// readmitted. A prompt preempted mid-prefill is recomputed either way.
   Preemption Preempt = Preemption::Recompute;
   double SwapTokens = 0, SwapBandwidth = 0, SwapBytesPerToken = 0;
+  Speculation Speculate;
   /// Every SampleEvery seconds of simulated time, each replica's state
   /// (Result::Replicas); 0: none.
   double SampleEvery = 0;
@@ -257,9 +277,6 @@ struct RequestRecord {
   unsigned Replica = 0;
   bool Rejected = false, Shed = false, MetTargets = false;
 };
-
-/// An iteration's time from its shape.
-using StepFunction = std::function<double(const StepShape &)>;
 
 /// A calibrated linear step model (Vidur's and BLIS's kind): an iteration
 /// takes Fixed + Prefill x its prompt tokens + Decode x its decode tokens

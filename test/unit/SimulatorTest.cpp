@@ -1062,3 +1062,80 @@ TEST(Simulator, SwapPreemptionKeepsTheWorkDone) {
 }
 
 } // namespace
+
+TEST(Simulator, SpeculativeDecodingKnownAnswer) {
+  // k = 3 draft tokens at acceptance 0.5: E = (1 - 0.5^4) / (1 - 0.5) =
+  // 1.875 tokens an iteration (Leviathan et al., ICML 2023). One request of
+  // 100 + 16 tokens; a target pass takes 10 ms and a draft step 1 ms,
+  // whatever they run. The prefill iteration (the target, and the draft
+  // over the prompt): 11 ms, the first token. Then iteration i emits
+  // floor(1.875 (i + 1)) - floor(1.875 i): the 15 tokens left take
+  // iterations 1 to 8 (floor(1.875 x 9) - floor(1.875) = 16 - 1 = 15), each
+  // 10 ms + 3 draft steps = 13 ms: E2E 11 + 8 x 13 = 115 ms, TPOT 104 / 15
+  // ms, 8 gaps between deliveries.
+  Config C;
+  C.Replicas = 1;
+  C.MaxSequences = 4;
+  C.ArrivalRate = 1;
+  C.Prompt = {Length::Kind::Fixed, 100, 0};
+  C.Output = {Length::Kind::Fixed, 16, 0};
+  C.Requests = 1;
+  C.Speculate.Tokens = 3;
+  C.Speculate.Acceptance = 0.5;
+  C.Speculate.Draft = constant(1e-3);
+  Result R = simulate(C, constant(10e-3));
+  EXPECT_NEAR(R.TTFT.Mean, 11e-3, 1e-12);
+  EXPECT_NEAR(R.E2E.Mean, 115e-3, 1e-12);
+  EXPECT_NEAR(R.TPOT.Mean, 104e-3 / 15, 1e-12);
+  EXPECT_EQ(R.ITL.Count, 8u);
+  EXPECT_EQ(R.OutputTokens, 16u);
+  EXPECT_EQ(R.Iterations, 9u);
+}
+
+TEST(Simulator, SpeculativeDecodingKeepsTheAccountsUnderPressure) {
+  // Varied lengths over a small cache with preemption (recompute and swap):
+  // every request completes or is rejected, each output token is counted
+  // once (an iteration's tokens past a request's end are not), the cache is
+  // recounted after every event, and at acceptance 0 (E = 1) with free
+  // draft steps the run is the one without speculation.
+  for (Preemption Pre : {Preemption::Recompute, Preemption::Swap}) {
+    Config C;
+    C.Replicas = 2;
+    C.MaxSequences = 16;
+    C.MaxBatchedTokens = 256;
+    C.KVCapacityTokens = 700;
+    C.ArrivalRate = 40;
+    C.Prompt = {Length::Kind::Lognormal, 60, 2};
+    C.Output = {Length::Kind::Lognormal, 40, 2};
+    C.Requests = 2000;
+    C.Preempt = Pre;
+    C.SwapTokens = 400;
+    C.SwapBandwidth = 1e9;
+    C.SwapBytesPerToken = 1e3;
+    C.CheckInvariants = true;
+    auto Step = [](const StepShape &S) { return 1e-3 + 5e-6 * S.Sequences; };
+    Config Spec = C;
+    Spec.Speculate.Tokens = 4;
+    Spec.Speculate.Acceptance = 0.7;
+    Spec.Speculate.Draft = constant(0.1e-3);
+    uint64_t Outputs = 0;
+    Result R = simulate(Spec, Step, [&](const RequestRecord &Rec) {
+      if (!Rec.Rejected)
+        Outputs += Rec.Output;
+    });
+    EXPECT_GT(R.Preemptions, 0u);
+    EXPECT_EQ(R.Completed + R.Rejected, R.Arrived);
+    EXPECT_EQ(R.OutputTokens, Outputs);
+    EXPECT_LE(R.PeakKVTokens, 700);
+    Result Plain = simulate(C, Step);
+    // E = 2.77 tokens an iteration for 1.3 ms instead of 1 for 1 ms.
+    EXPECT_LT(R.TPOT.Mean, 0.7 * Plain.TPOT.Mean);
+    Config None = Spec;
+    None.Speculate.Acceptance = 0;
+    None.Speculate.Draft = constant(0);
+    Result Same = simulate(None, Step);
+    EXPECT_EQ(Same.E2E.Mean, Plain.E2E.Mean);
+    EXPECT_EQ(Same.OutputTokens, Plain.OutputTokens);
+    EXPECT_EQ(Same.Preemptions, Plain.Preemptions);
+  }
+}
