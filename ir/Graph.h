@@ -246,6 +246,8 @@ struct SimInputs {
   /// The scenario has a `simulate` block (else the inputs were exported
   /// for `mlsc validate`, and `mlsc eval` does not simulate).
   bool Requested = false;
+  /// Static batching (`batching = static`).
+  bool Static = false;
 };
 
 struct Graph {

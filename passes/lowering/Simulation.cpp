@@ -785,9 +785,8 @@ bool lowerSimulation(LoweringContext &Ctx) {
       B.publish(M.Id, B.leaf(std::numeric_limits<double>::quiet_NaN(), M.Dim,
                              std::move(O)));
     }
-  if (D.Static)
-    In.NotSimulated = "static batching is not simulated yet";
-  else if (Ctx.foldedNumber(W, "parallel.pp") > 1)
+  In.Static = D.Static;
+  if (Ctx.foldedNumber(W, "parallel.pp") > 1)
     In.NotSimulated = "pipeline parallelism is not simulated yet";
   B.G.Sim = In;
   return true;

@@ -196,6 +196,7 @@ std::optional<Simulated> simulateScenario(const Evaluator &E, std::string &Why,
     Why = "the arrival rate is not a positive number";
     return std::nullopt;
   }
+  C.Static = In.Static;
   Simulated Out;
   if (In.StepFixed.isValid())
     Out.Linear = LinearStep{v(In.StepFixed), v(In.StepPrefill),

@@ -113,6 +113,9 @@ struct Request {
   /// from the start).
   uint32_t Prefill = 0, Done = 0;
   uint32_t Generated = 0; ///< output tokens emitted
+  /// The tokens its decode runs to: its output, or a static batch's
+  /// longest (the rest padding).
+  uint32_t Until = 0;
   /// While decoding: the iteration it joined, its context then and the
   /// tokens it had generated then.
   uint64_t JoinIter = 0;
@@ -130,6 +133,7 @@ struct Request {
   bool KVReady = false; ///< its prompt's KV cache arrived from a prefill
                         ///< replica: it joins the decodes
   bool Swapped = false; ///< preempted to the replica's swap space
+  bool Padding = false; ///< decoding past its output in a static batch
   uint32_t SwapCtx = 0; ///< the KV tokens it swapped out
   unsigned Replica = 0;
 };
@@ -251,6 +255,16 @@ struct Replica {
   double LinkFree = 0; ///< when its link is next free (disaggregation)
   double BusyTime = 0, KVArea = 0;
   double Ends = 0; ///< when its iteration under way ends
+  /// Static batching: the iterations in which the batch's sequences
+  /// emit their last real token (earliest first), and the sequences
+  /// decoding past it (padding until the batch's longest ends).
+  /// (iteration, slot, generation); entries of requests preempted since
+  /// are stale.
+  std::priority_queue<std::tuple<uint64_t, Slot, uint32_t>,
+                      std::vector<std::tuple<uint64_t, Slot, uint32_t>>,
+                      std::greater<>>
+      RealEnds;
+  double Padding = 0;
 };
 
 /// Replicas that serve the same requests: every replica, or under
@@ -862,6 +876,7 @@ private:
     if (!Row && C.Session.Open > 0)
       converse(Q);
     Q.Prefill = Q.Prompt;
+    Q.Until = Q.Output;
     if (Row) {
       if (Issued < toServe())
         issue((*C.Replay)[Issued].Arrival);
@@ -1214,7 +1229,7 @@ private:
   }
   /// The iteration in which a decoding request emits its last token.
   uint64_t lastIteration(const Request &Q) const {
-    uint64_t Left = Q.Output - Q.JoinGenerated; // at least 1
+    uint64_t Left = Q.Until - Q.JoinGenerated; // at least 1
     if (!Spec)
       return Q.JoinIter + Left - 1;
     uint64_t Target = emittedBy(Q.JoinIter) + Left;
@@ -1365,6 +1380,10 @@ private:
       P.DecodeCtx -= Ctx;
       release(P, Q, Ctx);
       Q.Decoding = false;
+      if (Q.Padding) {
+        Q.Padding = false;
+        P.Padding -= 1;
+      }
       Q.LastToken = Now; // it emitted at the end of the last iteration
       // Swap preemption: its KV cache is copied to the replica's swap
       // space during this iteration, and back when it is readmitted (a
@@ -1418,7 +1437,15 @@ private:
       while (!makeRoom(P, P.Decoding * Emit) && preemptOne(P, Waiting))
         Preempted = true;
     StepShape Shape;
-    double Budget = C.MaxBatchedTokens;
+    // A static batch prefills its prompts in one pass.
+    double Budget =
+        C.Static ? std::numeric_limits<double>::infinity() : C.MaxBatchedTokens;
+    // Static batching admits a batch only into an empty replica, while
+    // the cache holds every sequence grown to the batch's longest output.
+    const bool Admits = !C.Static || P.Running == 0;
+    double BatchPrompts = 0, BatchN = 0;
+    uint32_t Longest = 0;
+    std::vector<Slot> Batch;
     // A decode step of a sequence with c cached tokens: c + 1 pairs, c + 1
     // tokens of KV read; a speculative one verifies v = k + 1 tokens: v c +
     // v (v + 1) / 2 pairs, c + v tokens.
@@ -1469,10 +1496,21 @@ private:
     };
     // After a preemption no request is admitted this iteration (vLLM's
     // scheduler does the same): the one just preempted would come back.
-    while ((!Preempted || P.Running == 0) && Budget >= 1 && !Waiting.empty() &&
-           P.Running < C.MaxSequences) {
+    while (Admits && (!Preempted || P.Running == 0) && Budget >= 1 &&
+           !Waiting.empty() && P.Running < C.MaxSequences) {
       Slot S = Waiting.front();
       Request &Q = Requests[S];
+      if (C.Static) {
+        uint32_t L = std::max(Longest, Q.Output);
+        if (C.KVCapacityTokens > 0 &&
+            BatchPrompts + Q.Prefill + (BatchN + 1) * (L - 2.0 + Verify) >
+                C.KVCapacityTokens)
+          break;
+        Longest = L;
+        BatchPrompts += Q.Prefill;
+        BatchN += 1;
+        Batch.push_back(S);
+      }
       if (Q.Swapped) {
         // Its KV cache comes back from the swap space, copied during this
         // iteration, and it decodes on.
@@ -1587,6 +1625,8 @@ private:
       P.Prefilling.push_back(S);
       chunk(S);
     }
+    for (Slot S : Batch)
+      Requests[S].Until = Longest;
     if (Shape.Tokens == 0) {
       P.Busy = false;
       // A draining replica that holds nothing is off.
@@ -1845,9 +1885,19 @@ private:
     // together: the gap is the iteration's (vLLM's benchmark counts a
     // chunk of tokens as one).
     const uint64_t Emit = emitted(P.Iter, P.Iter + 1);
+    // A static batch's sequence whose output ended before this iteration
+    // decoded in it as padding.
+    while (!P.RealEnds.empty() && std::get<0>(P.RealEnds.top()) < P.Iter) {
+      auto [At, S, G] = P.RealEnds.top();
+      P.RealEnds.pop();
+      if (Requests[S].Gen == G) {
+        Requests[S].Padding = true;
+        P.Padding += 1;
+      }
+    }
     if (P.DecodersNow > 0) {
-      ITL.add(Took, static_cast<uint64_t>(P.DecodersNow) - P.Joined.size() -
-                        P.SwappedIn.size());
+      ITL.add(Took, static_cast<uint64_t>(P.DecodersNow - P.Padding) -
+                        P.Joined.size() - P.SwappedIn.size());
       OutputTokens += static_cast<uint64_t>(P.DecodersNow) * Emit;
       P.DecodeCtx += P.DecodersNow * static_cast<double>(Emit);
     }
@@ -1864,7 +1914,15 @@ private:
       OutputTokens -= Q.JoinGenerated + Made - Q.Output;
       P.Decoding -= 1;
       P.DecodeCtx -= Ctx;
-      leave(P, Q, Ctx);
+      // What it keeps (a conversation's context) is its real context: a
+      // speculative step's tokens past its output and a static batch's
+      // padding are freed.
+      double Real =
+          Q.JoinCtx + static_cast<double>(Q.Output > Q.JoinGenerated
+                                              ? Q.Output - Q.JoinGenerated
+                                              : 0);
+      P.KVUsed -= Ctx - Real;
+      leave(P, Q, Real);
       --P.Running;
       Q.Decoding = false;
       complete(S);
@@ -1894,7 +1952,7 @@ private:
         ITL.add(Now - Q.LastToken);
       ++Q.Generated;
       ++OutputTokens;
-      if (Q.Generated >= Q.Output) {
+      if (Q.Generated >= Q.Until) {
         leave(P, Q, Q.Prefill);
         --P.Running;
         complete(K.S);
@@ -1907,7 +1965,21 @@ private:
       P.Decoding += 1;
       P.DecodeCtx += Q.Prefill;
       P.Finishing.push({lastIteration(Q), K.S, Q.Gen});
+      if (Q.Until > Q.Output) {
+        // Its real output ends before the batch's: in the iteration its
+        // decoding would end in, or now.
+        uint64_t End = P.Iter;
+        if (Q.Generated < Q.Output) {
+          uint32_t Until = Q.Until;
+          Q.Until = Q.Output;
+          End = lastIteration(Q);
+          Q.Until = Until;
+        }
+        P.RealEnds.push({End, K.S, Q.Gen});
+      }
     }
+    if (P.Running == 0)
+      P.Padding = 0; // a static batch ends together
     ++P.Iter;
     startIteration(I);
   }
@@ -2094,6 +2166,9 @@ Result simulate(const Config &C, const StepFunction &Step,
        !(C.Speculate.Acceptance >= 0 && C.Speculate.Acceptance <= 1)))
     refuse("speculative decoding needs from 1 to 64 draft tokens and an "
            "acceptance rate from 0 to 1");
+  if (C.Static && (C.Disagg.PrefillReplicas > 0 || !C.Tiers.empty()))
+    refuse("static batching is not simulated with disaggregation or KV "
+           "tiers yet");
   if (C.PrefillScale.Enabled && C.Disagg.PrefillReplicas == 0)
     refuse("the prefill pool scales only under disaggregation");
   const Admission &Ad = C.Admit;

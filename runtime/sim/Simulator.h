@@ -257,6 +257,13 @@ struct Config {
   Preemption Preempt = Preemption::Recompute;
   double SwapTokens = 0, SwapBandwidth = 0, SwapBytesPerToken = 0;
   Speculation Speculate;
+  /// Static (request-level) batching: a replica admits a batch only when
+  /// it is empty, as many requests as slots and a cache that holds every
+  /// sequence grown to the batch's longest output allow, prefills their
+  /// prompts in one pass and decodes them together until the longest
+  /// ends (the others padding), when every request of the batch completes
+  /// (Orca, OSDI 2022, section 2).
+  bool Static = false;
   /// Every SampleEvery seconds of simulated time, each replica's state
   /// (Result::Replicas); 0: none.
   double SampleEvery = 0;

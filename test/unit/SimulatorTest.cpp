@@ -955,6 +955,13 @@ TEST(Simulator, CacheAccountingHoldsOverRandomPlatforms) {
     if (I(0, 4) == 0)
       C.Arrive = {Arrivals::Kind::Closed,          1,        0, 0, 0, 0,
                   static_cast<unsigned>(I(1, 30)), U(0, 0.1)};
+    // Static batches (not with disaggregation or tiers) and speculative
+    // decoding, each on some platforms.
+    bool Static = I(0, 4) == 0;
+    C.Static = Static && C.Disagg.PrefillReplicas == 0 && C.Tiers.empty();
+    if (I(0, 4) == 0)
+      C.Speculate = {static_cast<unsigned>(I(1, 5)), U(0, 1),
+                     [](const StepShape &S) { return 1e-4 + 1e-6 * S.Tokens; }};
     SCOPED_TRACE(testing::Message() << "platform " << It);
     Result R;
     EXPECT_NO_THROW(R = simulate(C, [](const StepShape &S) {
@@ -1138,4 +1145,52 @@ TEST(Simulator, SpeculativeDecodingKeepsTheAccountsUnderPressure) {
     EXPECT_EQ(Same.OutputTokens, Plain.OutputTokens);
     EXPECT_EQ(Same.Preemptions, Plain.Preemptions);
   }
+}
+
+TEST(Simulator, StaticBatchesHoldTheirSlotsUntilTheLongestEnds) {
+  // Request-level batching (Orca, OSDI 2022): at 10 ms an iteration, A
+  // (10 + 2 tokens) arrives at 0 and runs alone: first token at 10 ms,
+  // done at 20 ms. B, C and D (outputs 2, 5 and 3) arrive at 1 ms and
+  // wait for the replica to empty; at 20 ms they prefill together (first
+  // tokens at 30 ms) and decode until C's fifth token at 70 ms, when all
+  // three complete: TTFT 29 ms, E2E 69 ms, TPOT 40, 10 and 20 ms. The gaps
+  // between real tokens: A's 1, B's 1, C's 4, D's 2 (B and D decode on as
+  // padding, not counted).
+  auto Trace = std::make_shared<graph::Trace>();
+  for (auto [At, Out] :
+       {std::pair{0.0, 2u}, {1e-3, 2u}, {1e-3, 5u}, {1e-3, 3u}}) {
+    graph::TraceRow Row;
+    Row.Arrival = At;
+    Row.Prompt = 10;
+    Row.Output = Out;
+    Trace->push_back(Row);
+  }
+  Config C;
+  C.Replicas = 1;
+  C.MaxSequences = 4;
+  C.Replay = Trace;
+  C.Requests = 4;
+  C.Static = true;
+  C.CheckInvariants = true;
+  std::vector<RequestRecord> Recs;
+  Result R = simulate(C, constant(10e-3),
+                      [&](const RequestRecord &Rec) { Recs.push_back(Rec); });
+  ASSERT_EQ(R.Completed, 4u);
+  EXPECT_EQ(R.OutputTokens, 12u);
+  EXPECT_EQ(R.Iterations, 7u);
+  EXPECT_EQ(R.ITL.Count, 8u);
+  EXPECT_NEAR(R.E2E.Mean, (20e-3 + 3 * 69e-3) / 4, 1e-12);
+  EXPECT_NEAR(R.TPOT.Mean, (10e-3 + 40e-3 + 10e-3 + 20e-3) / 4, 1e-12);
+  ASSERT_EQ(Recs.size(), 4u);
+  for (const RequestRecord &Rec : Recs)
+    if (Rec.Id > 0) {
+      EXPECT_NEAR(Rec.TTFT, 29e-3, 1e-12);
+      EXPECT_NEAR(Rec.E2E, 69e-3, 1e-12);
+    }
+  // Continuous batching admits B, C and D at 10 ms, beside A's decode,
+  // and lets each leave with its last token.
+  C.Static = false;
+  Result Cont = simulate(C, constant(10e-3));
+  EXPECT_LT(Cont.E2E.Mean, R.E2E.Mean);
+  EXPECT_EQ(Cont.ITL.Count, 8u);
 }
