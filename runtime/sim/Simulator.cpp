@@ -133,7 +133,6 @@ struct Request {
   bool KVReady = false; ///< its prompt's KV cache arrived from a prefill
                         ///< replica: it joins the decodes
   bool Swapped = false; ///< preempted to the replica's swap space
-  bool Padding = false; ///< decoding past its output in a static batch
   uint32_t SwapCtx = 0; ///< the KV tokens it swapped out
   unsigned Replica = 0;
 };
@@ -258,8 +257,8 @@ struct Replica {
   /// Static batching: the iterations in which the batch's sequences
   /// emit their last real token (earliest first), and the sequences
   /// decoding past it (padding until the batch's longest ends).
-  /// (iteration, slot, generation); entries of requests preempted since
-  /// are stale.
+  /// (iteration, slot, generation); an entry of a slot reused since is
+  /// stale.
   std::priority_queue<std::tuple<uint64_t, Slot, uint32_t>,
                       std::vector<std::tuple<uint64_t, Slot, uint32_t>>,
                       std::greater<>>
@@ -1227,9 +1226,10 @@ private:
   uint64_t emitted(uint64_t From, uint64_t To) const {
     return emittedBy(To) - emittedBy(From);
   }
-  /// The iteration in which a decoding request emits its last token.
-  uint64_t lastIteration(const Request &Q) const {
-    uint64_t Left = Q.Until - Q.JoinGenerated; // at least 1
+  /// The iteration in which a decoding request emits its token number
+  /// \p Until (its last: Q.Until).
+  uint64_t lastIteration(const Request &Q, uint32_t Until) const {
+    uint64_t Left = Until - Q.JoinGenerated; // at least 1
     if (!Spec)
       return Q.JoinIter + Left - 1;
     uint64_t Target = emittedBy(Q.JoinIter) + Left;
@@ -1347,6 +1347,9 @@ private:
   /// cache is freed, and it waits at the head of its level to run its
   /// prompt and what it generated again. False when none runs.
   bool preemptOne(Replica &P, WaitQueue &Waiting) {
+    // A static batch reserves its growth when admitted (startIteration),
+    // so that its padding is never preempted.
+    assert(!C.Static && "a static batch is never preempted");
     auto Victim = P.Admitted.end();
     auto Later = [&](const Request &A, const Request &B) {
       return std::tie(A.Level, A.Arrival, A.Id) >
@@ -1380,10 +1383,6 @@ private:
       P.DecodeCtx -= Ctx;
       release(P, Q, Ctx);
       Q.Decoding = false;
-      if (Q.Padding) {
-        Q.Padding = false;
-        P.Padding -= 1;
-      }
       Q.LastToken = Now; // it emitted at the end of the last iteration
       // Swap preemption: its KV cache is copied to the replica's swap
       // space during this iteration, and back when it is readmitted (a
@@ -1490,7 +1489,7 @@ private:
       Q.JoinGenerated = Q.Generated;
       P.Decoding += 1;
       P.DecodeCtx += Ctx;
-      P.Finishing.push({lastIteration(Q), S, Q.Gen});
+      P.Finishing.push({lastIteration(Q, Q.Until), S, Q.Gen});
       P.Admitted.push_back({S, Q.Gen});
       addDecodes(1, Ctx);
     };
@@ -1890,10 +1889,7 @@ private:
     while (!P.RealEnds.empty() && std::get<0>(P.RealEnds.top()) < P.Iter) {
       auto [At, S, G] = P.RealEnds.top();
       P.RealEnds.pop();
-      if (Requests[S].Gen == G) {
-        Requests[S].Padding = true;
-        P.Padding += 1;
-      }
+      P.Padding += Requests[S].Gen == G;
     }
     if (P.DecodersNow > 0) {
       ITL.add(Took, static_cast<uint64_t>(P.DecodersNow - P.Padding) -
@@ -1964,18 +1960,13 @@ private:
       Q.JoinGenerated = Q.Generated;
       P.Decoding += 1;
       P.DecodeCtx += Q.Prefill;
-      P.Finishing.push({lastIteration(Q), K.S, Q.Gen});
+      P.Finishing.push({lastIteration(Q, Q.Until), K.S, Q.Gen});
       if (Q.Until > Q.Output) {
         // Its real output ends before the batch's: in the iteration its
         // decoding would end in, or now.
-        uint64_t End = P.Iter;
-        if (Q.Generated < Q.Output) {
-          uint32_t Until = Q.Until;
-          Q.Until = Q.Output;
-          End = lastIteration(Q);
-          Q.Until = Until;
-        }
-        P.RealEnds.push({End, K.S, Q.Gen});
+        P.RealEnds.push(
+            {Q.Generated < Q.Output ? lastIteration(Q, Q.Output) : P.Iter, K.S,
+             Q.Gen});
       }
     }
     if (P.Running == 0)

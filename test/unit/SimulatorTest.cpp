@@ -234,6 +234,21 @@ TEST(Simulator, RefusesNonFiniteAndNegativeSettings) {
   C.Route = Routing::Weighted;
   C.Weights = {0, -2, 0};
   EXPECT_THROW(simulate(C, constant(1e-3)), std::invalid_argument);
+  // Speculative decoding: 1 to 64 draft tokens, an acceptance from 0 to 1.
+  C = mg1(5, 10, 10);
+  C.Speculate.Tokens = 65;
+  C.Speculate.Acceptance = 0.5;
+  EXPECT_THROW(simulate(C, constant(1e-3)), std::invalid_argument);
+  C.Speculate.Tokens = 4;
+  C.Speculate.Acceptance = 1.5;
+  EXPECT_THROW(simulate(C, constant(1e-3)), std::invalid_argument);
+  C.Speculate.Acceptance = std::nan("");
+  EXPECT_THROW(simulate(C, constant(1e-3)), std::invalid_argument);
+  // Static batching is not simulated with disaggregation yet.
+  C = mg1(5, 10, 10);
+  C.Static = true;
+  C.Disagg = {1, 100, 1e9, 1e-5, 0};
+  EXPECT_THROW(simulate(C, constant(1e-3)), std::invalid_argument);
 }
 
 TEST(Simulator, EmpiricalLengthsFollowTheirBins) {
