@@ -241,6 +241,8 @@ struct SimInputs {
   NodeId SwapTokens, SwapBandwidth, SwapBytesPerToken;
   /// A declared linear step model (invalid: the walls' step model).
   NodeId StepFixed, StepPrefill, StepDecode, StepKV;
+  /// Pipeline stages a replica runs (the workload's pp).
+  NodeId Stages;
   /// Why the scenario is not simulated ("" when it is).
   std::string NotSimulated;
   /// The scenario has a `simulate` block (else the inputs were exported

@@ -786,8 +786,7 @@ bool lowerSimulation(LoweringContext &Ctx) {
                              std::move(O)));
     }
   In.Static = D.Static;
-  if (Ctx.foldedNumber(W, "parallel.pp") > 1)
-    In.NotSimulated = "pipeline parallelism is not simulated yet";
+  In.Stages = D.PP;
   B.G.Sim = In;
   return true;
 }

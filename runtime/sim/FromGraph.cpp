@@ -197,6 +197,9 @@ std::optional<Simulated> simulateScenario(const Evaluator &E, std::string &Why,
     return std::nullopt;
   }
   C.Static = In.Static;
+  if (In.Stages.isValid())
+    C.PipelineStages =
+        static_cast<unsigned>(std::clamp(std::round(v(In.Stages)), 1.0, 1e6));
   Simulated Out;
   if (In.StepFixed.isValid())
     Out.Linear = LinearStep{v(In.StepFixed), v(In.StepPrefill),

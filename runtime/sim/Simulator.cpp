@@ -254,6 +254,7 @@ struct Replica {
   double LinkFree = 0; ///< when its link is next free (disaggregation)
   double BusyTime = 0, KVArea = 0;
   double Ends = 0; ///< when its iteration under way ends
+  double Took = 0; ///< that iteration's time (the busy time it adds)
   /// Static batching: the iterations in which the batch's sequences
   /// emit their last real token (earliest first), and the sequences
   /// decoding past it (padding until the batch's longest ends).
@@ -342,6 +343,7 @@ public:
       LevelOf.push_back(static_cast<uint8_t>(
           std::lower_bound(Ps.begin(), Ps.end(), K.Priority) - Ps.begin()));
     PerClass.resize(Classes.size());
+    Stages = std::max(1u, C.PipelineStages);
     Disaggregated = C.Disagg.PrefillReplicas > 0;
     // An autoscaled pool has room for its most replicas; those beyond the
     // starting count are off.
@@ -357,6 +359,8 @@ public:
         C.PrefillScale.Enabled ? C.PrefillScale.Max : C.Disagg.PrefillReplicas;
     unsigned N = Cap + PrefillCap;
     Replicas.resize(N);
+    if (Stages > 1)
+      StageFree.assign(N, 0);
     Pools.resize(Disaggregated ? 2 : 1);
     Pools[0] = {0, Cap, C.Route == Routing::SharedQueue && !Disaggregated,
                 WaitQueue(), 0};
@@ -497,6 +501,11 @@ private:
   std::vector<Result::Sample> Timeline;
   /// Sampling: each replica's busy time at the last sample, the samples.
   std::vector<double> LastBusy;
+  /// Pipeline parallelism: the stages of a replica (Config::PipelineStages
+  /// engines, Replicas[I] an engine of replica I / Stages), and when each
+  /// stage is next free (StageFree[I]: stage I % Stages of that replica).
+  unsigned Stages = 1;
+  std::vector<double> StageFree;
   std::vector<Result::ReplicaSample> ReplicaSamples;
   bool SamplesTruncated = false;
   /// The admission bucket's tokens, as of LastRefill.
@@ -955,12 +964,27 @@ private:
   /// share since the last sample (an iteration under way counts up to
   /// now), what it runs and holds.
   void sample() {
-    for (unsigned I = 0; I < Replicas.size(); ++I) {
-      const Replica &P = Replicas[I];
-      // Busy time counts an iteration when it starts: less what is ahead.
-      double BusyNow = P.BusyTime - (P.Busy ? std::max(0.0, P.Ends - Now) : 0);
-      double Busy = (BusyNow - LastBusy[I]) / C.SampleEvery;
-      LastBusy[I] = BusyNow;
+    // A replica's engines (one without pipeline parallelism) together.
+    for (unsigned G = 0; G < Replicas.size(); G += Stages) {
+      double Busy = 0, KV = 0;
+      unsigned Running = 0, Waiting = 0;
+      for (unsigned I = G; I < G + Stages; ++I) {
+        const Replica &P = Replicas[I];
+        // Busy time counts an iteration when it starts: less what is
+        // ahead (a share of it, when it waits for pipeline stages).
+        double Ahead = 0;
+        if (P.Busy && Stages == 1)
+          Ahead = std::max(0.0, P.Ends - Now);
+        else if (P.Busy && P.Ends > P.Started)
+          Ahead = P.Took * std::max(0.0, P.Ends - Now) / (P.Ends - P.Started);
+        double BusyNow = P.BusyTime - Ahead;
+        Busy += (BusyNow - LastBusy[I]) / C.SampleEvery;
+        LastBusy[I] = BusyNow;
+        KV += kvInUse(P);
+        Running += P.Running;
+        Waiting += static_cast<unsigned>(P.Waiting.size());
+      }
+      const Replica &P = Replicas[G];
       if (P.St == Replica::State::Off)
         continue;
       if (ReplicaSamples.size() >= Result::MaxReplicaSamples) {
@@ -969,14 +993,14 @@ private:
       }
       Result::ReplicaSample X;
       X.Time = Now - First;
-      X.Replica = I;
+      X.Replica = G / Stages;
       X.Prefill = P.PrefillOnly;
       X.Starting = P.St == Replica::State::Starting;
       X.Draining = P.St == Replica::State::Draining;
-      X.Busy = std::clamp(Busy, 0.0, 1.0);
-      X.KV = C.KVCapacityTokens > 0 ? kvInUse(P) / C.KVCapacityTokens : 0;
-      X.Running = P.Running;
-      X.Waiting = static_cast<unsigned>(P.Waiting.size());
+      X.Busy = std::clamp(Busy / Stages, 0.0, 1.0);
+      X.KV = C.KVCapacityTokens > 0 ? KV / (Stages * C.KVCapacityTokens) : 0;
+      X.Running = Running;
+      X.Waiting = Waiting;
       ReplicaSamples.push_back(X);
     }
     if (!finished())
@@ -1134,7 +1158,13 @@ private:
     switch (C.Route) {
     case Routing::RoundRobin: {
       for (unsigned K = 0; K < Pl.Count; ++K) {
+        // Under pipeline parallelism, replicas in turn, and each
+        // replica's engines in turn.
         unsigned To = Pl.First + Pl.Next;
+        if (Stages > 1) {
+          const unsigned Physical = Pl.Count / Stages;
+          To = Pl.First + Pl.Next % Physical * Stages + Pl.Next / Physical;
+        }
         Pl.Next = (Pl.Next + 1) % Pl.Count;
         if (routable(Replicas[To]))
           return To;
@@ -1654,7 +1684,13 @@ private:
         }
     P.DecodersNow = P.Decoding;
     P.KVUsed += P.Decoding * Emit;
-    PeakKV = std::max(PeakKV, P.KVUsed);
+    double Held = P.KVUsed;
+    if (Stages > 1) {
+      Held = 0;
+      for (unsigned K = I / Stages * Stages; K < (I / Stages + 1) * Stages; ++K)
+        Held += Replicas[K].KVUsed;
+    }
+    PeakKV = std::max(PeakKV, Held);
     BatchSum += Shape.Sequences;
     ++Iterations;
     // Swaps copy over the host link in the same step (vLLM's cache engine
@@ -1680,10 +1716,24 @@ private:
       }
     }
     P.SwapBytes = 0;
+    // Under pipeline parallelism the iteration's micro-batch takes Took /
+    // Stages on each of its replica's stages in turn, a stage serving the
+    // engines' micro-batches first come, first served (a flow shop).
+    double End = Now + Took;
+    if (Stages > 1) {
+      const double Each = Took / Stages;
+      End = Now;
+      for (unsigned K = I / Stages * Stages; K < (I / Stages + 1) * Stages;
+           ++K) {
+        End = std::max(End, StageFree[K]) + Each;
+        StageFree[K] = End;
+      }
+    }
+    P.Took = Took;
     P.BusyTime += Took;
-    P.Ends = Now + Took;
-    P.KVArea += P.KVUsed * Took;
-    push(Now + Took, EventKind::IterationEnd, I);
+    P.Ends = End;
+    P.KVArea += P.KVUsed * (Stages > 1 ? End - Now : Took);
+    push(End, EventKind::IterationEnd, I);
   }
 
   void record(const Request &Q, bool Rejected, bool Met = false,
@@ -1698,7 +1748,7 @@ private:
     Rec.Output = Q.Output;
     Rec.CachedPrompt = Q.Cached;
     Rec.Preemptions = Q.Preempted;
-    Rec.Replica = Q.Replica;
+    Rec.Replica = Q.Replica / Stages;
     Rec.Rejected = Rejected && !WasShed;
     Rec.Shed = WasShed;
     Rec.MetTargets = Met;
@@ -2189,6 +2239,27 @@ Result simulate(const Config &C, const StepFunction &Step,
         C.Disagg.Latency >= 0 && std::isfinite(C.Disagg.Latency)))
     refuse("disaggregation needs a KV fabric bandwidth above 0, and bytes "
            "and a latency >= 0");
+  if (C.PipelineStages == 0 || C.PipelineStages > 1024)
+    refuse("pipeline parallelism needs from 1 to 1024 stages");
+  if (C.PipelineStages > 1) {
+    if (C.Disagg.PrefillReplicas > 0 || C.Scale.Enabled || !C.Tiers.empty() ||
+        C.Speculate.Tokens > 0)
+      refuse("pipeline parallelism is not simulated with disaggregation, "
+             "autoscaling, KV tiers or speculative decoding yet");
+    // Its engines, each a replica to the scheduler and the router, with
+    // their shares of the slots and of the KV cache.
+    const unsigned P = C.PipelineStages;
+    if (C.Replicas > 1000000)
+      refuse("at most 10^6 pipelined replicas");
+    Config E = C;
+    E.Replicas = C.Replicas * P;
+    E.MaxSequences = (C.MaxSequences + P - 1) / P;
+    E.KVCapacityTokens = std::floor(C.KVCapacityTokens / P);
+    E.SwapTokens = std::floor(C.SwapTokens / P);
+    if (C.KVCapacityTokens > 0 && E.KVCapacityTokens < 1)
+      refuse("a pipeline stage's engine has no KV-cache token of its own");
+    return Simulation(E, Step, Sink).run();
+  }
   return Simulation(C, Step, Sink).run();
 }
 

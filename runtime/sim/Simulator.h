@@ -264,6 +264,18 @@ struct Config {
   /// ends (the others padding), when every request of the batch completes
   /// (Orca, OSDI 2022, section 2).
   bool Static = false;
+  /// Pipeline parallelism: each replica is PipelineStages stages, run as
+  /// vLLM V0 runs them, as that many virtual engines, each with its own
+  /// scheduler, 1/PipelineStages of the replica's slots (rounded up) and
+  /// of its KV cache, and the whole token budget. An engine's iteration
+  /// (Step: through every stage) takes Step / PipelineStages on each
+  /// stage in turn, the stages shared by the engines first come, first
+  /// served (a flow shop), so that while one engine's micro-batch is on a
+  /// stage the others' are on the rest. The router sees the engines as
+  /// replicas; results name the replica (Result::Replicas adds its
+  /// engines up). Not with disaggregation, autoscaling, KV tiers or
+  /// speculative decoding (refused).
+  unsigned PipelineStages = 1;
   /// Every SampleEvery seconds of simulated time, each replica's state
   /// (Result::Replicas); 0: none.
   double SampleEvery = 0;
@@ -343,6 +355,7 @@ struct Result {
   /// (vLLM's recompute: it runs its prompt and output so far again).
   uint64_t Preemptions = 0;
   double PeakKVTokens = 0;    ///< the most KV tokens a replica held at once
+                              ///< (its engines' together)
   double Makespan = 0;        ///< first arrival to last completion
   double Throughput = 0;      ///< output tokens a second over the makespan
   double MeanInSystem = 0;    ///< time-average requests in the system (L)

@@ -977,6 +977,11 @@ TEST(Simulator, CacheAccountingHoldsOverRandomPlatforms) {
     if (I(0, 4) == 0)
       C.Speculate = {static_cast<unsigned>(I(1, 5)), U(0, 1),
                      [](const StepShape &S) { return 1e-4 + 1e-6 * S.Tokens; }};
+    // Pipeline stages (not with disaggregation, autoscaling, tiers or
+    // speculative decoding).
+    if (I(0, 1) == 0 && C.Disagg.PrefillReplicas == 0 && !C.Scale.Enabled &&
+        C.Tiers.empty() && C.Speculate.Tokens == 0)
+      C.PipelineStages = static_cast<unsigned>(I(2, 4));
     SCOPED_TRACE(testing::Message() << "platform " << It);
     Result R;
     EXPECT_NO_THROW(R = simulate(C, [](const StepShape &S) {
@@ -991,6 +996,81 @@ TEST(Simulator, CacheAccountingHoldsOverRandomPlatforms) {
   EXPECT_GT(FollowUps, 1000u);
   EXPECT_GT(Loads, 100u);
   EXPECT_GT(Preemptions, 100u);
+}
+
+TEST(Simulator, PipelineStagesWorkOnTheirEnginesMicroBatchesInTurn) {
+  // One replica of 2 pipeline stages and 2 slots: 2 engines of a slot
+  // each. An iteration takes 10 ms a sequence through both stages, 5 ms a
+  // sequence on each. A and B (prompt 10, output 4) arrive at 0; round
+  // robin sends A to engine 0 and B to engine 1. Engine 0: stage 0 at
+  // [0, 5], stage 1 at [5, 10]; engine 1 waits for stage 0: [5, 10], then
+  // [10, 15]. From then on the engines alternate, each iteration 10 ms
+  // apart: A's tokens at 10, 20, 30 and 40 ms, B's at 15, 25, 35 and
+  // 45 ms. Each stage is busy 8 x 5 = 40 ms of the 45 ms run.
+  auto Trace = std::make_shared<graph::Trace>();
+  for (int K = 0; K < 2; ++K) {
+    graph::TraceRow Row;
+    Row.Arrival = 0;
+    Row.Prompt = 10;
+    Row.Output = 4;
+    Trace->push_back(Row);
+  }
+  Config C;
+  C.Replicas = 1;
+  C.MaxSequences = 2;
+  C.KVCapacityTokens = 30;
+  C.Replay = Trace;
+  C.Requests = 2;
+  C.PipelineStages = 2;
+  C.CheckInvariants = true;
+  C.SampleEvery = 0.1;
+  auto PerSequence = [](const StepShape &S) { return 10e-3 * S.Sequences; };
+  std::vector<RequestRecord> Recs;
+  Result R = simulate(C, PerSequence,
+                      [&](const RequestRecord &Rec) { Recs.push_back(Rec); });
+  ASSERT_EQ(R.Completed, 2u);
+  ASSERT_EQ(Recs.size(), 2u);
+  EXPECT_NEAR(Recs[0].TTFT, 10e-3, 1e-12);
+  EXPECT_NEAR(Recs[0].E2E, 40e-3, 1e-12);
+  EXPECT_NEAR(Recs[1].TTFT, 15e-3, 1e-12);
+  EXPECT_NEAR(Recs[1].E2E, 45e-3, 1e-12);
+  EXPECT_EQ(Recs[0].Replica, 0u); // the replica, not the engine
+  EXPECT_EQ(Recs[1].Replica, 0u);
+  EXPECT_NEAR(R.TPOT.Mean, 10e-3, 1e-12);
+  EXPECT_EQ(R.Iterations, 8u);
+  EXPECT_NEAR(R.Makespan, 45e-3, 1e-12);
+  EXPECT_NEAR(R.Utilisation, 40.0 / 45.0, 1e-12);
+  EXPECT_NEAR(R.MeanBatch, 1, 1e-12);
+  // In its last step each engine holds its prompt and 3 decoded tokens'
+  // KV (the last token's is never written): the replica's 26.
+  EXPECT_NEAR(R.PeakKVTokens, 26, 1e-12);
+  // The sample at 100 ms names the one replica.
+  ASSERT_EQ(R.Replicas.size(), 1u);
+  EXPECT_EQ(R.Replicas[0].Replica, 0u);
+  // Without stages A runs alone for 10 ms, then beside B in 20 ms
+  // iterations: A's tokens at 10, 30, 50 and 70 ms, B's at 30, 50, 70 and
+  // (alone again) 80 ms.
+  C.PipelineStages = 1;
+  Recs.clear();
+  simulate(C, PerSequence,
+           [&](const RequestRecord &Rec) { Recs.push_back(Rec); });
+  ASSERT_EQ(Recs.size(), 2u);
+  EXPECT_NEAR(Recs[0].E2E, 70e-3, 1e-12);
+  EXPECT_NEAR(Recs[1].TTFT, 30e-3, 1e-12);
+  EXPECT_NEAR(Recs[1].E2E, 80e-3, 1e-12);
+  // An engine holds half the cache: 15 tokens. A request of 13 + 4 tokens
+  // needs 16 (its last token's KV is never written): it fits the
+  // replica's 30 but no engine's, so it is rejected under the stages.
+  (*Trace)[1].Prompt = 13;
+  EXPECT_EQ(simulate(C, PerSequence).Rejected, 0u);
+  C.PipelineStages = 2;
+  EXPECT_EQ(simulate(C, PerSequence).Rejected, 1u);
+  // Not with what the engines do not model yet.
+  C.Speculate.Tokens = 2;
+  EXPECT_THROW(simulate(C, PerSequence), std::invalid_argument);
+  C.Speculate.Tokens = 0;
+  C.PipelineStages = 0;
+  EXPECT_THROW(simulate(C, PerSequence), std::invalid_argument);
 }
 
 TEST(Simulator, ADrainingReplicaServesWhatItPreemptedWhenItServesAgain) {

@@ -63,6 +63,8 @@ void simulatedJSON(const ScenarioResult &R, llvm::json::OStream &J) {
     J.attribute("slots", static_cast<int64_t>(C.MaxSequences));
     number(J, "max_batched_tokens", C.MaxBatchedTokens);
     number(J, "kv_capacity_tokens", C.KVCapacityTokens);
+    if (C.PipelineStages > 1)
+      J.attribute("pipeline_stages", static_cast<int64_t>(C.PipelineStages));
     statsJSON(J, "ttft", S.TTFT);
     statsJSON(J, "tpot", S.TPOT);
     statsJSON(J, "itl", S.ITL);
