@@ -146,6 +146,15 @@ bool lowerDecoderInputs(LoweringContext &Ctx) {
   // GEMMs in 8 bits or fewer reach less of their (doubled) peak than in
   // 16: their own default, unless the workload gives `kernels.gemm`.
   M.EtaGemm = Ctx.gemmEfficiency(W, Precision);
+  // Serving GEMMs in 8 bits or fewer reach a calibrated share of that
+  // (`kernels.serving_8bit`), unless the workload gives its GEMMs' or
+  // every kernel's efficiency.
+  if (Ctx.foldedNumber(Precision, "bytes") < 2 && !W.field("kernels.gemm") &&
+      !W.field("efficiency")) {
+    M.EtaGemm = B.op(
+        Op::Mul, {M.EtaGemm, Ctx.orDefault(W, DefaultId::KernelServing8Bit)});
+    B.label(M.EtaGemm, "serving_gemm_efficiency");
+  }
   if (const ir::Field *F = W.field("kernels.fused_attention"))
     D.Fused = !F->Folded || F->Folded->Number != 0;
   M.EtaAttention = Ctx.attentionAtPeak(
