@@ -84,6 +84,8 @@ struct PhaseTimes {
   /// GEMMs' compute and weight reads, attention's compute and KV traffic.
   /// Invalid for a phase with one roofline.
   NodeId GemmCompute, WeightRead, AttentionCompute, KVTraffic;
+  /// A decode phase's tokens a step (its micro-batch's sequences).
+  NodeId Tokens;
 };
 
 /// A speculative-decoding draft model.
@@ -137,6 +139,9 @@ struct DecoderState {
   /// the slot limit; the decode phase is then lowered at that batch.
   bool Loaded = false;
   PhaseTimes DecodeAtOne, DecodeAtSlots;
+  /// The decode phase (at the running batch under load, else the slots')
+  /// and the capacity's step (at the slots).
+  PhaseTimes Decode, CapacityPhase;
   /// The decode phase's blended efficiency (the same at any batch).
   NodeId DecodeEta;
   /// The decode step and time per token at the slot limit, `batch`

@@ -44,6 +44,7 @@ PhaseTimes lowerDecodeAt(LoweringContext &Ctx, NodeId Batch,
                   Weights, Micro, D.OneToken, D.Context, D.TP, Hidden);
   PhaseTimes T =
       lowerHiddenPhase(Ctx, PhaseId::Decode, D.Machine, Decode, Hidden);
+  T.Tokens = StepTokens;
   // The weights the slots' step reads (crossover and best batch): the
   // published step's, or under load the last hidden one's, at the slots.
   if (!D.Loaded || !Hidden.empty())
@@ -52,8 +53,23 @@ PhaseTimes lowerDecodeAt(LoweringContext &Ctx, NodeId Batch,
     B.publish(MetricId::PipelineMicrobatches, MicroBatches);
     D.DecodeStep = T.Step;
     D.MicroBatch = Micro;
+    D.Decode = T;
   }
   return T;
+}
+
+NodeId chunksOnStep(LoweringContext &Ctx, NodeId Prefill,
+                    const PhaseTimes &Step, NodeId Prompt, NodeId Chunk,
+                    bool Hybrid) {
+  GraphBuilder &B = Ctx.B;
+  NodeId Gemm = Step.GemmCompute, Weights = Step.WeightRead;
+  if (!Gemm.isValid() || !Weights.isValid())
+    Gemm = Weights = B.constant(0, "one roofline: no kernel classes");
+  NodeId Tokens =
+      Step.Tokens.isValid() ? Step.Tokens : B.constant(1, "one token");
+  return B.apply(
+      Hybrid ? FormulaId::HybridIterationTime : FormulaId::ChunkedPrefillTime,
+      {Prefill, Step.Step, Prompt, Chunk, Gemm, Weights, Tokens}, "");
 }
 
 bool lowerDecoderSteps(LoweringContext &Ctx) {
@@ -77,10 +93,12 @@ bool lowerDecoderSteps(LoweringContext &Ctx) {
         lowerDecodeAt(Ctx, B.constant(1, "one sequence"), "decode.at_one");
     D.DecodeAtSlots = lowerDecodeAt(Ctx, D.Batch, "decode.at_slots");
     D.CapacityStep = D.DecodeAtSlots.Step;
+    D.CapacityPhase = D.DecodeAtSlots;
     D.DecodeEta = D.DecodeAtSlots.Efficiency;
   } else {
     PhaseTimes Decode = lowerDecodeAt(Ctx, D.Batch, "");
     D.CapacityStep = Decode.Step;
+    D.CapacityPhase = Decode;
     D.DecodeEta = Decode.Efficiency;
     D.TPOT = D.DecodeStep;
   }

@@ -51,6 +51,15 @@ PhaseTimes lowerHiddenPhase(LoweringContext &Ctx, PhaseId P, const Roofline &M,
 PhaseTimes lowerDecodeAt(LoweringContext &Ctx, NodeId Batch,
                          const std::string &Hidden);
 
+/// A prompt's chunks riding on the decode step \p Step
+/// (chunked_prefill_time), or with \p Hybrid one iteration carrying a
+/// chunk (hybrid_iteration_time): the chunks' GEMMs hide under the step's
+/// weight read only as far as the step is memory-bound. A step with one
+/// roofline has no kernel classes: its chunks hide under it whole.
+NodeId chunksOnStep(LoweringContext &Ctx, NodeId Prefill,
+                    const PhaseTimes &Step, NodeId Prompt, NodeId Chunk,
+                    bool Hybrid = false);
+
 /// Weight bytes a pass over \p Tokens tokens reads per device: all of them
 /// for a dense model, the experts it touches for an MoE model (published as
 /// the phase's weight_bytes), none when the weights stream in (wall 6).

@@ -124,9 +124,8 @@ bool lowerRunningBatch(LoweringContext &Ctx) {
     // batch found is an upper bound.
     NodeId Extra = D.PrefillShare;
     if (D.Chunk) {
-      InSlotFixed = B.apply(
-          FormulaId::ChunkedPrefillTime,
-          {D.RequestPrefill, D.DecodeAtOne.Step, D.Computed, *D.Chunk}, "");
+      InSlotFixed = chunksOnStep(Ctx, D.RequestPrefill, D.DecodeAtOne,
+                                 D.Computed, *D.Chunk);
       NodeId Ridden = B.op(
           Op::Div,
           {B.op(Op::Mul,

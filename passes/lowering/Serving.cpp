@@ -33,15 +33,12 @@ bool lowerRequests(LoweringContext &Ctx) {
   NodeId ITLTail = D.TPOT;
   if (D.Chunk && !D.Static) {
     RequestPrefill =
-        B.apply(FormulaId::ChunkedPrefillTime,
-                {RequestPrefill, D.DecodeStep, Computed, *D.Chunk}, "");
+        chunksOnStep(Ctx, RequestPrefill, D.Decode, Computed, *D.Chunk);
     B.publish(MetricId::RequestChunkedPrefillTime, RequestPrefill);
     B.publish(MetricId::PrefillChunks,
               B.apply(FormulaId::PrefillChunks, {Computed, *D.Chunk}, ""));
-    NodeId Hybrid = B.apply(FormulaId::HybridIterationTime,
-                            {B.G.get(MetricId::RequestPrefillTime),
-                             D.DecodeStep, Computed, *D.Chunk},
-                            "");
+    NodeId Hybrid = chunksOnStep(Ctx, B.G.get(MetricId::RequestPrefillTime),
+                                 D.Decode, Computed, *D.Chunk, /*Hybrid=*/true);
     B.publish(MetricId::HybridIterationTime, Hybrid);
     ITLTail = B.op(Op::Max, {D.TPOT, Hybrid});
     B.label(ITLTail, "itl.tail_step");
@@ -158,9 +155,8 @@ bool lowerRequests(LoweringContext &Ctx) {
                    "a disaggregated decode replica runs no prefills: the "
                    "prefill pool does");
     } else if (D.Chunk) {
-      NodeId Chunked =
-          B.apply(FormulaId::ChunkedPrefillTime,
-                  {D.RequestPrefill, D.CapacityStep, Computed, *D.Chunk}, "");
+      NodeId Chunked = chunksOnStep(Ctx, D.RequestPrefill, D.CapacityPhase,
+                                    Computed, *D.Chunk);
       PrefillExtra = B.op(
           Op::Sub, {Chunked, B.op(Op::Mul, {B.apply(FormulaId::PrefillChunks,
                                                     {Computed, *D.Chunk}, ""),

@@ -63,19 +63,26 @@ Number prefillChunks(Tokens Prompt, Tokens Chunk) {
 }
 
 Time hybridIterationTime(Time Prefill, Time DecodeStep, Tokens Prompt,
-                         Tokens Chunk) {
+                         Tokens Chunk, Time StepGemm, Time StepWeights,
+                         Tokens StepTokens) {
   Tokens Carried = std::min(Chunk, Prompt);
-  return std::max(Prefill * (Carried / Prompt), DecodeStep);
+  const Time Zero = in<Time>(0.0);
+  Time Slack = std::max(Zero, StepWeights - StepGemm);
+  Time Added = std::max(Zero, StepGemm * (Carried / StepTokens) - Slack);
+  return std::max(Prefill * (Carried / Prompt), DecodeStep + Added);
 }
 
 Time chunkedPrefillTime(Time Prefill, Time DecodeStep, Tokens Prompt,
-                        Tokens Chunk) {
+                        Tokens Chunk, Time StepGemm, Time StepWeights,
+                        Tokens StepTokens) {
   if (Prompt <= in<Tokens>(0.0))
     return in<Time>(0.0);
   Number FullChunks = prefillChunks(Prompt, Chunk) - 1.0;
   Tokens Last = Prompt - FullChunks * Chunk;
-  return FullChunks * hybridIterationTime(Prefill, DecodeStep, Prompt, Chunk) +
-         hybridIterationTime(Prefill, DecodeStep, Prompt, Last);
+  return FullChunks * hybridIterationTime(Prefill, DecodeStep, Prompt, Chunk,
+                                          StepGemm, StepWeights, StepTokens) +
+         hybridIterationTime(Prefill, DecodeStep, Prompt, Last, StepGemm,
+                             StepWeights, StepTokens);
 }
 
 namespace {
