@@ -86,6 +86,9 @@ struct PhaseTimes {
   NodeId GemmCompute, WeightRead, AttentionCompute, KVTraffic;
   /// A decode phase's tokens a step (its micro-batch's sequences).
   NodeId Tokens;
+  /// Under weight streaming (wall 6): the streaming time, and the GEMMs'
+  /// compute before GemmCompute waits for it. Invalid otherwise.
+  NodeId Streaming, GemmAlone;
 };
 
 /// A speculative-decoding draft model.

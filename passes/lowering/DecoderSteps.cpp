@@ -63,6 +63,12 @@ NodeId chunksOnStep(LoweringContext &Ctx, NodeId Prefill,
                     bool Hybrid) {
   GraphBuilder &B = Ctx.B;
   NodeId Gemm = Step.GemmCompute, Weights = Step.WeightRead;
+  if (Step.Streaming.isValid() && Weights.isValid()) {
+    // Streamed weights: the chunk's GEMMs hide under the stream as under a
+    // weight read.
+    Gemm = Step.GemmAlone;
+    Weights = B.op(Op::Max, {Weights, Step.Streaming});
+  }
   if (!Gemm.isValid() || !Weights.isValid())
     Gemm = Weights = B.constant(0, "one roofline: no kernel classes");
   NodeId Tokens =

@@ -125,6 +125,8 @@ static PhaseTimes lowerPhaseTimes(LoweringContext &Ctx, PhaseId P,
     B.label(Roof, Prefix + ".bound_time");
     // For the running batch's fixed point the GEMMs wait for the stream:
     // at most attention's time more than the step.
+    Out.Streaming = Streaming;
+    Out.GemmAlone = Out.GemmCompute;
     if (Out.GemmCompute.isValid())
       Out.GemmCompute = B.op(Op::Max, {Out.GemmCompute, Streaming});
     Out.Compute = B.op(Op::Max, {Compute, Streaming});

@@ -930,7 +930,8 @@ private:
           Waiting += static_cast<double>(Replicas[I].Waiting.size());
           ++Serving;
         }
-      if (Serving > 0 && Waiting / Serving > A.ShedQueue)
+      // Waiting a replica: under pipeline parallelism, its engines'.
+      if (Serving > 0 && Waiting / (Serving / Stages) > A.ShedQueue)
         return true;
     }
     if (A.Rate > 0) {
@@ -1106,8 +1107,9 @@ private:
     Request &Q = Requests[S];
     if (Pl.UsesShared) {
       Pl.Shared.pushBack(S, Q.Level);
-      for (unsigned I = Pl.First; I < Pl.First + Pl.Count; ++I)
-        if (!Replicas[I].Busy && routable(Replicas[I])) {
+      for (unsigned K = 0; K < Pl.Count; ++K)
+        if (unsigned I = at(Pl, K);
+            !Replicas[I].Busy && routable(Replicas[I])) {
           startIteration(I);
           break;
         }
@@ -1132,20 +1134,32 @@ private:
            P.Prefix[Q.Group].Gen == Q.GroupGen;
   }
 
+  /// The pool's K-th replica in the order routers scan them: under
+  /// pipeline parallelism the replicas' first engines, then their second
+  /// ones, and so on, so that a tie goes to another replica before
+  /// another engine of the same one.
+  unsigned at(const Pool &Pl, unsigned K) const {
+    if (Stages == 1)
+      return Pl.First + K;
+    const unsigned Physical = Pl.Count / Stages;
+    return Pl.First + K % Physical * Stages + K / Physical;
+  }
+
   /// The first serving replica of a pool (there is one: an autoscaled
   /// pool keeps at least its minimum serving).
   unsigned firstServing(const Pool &Pl) const {
-    for (unsigned I = Pl.First; I < Pl.First + Pl.Count; ++I)
-      if (routable(Replicas[I]))
-        return I;
+    for (unsigned K = 0; K < Pl.Count; ++K)
+      if (routable(Replicas[at(Pl, K)]))
+        return at(Pl, K);
     return Pl.First;
   }
 
   unsigned leastOutstanding(const Pool &Pl) const {
     unsigned Best = firstServing(Pl);
     size_t BestLoad = SIZE_MAX;
-    for (unsigned I = Pl.First; I < Pl.First + Pl.Count; ++I)
-      if (routable(Replicas[I]) && outstanding(Replicas[I]) < BestLoad) {
+    for (unsigned K = 0; K < Pl.Count; ++K)
+      if (unsigned I = at(Pl, K);
+          routable(Replicas[I]) && outstanding(Replicas[I]) < BestLoad) {
         Best = I;
         BestLoad = outstanding(Replicas[I]);
       }
@@ -1160,11 +1174,7 @@ private:
       for (unsigned K = 0; K < Pl.Count; ++K) {
         // Under pipeline parallelism, replicas in turn, and each
         // replica's engines in turn.
-        unsigned To = Pl.First + Pl.Next;
-        if (Stages > 1) {
-          const unsigned Physical = Pl.Count / Stages;
-          To = Pl.First + Pl.Next % Physical * Stages + Pl.Next / Physical;
-        }
+        unsigned To = at(Pl, Pl.Next);
         Pl.Next = (Pl.Next + 1) % Pl.Count;
         if (routable(Replicas[To]))
           return To;
@@ -1187,7 +1197,8 @@ private:
       return leastOutstanding(Pl);
     case Routing::LeastKV: {
       unsigned Best = firstServing(Pl);
-      for (unsigned I = Best + 1; I < End; ++I) {
+      for (unsigned K = 0; K < Pl.Count; ++K) {
+        const unsigned I = at(Pl, K);
         const Replica &P = Replicas[I], &B = Replicas[Best];
         if (routable(P) &&
             (kvInUse(P) < kvInUse(B) ||
@@ -1198,8 +1209,9 @@ private:
     }
     case Routing::PrefixAffinity: {
       unsigned Best = End;
-      for (unsigned I = Pl.First; I < End; ++I)
-        if (routable(Replicas[I]) && caches(Replicas[I], Q) &&
+      for (unsigned K = 0; K < Pl.Count; ++K)
+        if (unsigned I = at(Pl, K);
+            routable(Replicas[I]) && caches(Replicas[I], Q) &&
             (Best == End ||
              outstanding(Replicas[I]) < outstanding(Replicas[Best])))
           Best = I;
@@ -1217,7 +1229,8 @@ private:
         }
       unsigned Best = firstServing(Pl);
       double BestScore = -std::numeric_limits<double>::infinity();
-      for (unsigned I = Pl.First; I < End; ++I) {
+      for (unsigned K = 0; K < Pl.Count; ++K) {
+        const unsigned I = at(Pl, K);
         const Replica &P = Replicas[I];
         if (!routable(P))
           continue;
@@ -1677,8 +1690,9 @@ private:
     // A request preempted into a shared queue goes to the first idle
     // replica, as an arrival would.
     if (Preempted && Pl.UsesShared && !Pl.Shared.empty())
-      for (unsigned J = Pl.First; J < Pl.First + Pl.Count; ++J)
-        if (!Replicas[J].Busy && routable(Replicas[J])) {
+      for (unsigned K = 0; K < Pl.Count; ++K)
+        if (unsigned J = at(Pl, K);
+            !Replicas[J].Busy && routable(Replicas[J])) {
           startIteration(J);
           break;
         }
@@ -2249,8 +2263,8 @@ Result simulate(const Config &C, const StepFunction &Step,
     // Its engines, each a replica to the scheduler and the router, with
     // their shares of the slots and of the KV cache.
     const unsigned P = C.PipelineStages;
-    if (C.Replicas > 1000000)
-      refuse("at most 10^6 pipelined replicas");
+    if (static_cast<uint64_t>(C.Replicas) * P > 1000000)
+      refuse("at most 10^6 pipeline engines (replicas x stages)");
     Config E = C;
     E.Replicas = C.Replicas * P;
     E.MaxSequences = (C.MaxSequences + P - 1) / P;

@@ -1065,6 +1065,28 @@ TEST(Simulator, PipelineStagesWorkOnTheirEnginesMicroBatchesInTurn) {
   EXPECT_EQ(simulate(C, PerSequence).Rejected, 0u);
   C.PipelineStages = 2;
   EXPECT_EQ(simulate(C, PerSequence).Rejected, 1u);
+  // Two replicas of two stages: a tie goes to the other replica before
+  // the same replica's second engine, under every router that breaks ties
+  // by order (the two requests' first tokens both come at 10 ms).
+  (*Trace)[1].Prompt = 10;
+  C.Replicas = 2;
+  C.MaxSequences = 2;
+  C.KVCapacityTokens = 30;
+  for (Routing Route :
+       {Routing::RoundRobin, Routing::LeastOutstanding, Routing::SharedQueue,
+        Routing::LeastKV, Routing::PrefixAffinity, Routing::Weighted}) {
+    C.Route = Route;
+    Recs.clear();
+    simulate(C, PerSequence,
+             [&](const RequestRecord &Rec) { Recs.push_back(Rec); });
+    ASSERT_EQ(Recs.size(), 2u);
+    EXPECT_NE(Recs[0].Replica, Recs[1].Replica) << routingName(Route, true);
+    EXPECT_NEAR(Recs[0].TTFT, 10e-3, 1e-12) << routingName(Route, true);
+    EXPECT_NEAR(Recs[1].TTFT, 10e-3, 1e-12) << routingName(Route, true);
+  }
+  C.Replicas = 1;
+  C.Route = Routing::RoundRobin;
+  (*Trace)[1].Prompt = 13;
   // Not with what the engines do not model yet.
   C.Speculate.Tokens = 2;
   EXPECT_THROW(simulate(C, PerSequence), std::invalid_argument);
