@@ -253,8 +253,9 @@ struct Replica {
   double IdleTokens = 0;
   double LinkFree = 0; ///< when its link is next free (disaggregation)
   double BusyTime = 0, KVArea = 0;
-  double Ends = 0; ///< when its iteration under way ends
-  double Took = 0; ///< that iteration's time (the busy time it adds)
+  double Ends = 0;    ///< when its iteration under way ends
+  double Took = 0;    ///< that iteration's time (the busy time it adds)
+  unsigned Slots = 0; ///< running sequences it holds at most
   /// Static batching: the iterations in which the batch's sequences
   /// emit their last real token (earliest first), and the sequences
   /// decoding past it (padding until the batch's longest ends).
@@ -318,8 +319,10 @@ struct ClassHistograms {
 
 class Simulation {
 public:
+  /// \p ReplicaSlots: under pipeline parallelism (Cfg's replicas its
+  /// engines), a replica's slots, shared out among its engines.
   Simulation(const Config &Cfg, const StepFunction &Step,
-             const RequestSink &Sink)
+             const RequestSink &Sink, unsigned ReplicaSlots = 0)
       : C(Cfg), Step(Step), Sink(Sink), R(Cfg.Seed) {
     SessionBase = C.Prefix.Groups;
     Groups = C.Prefix.Groups + C.Session.Open;
@@ -387,6 +390,11 @@ public:
     for (unsigned I = 0; I < N; ++I) {
       Replica &P = Replicas[I];
       P.Waiting.setLevels(NumLevels);
+      // A pipelined replica's B slots: B / P an engine, the first B % P
+      // engines one more.
+      P.Slots = Stages > 1 ? ReplicaSlots / Stages +
+                                 (I % Stages < ReplicaSlots % Stages)
+                           : C.MaxSequences;
       P.Pool = I < Cap ? 0 : 1;
       P.PrefillOnly = P.Pool == 1;
       if (P.Pool == 0 && I >= First)
@@ -1539,7 +1547,7 @@ private:
     // After a preemption no request is admitted this iteration (vLLM's
     // scheduler does the same): the one just preempted would come back.
     while (Admits && (!Preempted || P.Running == 0) && Budget >= 1 &&
-           !Waiting.empty() && P.Running < C.MaxSequences) {
+           !Waiting.empty() && P.Running < P.Slots) {
       Slot S = Waiting.front();
       Request &Q = Requests[S];
       if (C.Static) {
@@ -2267,12 +2275,15 @@ Result simulate(const Config &C, const StepFunction &Step,
       refuse("at most 10^6 pipeline engines (replicas x stages)");
     Config E = C;
     E.Replicas = C.Replicas * P;
-    E.MaxSequences = (C.MaxSequences + P - 1) / P;
+    if (C.MaxSequences < P)
+      refuse("a pipelined replica needs a slot for each of its engines "
+             "(batch >= pp)");
+    E.MaxSequences = (C.MaxSequences + P - 1) / P; // the most an engine has
     E.KVCapacityTokens = std::floor(C.KVCapacityTokens / P);
     E.SwapTokens = std::floor(C.SwapTokens / P);
     if (C.KVCapacityTokens > 0 && E.KVCapacityTokens < 1)
       refuse("a pipeline stage's engine has no KV-cache token of its own");
-    return Simulation(E, Step, Sink).run();
+    return Simulation(E, Step, Sink, C.MaxSequences).run();
   }
   return Simulation(C, Step, Sink).run();
 }

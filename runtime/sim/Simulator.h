@@ -266,8 +266,9 @@ struct Config {
   bool Static = false;
   /// Pipeline parallelism: each replica is PipelineStages stages, run as
   /// vLLM V0 runs them, as that many virtual engines, each with its own
-  /// scheduler, 1/PipelineStages of the replica's slots (rounded up) and
-  /// of its KV cache, and the whole token budget. An engine's iteration
+  /// scheduler, its share of the replica's MaxSequences slots (B / P, the
+  /// first B % P engines one more; B >= P), 1/PipelineStages of its KV
+  /// cache, and the whole token budget. An engine's iteration
   /// (Step: through every stage) takes Step / PipelineStages on each
   /// stage in turn, the stages shared by the engines first come, first
   /// served (a flow shop), so that while one engine's micro-batch is on a

@@ -981,7 +981,8 @@ TEST(Simulator, CacheAccountingHoldsOverRandomPlatforms) {
     // speculative decoding).
     if (I(0, 1) == 0 && C.Disagg.PrefillReplicas == 0 && !C.Scale.Enabled &&
         C.Tiers.empty() && C.Speculate.Tokens == 0)
-      C.PipelineStages = static_cast<unsigned>(I(2, 4));
+      if (unsigned P = static_cast<unsigned>(I(2, 4)); P <= C.MaxSequences)
+        C.PipelineStages = P; // a slot for each engine
     SCOPED_TRACE(testing::Message() << "platform " << It);
     Result R;
     EXPECT_NO_THROW(R = simulate(C, [](const StepShape &S) {
@@ -1086,6 +1087,31 @@ TEST(Simulator, PipelineStagesWorkOnTheirEnginesMicroBatchesInTurn) {
   }
   C.Replicas = 1;
   C.Route = Routing::RoundRobin;
+  // Three slots over two engines: two and one, not two each. Four
+  // requests at 0, in turn to engines 0, 1, 0, 1: the fourth waits for the
+  // second's slot, so its first token comes after the second's last.
+  Trace->push_back((*Trace)[0]);
+  Trace->push_back((*Trace)[0]);
+  C.Requests = 4;
+  C.MaxSequences = 3;
+  C.KVCapacityTokens = 0;
+  Recs.clear();
+  simulate(C, PerSequence,
+           [&](const RequestRecord &Rec) { Recs.push_back(Rec); });
+  ASSERT_EQ(Recs.size(), 4u);
+  std::sort(Recs.begin(), Recs.end(),
+            [](const RequestRecord &A, const RequestRecord &B) {
+              return A.Id < B.Id;
+            });
+  EXPECT_GE(Recs[3].TTFT, Recs[1].E2E);
+  EXPECT_LT(Recs[2].TTFT, Recs[0].E2E); // the third shares engine 0
+  // Fewer slots than stages is refused.
+  C.MaxSequences = 1;
+  EXPECT_THROW(simulate(C, PerSequence), std::invalid_argument);
+  Trace->resize(2);
+  C.Requests = 2;
+  C.MaxSequences = 2;
+  C.KVCapacityTokens = 30;
   (*Trace)[1].Prompt = 13;
   // Not with what the engines do not model yet.
   C.Speculate.Tokens = 2;

@@ -754,14 +754,18 @@ void printSimulated(const ScenarioResult &R, llvm::raw_ostream &OS) {
                       C.Prefix.Groups, C.Prefix.Tokens,
                       formatNumber(100 * C.Prefix.Share),
                       C.PrefixCaching ? "on" : "off");
-  if (C.PipelineStages > 1)
+  if (C.PipelineStages > 1) {
+    const unsigned Base = C.MaxSequences / C.PipelineStages;
     OS << fmt::format(
         "  pipeline: {} stages a replica, run as {} engines (vLLM V0's "
         "virtual engines) of {} slots and 1/{} of its KV cache each; the "
         "running batch is an engine's micro-batch\n",
         C.PipelineStages, C.PipelineStages,
-        (C.MaxSequences + C.PipelineStages - 1) / C.PipelineStages,
+        C.MaxSequences % C.PipelineStages
+            ? fmt::format("{} or {}", Base + 1, Base)
+            : fmt::format("{}", Base),
         C.PipelineStages);
+  }
   if (C.Disagg.PrefillReplicas)
     OS << fmt::format(
         "  disaggregated: {} prefill replica{} the KV cache at {} a "
