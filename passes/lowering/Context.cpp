@@ -227,12 +227,15 @@ NodeId LoweringContext::kernelEfficiency(const ir::Entity &W, DefaultId Class) {
   return orDefault(W, Class);
 }
 
+bool LoweringContext::narrowMath(const ir::Entity &Precision) {
+  return foldedNumber(Precision, "bytes") < 2;
+}
+
 NodeId LoweringContext::gemmEfficiency(const ir::Entity &W,
                                        const ir::Entity &Precision) {
   // GEMMs in 8 bits or fewer reach less of their (doubled) peak than in 16:
   // their own default, unless the workload gives `kernels.gemm`.
-  return kernelEfficiency(W, foldedNumber(Precision, "bytes") < 2 &&
-                                     !W.field("kernels.gemm")
+  return kernelEfficiency(W, narrowMath(Precision) && !W.field("kernels.gemm")
                                  ? DefaultId::KernelGemm8Bit
                                  : DefaultId::KernelGemm);
 }
@@ -249,8 +252,7 @@ NodeId LoweringContext::attentionAtPeak(const ir::Entity &W,
   // with an FP8 KV cache; Transformer Engine keeps attention in 16 bits in
   // FP8 training; docs/walls.md).
   const ir::Entity *AttnPrecision = entity(W, "kernels.attention_precision");
-  if (!AttnPrecision && foldedNumber(Precision, "bytes") < 2 &&
-      Accel.field("peak.bf16"))
+  if (!AttnPrecision && narrowMath(Precision) && Accel.field("peak.bf16"))
     AttnPrecision = C.Program.entity("bf16");
   if (!AttnPrecision || AttnPrecision == &Precision)
     return Eta;

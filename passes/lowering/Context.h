@@ -306,6 +306,9 @@ public:
   /// Wall 3: the efficiency of a kernel class, or the workload's one
   /// `efficiency` for all of them.
   NodeId kernelEfficiency(const ir::Entity &W, DefaultId Class);
+  /// Math in 8 bits or fewer (fp8, int8, fp4): its own GEMM efficiency,
+  /// attention in 16 bits, the serving factor.
+  bool narrowMath(const ir::Entity &Precision);
   /// Wall 3: the GEMMs' efficiency, `kernels.gemm`, or `kernels.gemm_8bit`
   /// for math in 8 bits or fewer.
   NodeId gemmEfficiency(const ir::Entity &W, const ir::Entity &Precision);

@@ -149,7 +149,7 @@ bool lowerDecoderInputs(LoweringContext &Ctx) {
   // Serving GEMMs in 8 bits or fewer reach a calibrated share of that
   // (`kernels.serving_8bit`), unless the workload gives its GEMMs' or
   // every kernel's efficiency.
-  if (Ctx.foldedNumber(Precision, "bytes") < 2 && !W.field("kernels.gemm") &&
+  if (Ctx.narrowMath(Precision) && !W.field("kernels.gemm") &&
       !W.field("efficiency")) {
     M.EtaGemm = B.op(
         Op::Mul, {M.EtaGemm, Ctx.orDefault(W, DefaultId::KernelServing8Bit)});

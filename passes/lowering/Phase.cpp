@@ -123,10 +123,10 @@ static PhaseTimes lowerPhaseTimes(LoweringContext &Ctx, PhaseId P,
     // The next layer's weights stream in while this layer's kernels run.
     Roof = B.op(Op::Max, {Roof, Streaming});
     B.label(Roof, Prefix + ".bound_time");
-    // For the running batch's fixed point the GEMMs wait for the stream:
-    // at most attention's time more than the step.
     Out.Streaming = Streaming;
     Out.GemmAlone = Out.GemmCompute;
+    // For the running batch's fixed point the GEMMs wait for the stream:
+    // at most attention's time more than the step.
     if (Out.GemmCompute.isValid())
       Out.GemmCompute = B.op(Op::Max, {Out.GemmCompute, Streaming});
     Out.Compute = B.op(Op::Max, {Compute, Streaming});

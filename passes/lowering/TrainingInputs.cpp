@@ -252,7 +252,7 @@ bool lowerTrainingInputs(LoweringContext &Ctx) {
   // Precisions: 8-bit training keeps 16-bit weights and activations and
   // casts inside the GEMMs (Transformer Engine).
   NodeId Bytes = Ctx.required(Precision, "bytes", "bytes per parameter");
-  T.Fp8 = Ctx.foldedNumber(Precision, "bytes") < 2;
+  T.Fp8 = Ctx.narrowMath(Precision);
   if (T.Fp8) {
     const char *Note = "8-bit training keeps 16-bit weights and activations "
                        "and casts to 8 bits inside the GEMMs (NVIDIA "

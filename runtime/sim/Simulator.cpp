@@ -514,6 +514,9 @@ private:
   /// stage is next free (StageFree[I]: stage I % Stages of that replica).
   unsigned Stages = 1;
   std::vector<double> StageFree;
+  /// The first engine of engine \p I's replica (its engines are that one
+  /// and the next Stages - 1).
+  unsigned firstEngine(unsigned I) const { return I / Stages * Stages; }
   std::vector<Result::ReplicaSample> ReplicaSamples;
   bool SamplesTruncated = false;
   /// The admission bucket's tokens, as of LastRefill.
@@ -1706,12 +1709,9 @@ private:
         }
     P.DecodersNow = P.Decoding;
     P.KVUsed += P.Decoding * Emit;
-    double Held = P.KVUsed;
-    if (Stages > 1) {
-      Held = 0;
-      for (unsigned K = I / Stages * Stages; K < (I / Stages + 1) * Stages; ++K)
-        Held += Replicas[K].KVUsed;
-    }
+    double Held = 0; // the replica's, its engines together
+    for (unsigned K = firstEngine(I); K < firstEngine(I) + Stages; ++K)
+      Held += Replicas[K].KVUsed;
     PeakKV = std::max(PeakKV, Held);
     BatchSum += Shape.Sequences;
     ++Iterations;
@@ -1745,8 +1745,7 @@ private:
     if (Stages > 1) {
       const double Each = Took / Stages;
       End = Now;
-      for (unsigned K = I / Stages * Stages; K < (I / Stages + 1) * Stages;
-           ++K) {
+      for (unsigned K = firstEngine(I); K < firstEngine(I) + Stages; ++K) {
         End = std::max(End, StageFree[K]) + Each;
         StageFree[K] = End;
       }

@@ -1105,9 +1105,18 @@ TEST(Simulator, PipelineStagesWorkOnTheirEnginesMicroBatchesInTurn) {
             });
   EXPECT_GE(Recs[3].TTFT, Recs[1].E2E);
   EXPECT_LT(Recs[2].TTFT, Recs[0].E2E); // the third shares engine 0
-  // Fewer slots than stages is refused.
+  // Fewer slots than stages is refused, as are an engine without a KV
+  // token of its own (a 1-token cache over 2 stages) and more than 10^6
+  // engines.
   C.MaxSequences = 1;
   EXPECT_THROW(simulate(C, PerSequence), std::invalid_argument);
+  C.MaxSequences = 3;
+  C.KVCapacityTokens = 1;
+  EXPECT_THROW(simulate(C, PerSequence), std::invalid_argument);
+  C.KVCapacityTokens = 0;
+  C.Replicas = 500001;
+  EXPECT_THROW(simulate(C, PerSequence), std::invalid_argument);
+  C.Replicas = 1;
   Trace->resize(2);
   C.Requests = 2;
   C.MaxSequences = 2;
