@@ -58,9 +58,8 @@ PhaseTimes lowerDecodeAt(LoweringContext &Ctx, NodeId Batch,
   return T;
 }
 
-NodeId chunksOnStep(LoweringContext &Ctx, NodeId Prefill,
-                    const PhaseTimes &Step, NodeId Prompt, NodeId Chunk,
-                    bool Hybrid) {
+std::pair<NodeId, NodeId> chunkHiding(LoweringContext &Ctx,
+                                      const PhaseTimes &Step) {
   GraphBuilder &B = Ctx.B;
   NodeId Gemm = Step.GemmCompute, Weights = Step.WeightRead;
   if (Step.Streaming.isValid() && Weights.isValid()) {
@@ -71,6 +70,14 @@ NodeId chunksOnStep(LoweringContext &Ctx, NodeId Prefill,
   }
   if (!Gemm.isValid() || !Weights.isValid())
     Gemm = Weights = B.constant(0, "one roofline: no kernel classes");
+  return {Gemm, Weights};
+}
+
+NodeId chunksOnStep(LoweringContext &Ctx, NodeId Prefill,
+                    const PhaseTimes &Step, NodeId Prompt, NodeId Chunk,
+                    bool Hybrid) {
+  GraphBuilder &B = Ctx.B;
+  auto [Gemm, Weights] = chunkHiding(Ctx, Step);
   NodeId Tokens =
       Step.Tokens.isValid() ? Step.Tokens : B.constant(1, "one token");
   return B.apply(

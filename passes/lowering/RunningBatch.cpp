@@ -110,6 +110,7 @@ bool lowerRunningBatch(LoweringContext &Ctx) {
                                    "holds the decode alone")
                         : D.RequestPrefill;
   NodeId F = B.constant(0, "a disaggregated decode replica runs no prefills");
+  std::optional<NodeId> OtherRate;
   if (Colocated) {
     NodeId Others = B.op(
         Op::Div, {B.op(Op::Sub, {D.Batch, B.constant(1, "the request itself")}),
@@ -117,38 +118,59 @@ bool lowerRunningBatch(LoweringContext &Ctx) {
     NodeId Rate = B.op(Op::Mul, {PerReplica, Others});
     B.label(Rate, "interfering_prefill_rate");
     D.OtherPrefills = Rate;
-    // What each prefill adds to the replica's iterations: all of it, or
-    // with chunked prefill what its chunks add beyond the decode steps
-    // they ride on. The running batch is solved with the chunks riding on
-    // one-sequence steps: at least the time they add at any batch, so the
-    // batch found is an upper bound.
-    NodeId Extra = D.PrefillShare;
-    if (D.Chunk) {
-      InSlotFixed = chunksOnStep(Ctx, D.RequestPrefill, D.DecodeAtOne,
-                                 D.Computed, *D.Chunk);
-      NodeId Ridden = B.op(
-          Op::Div,
-          {B.op(Op::Mul,
-                {B.apply(FormulaId::PrefillChunks, {D.Computed, *D.Chunk}, ""),
-                 D.DecodeAtOne.Step}),
-           B.apply(FormulaId::PackedChunkPrompts,
-                   {Rate, D.RequestPrefill, *D.Chunk, D.Computed}, "")});
-      Extra = B.op(Op::Sub, {InSlotFixed, Ridden});
-    }
-    F = B.apply(FormulaId::PrefillInterference, {Rate, Extra},
-                "running_batch.interference");
+    OtherRate = Rate;
+    // What each prefill adds to the replica's iterations: all of it (with
+    // chunked prefill, what its chunks add beyond the decode steps they
+    // ride on, which grows with the batch: solved below at each batch).
+    if (!D.Chunk)
+      F = B.apply(FormulaId::PrefillInterference, {Rate, D.PrefillShare},
+                  "running_batch.interference");
   }
 
   // The batch: b = min(B, 1 + lambda_r x S(b)), the step at b interpolated
   // between the step at one sequence and at the slots.
   const PhaseTimes &One = D.DecodeAtOne, &Slots = D.DecodeAtSlots;
-  NodeId Running =
-      B.apply(FormulaId::RunningDecodeBatch,
-              {One.GemmCompute, One.WeightRead, One.AttentionCompute,
-               One.KVTraffic, One.Added, Slots.GemmCompute, Slots.WeightRead,
-               Slots.AttentionCompute, Slots.KVTraffic, Slots.Added, D.Batch,
-               D.PP, PerReplica, InSlotFixed, D.Output, F},
-              "");
+  NodeId Running;
+  if (OtherRate && D.Chunk) {
+    auto [HideGemm1, HideWeights1] = chunkHiding(Ctx, One);
+    auto [HideGemmSlots, HideWeightsSlots] = chunkHiding(Ctx, Slots);
+    NodeId Packed =
+        B.apply(FormulaId::PackedChunkPrompts,
+                {*OtherRate, D.RequestPrefill, *D.Chunk, D.Computed}, "");
+    Running = B.apply(FormulaId::RunningDecodeBatchChunked,
+                      {One.GemmCompute,
+                       One.WeightRead,
+                       One.AttentionCompute,
+                       One.KVTraffic,
+                       One.Added,
+                       Slots.GemmCompute,
+                       Slots.WeightRead,
+                       Slots.AttentionCompute,
+                       Slots.KVTraffic,
+                       Slots.Added,
+                       D.Batch,
+                       D.PP,
+                       PerReplica,
+                       D.Output,
+                       D.RequestPrefill,
+                       D.Computed,
+                       *D.Chunk,
+                       *OtherRate,
+                       Packed,
+                       HideGemm1,
+                       HideWeights1,
+                       HideGemmSlots,
+                       HideWeightsSlots},
+                      "");
+  } else {
+    Running =
+        B.apply(FormulaId::RunningDecodeBatch,
+                {One.GemmCompute, One.WeightRead, One.AttentionCompute,
+                 One.KVTraffic, One.Added, Slots.GemmCompute, Slots.WeightRead,
+                 Slots.AttentionCompute, Slots.KVTraffic, Slots.Added, D.Batch,
+                 D.PP, PerReplica, InSlotFixed, D.Output, F},
+                "");
+  }
   B.publish(MetricId::RunningBatch, Running);
   lowerDecodeAt(Ctx, Running, "");
   D.TPOT = D.DecodeStep;

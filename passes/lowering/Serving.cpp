@@ -88,12 +88,14 @@ bool lowerRequests(LoweringContext &Ctx) {
       NodeId Packed = B.apply(FormulaId::PackedChunkPrompts,
                               {Rate, D.RequestPrefill, *D.Chunk, Computed}, "");
       B.publish(MetricId::PackedChunkPrompts, Packed);
-      NodeId Ridden =
-          B.op(Op::Div,
-               {B.op(Op::Mul, {B.G.get(MetricId::PrefillChunks), D.DecodeStep}),
-                Packed});
-      Extra = B.op(Op::Sub, {RequestPrefill, Ridden});
-      B.label(Extra, "chunks_extra_time");
+      auto [Gemm, Hiding] = chunkHiding(Ctx, D.Decode);
+      NodeId StepTokens = D.Decode.Tokens.isValid()
+                              ? D.Decode.Tokens
+                              : B.constant(1, "one token");
+      Extra = B.apply(FormulaId::ChunkExtraTime,
+                      {D.RequestPrefill, D.DecodeStep, Computed, *D.Chunk, Gemm,
+                       Hiding, StepTokens, Packed},
+                      "chunks_extra_time");
     }
     NodeId F = B.apply(FormulaId::PrefillInterference, {Rate, Extra}, "");
     B.publish(MetricId::PrefillInterference, F);

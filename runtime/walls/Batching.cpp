@@ -121,48 +121,66 @@ Number maxBatchUnderTPOT(Time TPOTLimit, Flops GemmFlopsPerSequence,
       std::min({ComputeBound, MemoryBound, wholeItems(Capacity.value())}));
 }
 
-Number runningDecodeBatch(Time Gemm1, Time Weights1, Time Attention1, Time KV1,
-                          Time Added1, Time GemmSlots, Time WeightsSlots,
-                          Time AttentionSlots, Time KVSlots, Time AddedSlots,
-                          Number Slots, Number PP, RequestRate Rate, Time Fixed,
-                          Tokens Output, Number Interference) {
+namespace {
+/// The step's parts (GEMM compute, weight read, attention compute, KV
+/// traffic, added time) at a micro-batch, interpolated between one
+/// sequence and the slots.
+struct StepAt {
+  Time Gemm, Weights, Attention, KV, Added;
+  Time step() const {
+    return kernelClassRooflineTime(Gemm, Weights, Attention, KV) + Added;
+  }
+};
+
+/// Solves b = min(B, 1 + lambda_r * (T_fixed + (n - 1) * T(u) / (1 - f)))
+/// by bisection, where \p FixedAndShare gives T_fixed and f at a batch
+/// from the step there (both constant without chunked prefill).
+template <typename Fn>
+Number solveRunningBatch(const StepAt &One, const StepAt &AtSlots, Number Slots,
+                         Number PP, RequestRate Rate, Tokens Output,
+                         Fn FixedAndShare) {
   const double B = Slots.value(), Stages = std::max(PP.value(), 1.0);
   const double Lambda = (Rate / in<Requests>(1.0)).value();
-  const double F = Interference.value();
   const double Gaps = std::max((Output / OneToken).value() - 1.0, 0.0);
-  // The step's parts at one sequence and at the slots.
-  const double One[] = {Gemm1.value(), Weights1.value(), Attention1.value(),
-                        KV1.value(), Added1.value()};
-  const double AtSlots[] = {GemmSlots.value(), WeightsSlots.value(),
-                            AttentionSlots.value(), KVSlots.value(),
-                            AddedSlots.value()};
-  for (double V :
-       {One[0], One[1], One[2], One[3], One[4], AtSlots[0], AtSlots[1],
-        AtSlots[2], AtSlots[3], AtSlots[4], B, Lambda, Fixed.value(), F})
-    if (std::isnan(V))
+  for (Time V :
+       {One.Gemm, One.Weights, One.Attention, One.KV, One.Added, AtSlots.Gemm,
+        AtSlots.Weights, AtSlots.Attention, AtSlots.KV, AtSlots.Added})
+    if (std::isnan(V.value()))
       return in<Number>(std::nan(""));
+  if (std::isnan(B) || std::isnan(Lambda))
+    return in<Number>(std::nan(""));
   if (!(B > 1))
     return Slots;
-  if (!(F < 1) || std::isinf(Lambda) || std::isinf(Fixed.value()))
-    return Slots; // the slots never empty: prefills alone saturate them
+  if (std::isinf(Lambda))
+    return Slots;
   auto micro = [&](double Batch) {
     return Batch / std::max(1.0, std::min(Stages, Batch));
   };
   const double USlots = micro(B);
-  auto part = [&](double One, double AtSlots, double U) {
+  auto part = [&](Time AtOne, Time Full, double U) {
     if (!(USlots > 1))
-      return AtSlots;
-    return One + (AtSlots - One) * (U - 1.0) / (USlots - 1.0);
+      return Full;
+    return AtOne + (Full - AtOne) * ((U - 1.0) / (USlots - 1.0));
   };
+  // +1 once the slots never empty (f >= 1, or an infinite fixed time).
   auto g = [&](double Batch) {
     double U = micro(Batch);
-    auto at = [&](int K) { return in<Time>(part(One[K], AtSlots[K], U)); };
-    double Step =
-        (kernelClassRooflineTime(at(0), at(1), at(2), at(3)) + at(4)).value();
-    double InSlot = Fixed.value() + Gaps * Step / (1.0 - F);
+    StepAt At{part(One.Gemm, AtSlots.Gemm, U),
+              part(One.Weights, AtSlots.Weights, U),
+              part(One.Attention, AtSlots.Attention, U),
+              part(One.KV, AtSlots.KV, U), part(One.Added, AtSlots.Added, U)};
+    auto [Fixed, F] = FixedAndShare(At, U);
+    if (std::isnan(Fixed) || std::isnan(F))
+      return std::nan("");
+    if (!(F < 1) || std::isinf(Fixed))
+      return B;
+    double InSlot = Fixed + Gaps * At.step().value() / (1.0 - F);
     return std::min(B, 1.0 + Lambda * InSlot);
   };
-  if (g(B) >= B)
+  double AtB = g(B);
+  if (std::isnan(AtB))
+    return in<Number>(std::nan(""));
+  if (AtB >= B)
     return Slots;
   double Lo = 1.0, Hi = B; // g(Lo) >= Lo, g(Hi) < Hi
   for (int I = 0; I < 200 && Hi - Lo > 1e-12 * Hi; ++I) {
@@ -170,6 +188,61 @@ Number runningDecodeBatch(Time Gemm1, Time Weights1, Time Attention1, Time KV1,
     (g(Mid) >= Mid ? Lo : Hi) = Mid;
   }
   return in<Number>(0.5 * (Lo + Hi));
+}
+} // namespace
+
+Number runningDecodeBatch(Time Gemm1, Time Weights1, Time Attention1, Time KV1,
+                          Time Added1, Time GemmSlots, Time WeightsSlots,
+                          Time AttentionSlots, Time KVSlots, Time AddedSlots,
+                          Number Slots, Number PP, RequestRate Rate, Time Fixed,
+                          Tokens Output, Number Interference) {
+  const std::pair<double, double> Constant{Fixed.value(), Interference.value()};
+  return solveRunningBatch(
+      StepAt{Gemm1, Weights1, Attention1, KV1, Added1},
+      StepAt{GemmSlots, WeightsSlots, AttentionSlots, KVSlots, AddedSlots},
+      Slots, PP, Rate, Output,
+      [&](const StepAt &, double) { return Constant; });
+}
+
+Number runningDecodeBatchChunked(
+    Time Gemm1, Time Weights1, Time Attention1, Time KV1, Time Added1,
+    Time GemmSlots, Time WeightsSlots, Time AttentionSlots, Time KVSlots,
+    Time AddedSlots, Number Slots, Number PP, RequestRate Rate, Tokens Output,
+    Time Prefill, Tokens Prompt, Tokens Chunk, RequestRate OtherRate,
+    Number Packed, Time HiddenGemm1, Time HidingWeights1, Time HiddenGemmSlots,
+    Time HidingWeightsSlots) {
+  // At each batch tried: a request's own chunks ride on steps of that
+  // batch (chunked_prefill_time), and each other request's chunks add what
+  // they take beyond the steps they ride on, shared by the prompts packed
+  // into one iteration, as lowerRequests charges them at the batch found.
+  // The chunk's GEMMs hide under the step's weight read (or, streamed,
+  // under the stream): those two times, interpolated as the step's parts.
+  const StepAt One{Gemm1, Weights1, Attention1, KV1, Added1};
+  const StepAt Full{GemmSlots, WeightsSlots, AttentionSlots, KVSlots,
+                    AddedSlots};
+  const double USlots =
+      Slots.value() /
+      std::max(1.0, std::min(std::max(PP.value(), 1.0), Slots.value()));
+  auto hiding = [&](Time AtOne, Time AtSlots, double U) {
+    if (!(USlots > 1))
+      return AtSlots;
+    return AtOne + (AtSlots - AtOne) * ((U - 1.0) / (USlots - 1.0));
+  };
+  return solveRunningBatch(
+      One, Full, Slots, PP, Rate, Output, [&](const StepAt &At, double U) {
+        Time Step = At.step();
+        Time Own = chunkedPrefillTime(
+            Prefill, Step, Prompt, Chunk,
+            hiding(HiddenGemm1, HiddenGemmSlots, U),
+            hiding(HidingWeights1, HidingWeightsSlots, U), U * OneToken);
+        Time Extra =
+            chunkExtraTime(Prefill, Step, Prompt, Chunk,
+                           hiding(HiddenGemm1, HiddenGemmSlots, U),
+                           hiding(HidingWeights1, HidingWeightsSlots, U),
+                           U * OneToken, Packed);
+        return std::pair<double, double>{
+            Own.value(), prefillInterference(OtherRate, Extra).value()};
+      });
 }
 
 } // namespace mlsc::walls

@@ -85,6 +85,18 @@ Time chunkedPrefillTime(Time Prefill, Time DecodeStep, Tokens Prompt,
                              StepWeights, StepTokens);
 }
 
+Time chunkExtraTime(Time Prefill, Time DecodeStep, Tokens Prompt, Tokens Chunk,
+                    Time StepGemm, Time StepWeights, Tokens StepTokens,
+                    Number Packed) {
+  const double K = Packed.value();
+  if (!(K > 0))
+    return in<Time>(std::nan(""));
+  Tokens Together = K * Prompt;
+  Time Iterations = chunkedPrefillTime(K * Prefill, DecodeStep, Together, Chunk,
+                                       StepGemm, StepWeights, StepTokens);
+  return (Iterations - prefillChunks(Together, Chunk) * DecodeStep) / K;
+}
+
 namespace {
 
 /// The p-quantile of a Poisson count of mean \p Mean, by its cumulative

@@ -195,6 +195,55 @@ TEST(BatchingWall, RunningDecodeBatchIsLittlesLawFixedPoint) {
   EXPECT_TRUE(std::isnan(solve(std::nan(""), 1, 0)));
 }
 
+TEST(BatchingWall, RunningBatchTakesChunksAtTheBatch) {
+  // A memory-bound step, T(b) = 10 + 0.1 (b - 1) ms: 10 ms of weights and
+  // KV traffic 0.1 ms a sequence beyond the first; the GEMMs, 0.01 ms a
+  // sequence, hide under the weights. 101 slots, 101 output tokens (100
+  // gaps), 10 req/s of arrivals, the other requests' prompts at 100/s.
+  // A prompt of 1,000 tokens is one chunk, 5 ms alone; its GEMMs take
+  // 0.01 b x 1,000 / b = 10 ms against a slack of 10 - 0.01 b: it adds
+  // 0.01 b ms to its iteration, which takes T(b) + 0.01 b. So the prompt
+  // holds its slot T(b) + 0.01 b, and the others' prompts take f = 100 /s
+  // x 0.01 b ms = 0.001 b of the time. b = 1 + 10 /s x (T(b) + 0.01 b +
+  // 100 T(b) / (1 - 0.001 b)) has its root at b = 12.3915: T = 11.139 ms,
+  // the prompt 11.263 ms, f = 0.01239, 1 + 0.01 x (11.263 + 1,127.9).
+  auto ms = [](double V) { return in<Time>(V * 1e-3); };
+  const Time Zero = ms(0);
+  auto solve = [&](double Prefill, double Packed) {
+    return runningDecodeBatchChunked(
+               ms(0.01), ms(10), Zero, Zero, Zero, ms(1.01), ms(10), Zero,
+               ms(10), Zero, in<Number>(101), in<Number>(1),
+               in<RequestRate>(10), in<Tokens>(101), ms(Prefill),
+               in<Tokens>(1000), in<Tokens>(1000), in<RequestRate>(100),
+               in<Number>(Packed), ms(0.01), ms(10), ms(1.01), ms(10))
+        .value();
+  };
+  const double B = solve(5, 1);
+  EXPECT_NEAR(B, 12.3915488544783, 1e-9);
+  // Little's law holds at the answer.
+  const double T = 10 + 0.1 * (B - 1), F = 0.001 * B;
+  EXPECT_NEAR(B, 1 + 0.01 * (T + 0.01 * B + 100 * T / (1 - F)), 1e-9);
+  // Taking the chunk on a one-sequence step (0.01 ms added, f = 0.001)
+  // finds fewer: b = 1 + 0.01 x (10.01 + 100 T(b) / 0.999) = 12.2347.
+  EXPECT_LT(runningDecodeBatch(ms(0.01), ms(10), Zero, Zero, Zero, ms(1.01),
+                               ms(10), Zero, ms(10), Zero, in<Number>(101),
+                               in<Number>(1), in<RequestRate>(10), ms(10.01),
+                               in<Tokens>(101), in<Number>(0.001))
+                .value(),
+            B - 0.15);
+  // A prefill that alone takes 15 ms binds its iteration while T(b) +
+  // 0.01 b < 15 ms: the prompt holds 15 ms and adds 15 - T(b), f = 100 /s x
+  // (15 - T(b)) ms, which falls as the step grows; Little's law still
+  // holds at the answer.
+  const double B15 = solve(15, 1), T15 = 10 + 0.1 * (B15 - 1);
+  EXPECT_LT(T15 + 0.01 * B15, 15.0);
+  EXPECT_NEAR(B15, 1 + 0.01 * (15 + 100 * T15 / (1 - 0.1 * (15 - T15))), 1e-9);
+  // The prompts' chunks alone fill the replica (f >= 1): the slots fill.
+  EXPECT_EQ(solve(20000, 1), 101.0);
+  // NaN stays NaN.
+  EXPECT_TRUE(std::isnan(solve(std::nan(""), 1)));
+}
+
 TEST(BatchingWall, FormulasCarryWallAndDimensions) {
   EXPECT_EQ(formula(FormulaId::MaxConcurrentSequences).W, Wall::Batching);
   EXPECT_EQ(formula(FormulaId::MaxBatchUnderTPOT).W, Wall::Batching);

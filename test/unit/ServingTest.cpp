@@ -100,6 +100,35 @@ TEST(ServingWall, ChunkedPrefillByHand) {
       0.48, 1e-12);
 }
 
+TEST(ServingWall, PackedChunksShareOneStepsSlack) {
+  // Prompts of 100 tokens, prefilled alone in 10 ms; 400-token chunks, so
+  // k = 2 prompts share an iteration. The decode step takes 20 ms over 100
+  // tokens.
+  const Tokens S = in<Tokens>(100), C = in<Tokens>(400), B = in<Tokens>(100);
+  const Time Step = in<Time>(0.020);
+  auto extra = [&](double Prefill, double Gemm, double Weights, double K) {
+    return chunkExtraTime(in<Time>(Prefill), Step, S, C, in<Time>(Gemm),
+                          in<Time>(Weights), B, in<Number>(K))
+        .value();
+  };
+  // Compute-bound step (20 ms of GEMMs over 5 ms of weights, no slack):
+  // the two prompts' 200 tokens add 20 ms x 200 / 100 = 40 ms to the step,
+  // max(2 x 10, 20 + 40) = 60 ms, so each adds (60 - 20) / 2 = 20 ms, its
+  // own GEMMs. (Its own iteration less half the step, 40 - 10 = 30 ms,
+  // would charge half the step again.)
+  EXPECT_NEAR(extra(0.010, 0.020, 0.005, 2), 0.020, 1e-12);
+  // Memory-bound step (2 ms of GEMMs under 20 ms of weights, 18 ms of
+  // slack): the 4 ms of chunk GEMMs hide, max(20, 20 + 0) = 20 ms: none.
+  EXPECT_NEAR(extra(0.010, 0.002, 0.020, 2), 0.0, 1e-12);
+  // A prefill longer than the step (30 ms alone): the iteration is the two
+  // prefills, 60 ms, and each adds (60 - 20) / 2 = 20 ms = 30 - 20 / 2.
+  EXPECT_NEAR(extra(0.030, 0.002, 0.020, 2), 0.020, 1e-12);
+  // One prompt an iteration: its iteration less the step, 20 + 20 - 20.
+  EXPECT_NEAR(extra(0.010, 0.020, 0.005, 1), 0.020, 1e-12);
+  // No prompt shares nothing.
+  EXPECT_TRUE(std::isnan(extra(0.010, 0.020, 0.005, 0)));
+}
+
 TEST(ServingWall, PrefixCachingComputesOnlyTheMisses) {
   // 2,000 prompt tokens, 75% found in the cache: 500 computed.
   EXPECT_DOUBLE_EQ(
