@@ -64,6 +64,11 @@ struct Anchor {
   std::string Sets;      ///< a calibration anchor's factor
   std::string KnownMiss; ///< why a validation anchor misses, if it does
   std::string Source, SourceTitle, SourceUrl;
+  /// An inverse anchor (`maximize`/`minimize`): the query's Vars,
+  /// Direction and Conditions are a one-variable solve, run to this
+  /// relative precision before Report[0] is read at the answer.
+  bool Inverse = false;
+  double SolvePrecision = 1e-3;
 };
 
 struct Query {

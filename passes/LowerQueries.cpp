@@ -246,7 +246,9 @@ private:
                             V.Name));
       }
     }
-    if (const ir::Field *T = QE.field("tolerance")) {
+    // An anchor's `tolerance` is its allowance, not the solve's precision.
+    if (const ir::Field *T = QE.field("tolerance");
+        T && Q.K != Query::Kind::Anchor) {
       Q.Tolerance = number(T, 1e-3);
       if (!(Q.Tolerance > 0 && Q.Tolerance < 1))
         error(DiagKind::DomainError, T->Range,
@@ -269,16 +271,58 @@ private:
 
   void anchor(Query &Q) {
     query::Anchor &A = Q.A;
-    const ir::Expr *Metric = single("metric", "quantity, e.g. `ttft.p99`");
+    // An inverse anchor: a one-variable solve whose answer (or a metric
+    // read there) is the measured quantity, such as the highest arrival
+    // rate a benchmark's latency limits allow.
+    A.Inverse = QE.field("minimize") || QE.field("maximize");
+    if (A.Inverse) {
+      solve(Q);
+      if (!DeferredEntities.empty())
+        error(DiagKind::MalformedQuery, DeferredEntities.front().E->Range,
+              "an anchor solves for a number; an entity has no published "
+              "value");
+      if (Failed || Q.Vars.size() != 1)
+        return;
+      checkOverlap(Q);
+      A.SolvePrecision = 1e-3; // the solve's default; `tolerance` is the
+                               // anchor's allowance
+    } else if (QE.field("such_that")) {
+      error(DiagKind::MalformedQuery, QE.field("such_that")->Range,
+            "`such_that` holds the conditions of an inverse anchor; give "
+            "the leaf it solves for in `maximize { LEAF in LO .. HI }` or "
+            "`minimize { ... }`");
+      return;
+    }
+    if (!QE.field("metric") && !A.Inverse) {
+      error(DiagKind::MissingInput, QE.NameRange,
+            fmt::format("anchor `{}` needs `metric {{ ... }}`, the quantity "
+                        "measured (or `maximize`/`minimize` to anchor the "
+                        "answer of an inverse query)",
+                        Q.Name));
+      return;
+    }
     const ir::Expr *Published =
         single("published", "value with its unit, e.g. `19694 tok/s`");
-    if (!Metric || !Published)
-      return;
-    std::optional<Term> T = term(*Metric, "the anchor's metric");
-    if (!T)
+    std::optional<Term> T;
+    if (QE.field("metric")) {
+      const ir::Expr *Metric = single("metric", "quantity, e.g. `ttft.p99`");
+      if (!Metric || !Published)
+        return;
+      T = term(*Metric, "the anchor's metric");
+    } else if (Published) {
+      // The answer itself: the decision variable's leaf, read at it.
+      const Variable &V = Q.Vars.front();
+      T = Term{fmt::format("{} {}", Q.Direction > 0 ? "max" : "min", V.Name),
+               V.Leaf,
+               V.Dim,
+               false,
+               false,
+               V.Range};
+    }
+    if (!T || !Published)
       return;
     if (T->IsBool) {
-      error(DiagKind::MalformedQuery, Metric->Range,
+      error(DiagKind::MalformedQuery, T->Range,
             fmt::format("`{}` is true or false; an anchor compares numbers",
                         T->Text));
       return;

@@ -17,6 +17,7 @@
 
 #include "runtime/Evaluator.h"
 #include "runtime/Format.h"
+#include "runtime/Query.h"
 #include "runtime/sim/Simulator.h"
 
 #include "llvm/Support/FileSystem.h"
@@ -27,6 +28,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <optional>
 #include <tuple>
@@ -43,6 +45,9 @@ struct Row {
   std::string PublishedShown, PredictedShown;
   bool Calibration = false, Feasible = true;
   bool Training = false; ///< the anchor's scenario trains a model
+  /// An inverse anchor whose solve found no value meeting its conditions.
+  bool NoAnswer = false;
+  std::string Variable; ///< an inverse anchor's decision variable
   std::string Sets, KnownMiss, Source, SourceTitle, SourceUrl;
   Status S = Status::Within;
   /// The serving simulator's value of a latency percentile, and its error
@@ -187,7 +192,11 @@ void printText(const std::vector<Row> &Rows, llvm::raw_ostream &OS) {
       Sets.push_back(R.Anchor + " sets " + R.Sets);
   OS << (Sets.empty() ? "" : " (" + llvm::join(Sets, "; ") + ")") << "\n";
   for (const Row &R : Rows) {
-    if (R.S == Status::Outside && !R.Feasible)
+    if (R.S == Status::Outside && R.NoAnswer)
+      OS << fmt::format("{}: no value of `{}` in its range meets the "
+                        "anchor's conditions ({})\n",
+                        R.Anchor, R.Variable, R.File);
+    else if (R.S == Status::Outside && !R.Feasible)
       OS << fmt::format("{}: the scenario does not fit (infeasible), but the "
                         "published run ran ({})\n",
                         R.Anchor, R.File);
@@ -287,6 +296,15 @@ int validateCommand(const DriverOptions &O) {
           const graph::Graph &G = C.Graphs[Q.Graph];
           Evaluator E(G);
           E.run();
+          // An inverse anchor reads its quantity at the solve's answer;
+          // with none in the range the prediction is missing.
+          bool Answered = true;
+          if (Q.A.Inverse) {
+            query::Query S = Q;
+            S.K = query::Query::Kind::Solve;
+            S.Tolerance = Q.A.SolvePrecision;
+            Answered = solveOne(E, S).Found;
+          }
           const query::Term &T = Q.Report.front();
           Row R;
           R.Anchor = Q.Name;
@@ -295,11 +313,16 @@ int validateCommand(const DriverOptions &O) {
           R.Quantity = T.Text;
           R.Unit = T.Dim.str();
           R.Published = Q.A.Published;
-          R.Predicted = E.value(T.Node);
-          R.Error = R.Predicted / R.Published - 1;
+          R.Predicted = Answered ? E.value(T.Node) : std::nan("");
+          R.Error = Answered ? R.Predicted / R.Published - 1
+                             : std::numeric_limits<double>::infinity();
           R.Tolerance = Q.Tolerance;
           R.PublishedShown = formatQuantity(R.Published, T.Dim);
-          R.PredictedShown = formatQuantity(R.Predicted, T.Dim);
+          R.PredictedShown =
+              Answered ? formatQuantity(R.Predicted, T.Dim) : "no answer";
+          R.NoAnswer = !Answered;
+          if (Q.A.Inverse)
+            R.Variable = Q.Vars.front().Name;
           R.Calibration = Q.A.Calibration;
           R.Sets = Q.A.Sets;
           R.KnownMiss = Q.A.KnownMiss;
