@@ -283,6 +283,14 @@ private:
               "value");
       if (Failed || Q.Vars.size() != 1)
         return;
+      if (!QE.field("such_that")) {
+        error(DiagKind::MissingInput, QE.NameRange,
+              fmt::format("inverse anchor `{}` needs `such_that {{ ... }}`: "
+                          "without conditions its answer is the end of its "
+                          "range",
+                          Q.Name));
+        return;
+      }
       checkOverlap(Q);
       A.SolvePrecision = 1e-3; // the solve's default; `tolerance` is the
                                // anchor's allowance

@@ -134,11 +134,14 @@ struct StepAt {
 
 /// Solves b = min(B, 1 + lambda_r * (T_fixed + (n - 1) * T(u) / (1 - f)))
 /// by bisection, where \p FixedAndShare gives T_fixed and f at a batch
-/// from the step there (both constant without chunked prefill).
+/// from the step there (both constant without chunked prefill: then the
+/// root is unique). With \p Scan > 0 the bracket is the first of Scan
+/// geometric steps from 1 to B where g falls below the diagonal, so the
+/// smallest root is found when there are several.
 template <typename Fn>
 Number solveRunningBatch(const StepAt &One, const StepAt &AtSlots, Number Slots,
                          Number PP, RequestRate Rate, Tokens Output,
-                         Fn FixedAndShare) {
+                         unsigned Scan, Fn FixedAndShare) {
   const double B = Slots.value(), Stages = std::max(PP.value(), 1.0);
   const double Lambda = (Rate / in<Requests>(1.0)).value();
   const double Gaps = std::max((Output / OneToken).value() - 1.0, 0.0);
@@ -177,12 +180,33 @@ Number solveRunningBatch(const StepAt &One, const StepAt &AtSlots, Number Slots,
     double InSlot = Fixed + Gaps * At.step().value() / (1.0 - F);
     return std::min(B, 1.0 + Lambda * InSlot);
   };
-  double AtB = g(B);
-  if (std::isnan(AtB))
-    return in<Number>(std::nan(""));
-  if (AtB >= B)
-    return Slots;
   double Lo = 1.0, Hi = B; // g(Lo) >= Lo, g(Hi) < Hi
+  if (Scan > 0) {
+    // Several roots are possible: the smallest one below which g stays
+    // above the diagonal is the batch a replica settles at, filling from
+    // empty. Scan a geometric grid for the first point below it.
+    bool Found = false;
+    for (unsigned K = 1; K <= Scan && !Found; ++K) {
+      double At = K == Scan ? B : std::pow(B, double(K) / Scan);
+      double V = g(At);
+      if (std::isnan(V))
+        return in<Number>(std::nan(""));
+      if (V < At) {
+        Hi = At;
+        Found = true;
+      } else {
+        Lo = At;
+      }
+    }
+    if (!Found)
+      return Slots;
+  } else {
+    double AtB = g(B);
+    if (std::isnan(AtB))
+      return in<Number>(std::nan(""));
+    if (AtB >= B)
+      return Slots;
+  }
   for (int I = 0; I < 200 && Hi - Lo > 1e-12 * Hi; ++I) {
     double Mid = 0.5 * (Lo + Hi);
     (g(Mid) >= Mid ? Lo : Hi) = Mid;
@@ -200,7 +224,7 @@ Number runningDecodeBatch(Time Gemm1, Time Weights1, Time Attention1, Time KV1,
   return solveRunningBatch(
       StepAt{Gemm1, Weights1, Attention1, KV1, Added1},
       StepAt{GemmSlots, WeightsSlots, AttentionSlots, KVSlots, AddedSlots},
-      Slots, PP, Rate, Output,
+      Slots, PP, Rate, Output, /*Scan=*/0,
       [&](const StepAt &, double) { return Constant; });
 }
 
@@ -229,7 +253,8 @@ Number runningDecodeBatchChunked(
     return AtOne + (AtSlots - AtOne) * ((U - 1.0) / (USlots - 1.0));
   };
   return solveRunningBatch(
-      One, Full, Slots, PP, Rate, Output, [&](const StepAt &At, double U) {
+      One, Full, Slots, PP, Rate, Output, /*Scan=*/64,
+      [&](const StepAt &At, double U) {
         Time Step = At.step();
         Time Own = chunkedPrefillTime(
             Prefill, Step, Prompt, Chunk,

@@ -238,10 +238,36 @@ TEST(BatchingWall, RunningBatchTakesChunksAtTheBatch) {
   const double B15 = solve(15, 1), T15 = 10 + 0.1 * (B15 - 1);
   EXPECT_LT(T15 + 0.01 * B15, 15.0);
   EXPECT_NEAR(B15, 1 + 0.01 * (15 + 100 * T15 / (1 - 0.1 * (15 - T15))), 1e-9);
-  // The prompts' chunks alone fill the replica (f >= 1): the slots fill.
-  EXPECT_EQ(solve(20000, 1), 101.0);
+  // The other prompts' chunks alone fill the replica: a 50 ms prefill
+  // adds 50 - T(b) ms, f = 100 /s x about 40 ms = 4 >= 1, so the slots fill
+  // (the prompt's own 50 ms would keep only 1 + 10 x 0.05 = 1.5 of them).
+  EXPECT_EQ(solve(50, 1), 101.0);
   // NaN stays NaN.
   EXPECT_TRUE(std::isnan(solve(std::nan(""), 1)));
+}
+
+TEST(BatchingWall, ChunkedRunningBatchTakesTheSmallestRoot) {
+  // 10 ms of weights a step; the GEMMs take 0.1 ms a sequence, so the step
+  // is T(b) = max(10, 0.1 b) ms up to the 301 slots. A 50-token prompt is
+  // one chunk, 1 ms alone; its GEMMs take 0.1 b x 50 / b = 5 ms against a
+  // slack of 10 - 0.1 b: hidden up to b = 50, then adding 0.1 (b - 50) ms
+  // up to 5 ms at b = 100. The others' prompts come at 190/s, so f = 0.019
+  // (b - 50) there, 0.95 at b = 100. At 45 req/s and 100 gaps, below
+  // b = 50 nothing is added: b = 1 + 45 x (10 ms + 100 x 10 ms) = 46.45,
+  // where g stays above the diagonal from 1. Past b = 50 f grows fast
+  // enough that g climbs back over it (at b = 100, 1 + 45 x (15 ms + 1 s /
+  // 0.05) = 901), so g(B) >= B, and the slots-full answer would be the
+  // largest root, not the one a replica filling from empty settles at.
+  auto ms = [](double V) { return in<Time>(V * 1e-3); };
+  const Time Zero = ms(0);
+  EXPECT_NEAR(runningDecodeBatchChunked(
+                  ms(0.1), ms(10), Zero, Zero, Zero, ms(30.1), ms(10), Zero,
+                  Zero, Zero, in<Number>(301), in<Number>(1),
+                  in<RequestRate>(45), in<Tokens>(101), ms(1), in<Tokens>(50),
+                  in<Tokens>(50), in<RequestRate>(190), in<Number>(1), ms(0.1),
+                  ms(10), ms(30.1), ms(10))
+                  .value(),
+              46.45, 1e-9);
 }
 
 TEST(BatchingWall, FormulasCarryWallAndDimensions) {

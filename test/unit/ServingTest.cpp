@@ -123,6 +123,15 @@ TEST(ServingWall, PackedChunksShareOneStepsSlack) {
   // A prefill longer than the step (30 ms alone): the iteration is the two
   // prefills, 60 ms, and each adds (60 - 20) / 2 = 20 ms = 30 - 20 / 2.
   EXPECT_NEAR(extra(0.030, 0.002, 0.020, 2), 0.020, 1e-12);
+  // Partial slack (2 ms of GEMMs under 5 ms of weights, 3 ms of slack):
+  // the two prompts' 4 ms of chunk GEMMs hide but for 1 ms, max(20, 20 +
+  // 1) = 21 ms, 0.5 ms each. Alone, each prompt's 2 ms would hide whole;
+  // its own iteration less half the step would charge 20 - 10 = 10 ms.
+  EXPECT_NEAR(extra(0.010, 0.002, 0.005, 2), 0.0005, 1e-12);
+  // A fractional count of prompts waiting, k = 1.5: 150 tokens, 3 ms of
+  // chunk GEMMs against the 3 ms of slack: nothing added, max(15, 20) =
+  // 20 ms, none.
+  EXPECT_NEAR(extra(0.010, 0.002, 0.005, 1.5), 0.0, 1e-12);
   // One prompt an iteration: its iteration less the step, 20 + 20 - 20.
   EXPECT_NEAR(extra(0.010, 0.020, 0.005, 1), 0.020, 1e-12);
   // No prompt shares nothing.

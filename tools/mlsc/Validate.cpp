@@ -335,7 +335,9 @@ int validateCommand(const DriverOptions &O) {
           // The serving simulator's figure for a latency percentile: one
           // run a scenario, whatever rows read it.
           std::optional<SimMeasure> Measure = simMeasure(T.Text);
-          if (G.Sim && R.Feasible && Measure) {
+          // An inverse anchor's point is the solve's answer, not the
+          // scenario's: it is not simulated (nor shares the scenario's run).
+          if (G.Sim && R.Feasible && Measure && !Q.A.Inverse) {
             auto [It, New] = Simulations.try_emplace(Q.Graph);
             if (New) {
               std::string Why;
