@@ -45,7 +45,8 @@ bool lowerQueue(LoweringContext &Ctx) {
   // iterations but do the same work). Static batching prefills a batch at
   // once; a disaggregated replica's prefills run in the prefill pool, a
   // queue of its own when the pools are sized (below).
-  std::optional<NodeId> PrefillRate = D.OtherPrefills, PrefillWork, PrefillCV;
+  std::optional<NodeId> PrefillRate = D.OtherPrefills, PrefillWork, PrefillCV,
+                        PrefillRho, Residual, Others;
   if (PrefillRate) {
     // Unchunked, batched up to the token budget: a request's share.
     PrefillWork =
@@ -60,6 +61,15 @@ bool lowerQueue(LoweringContext &Ctx) {
     B.publish(MetricId::PrefillUtilisation, Rho);
     Stable = B.op(Op::And,
                   {Stable, B.op(Op::Lt, {Rho, B.constant(1, "saturation")})});
+    PrefillRho = Rho;
+    // A new request waits for the decode iteration in flight: under
+    // pipeline parallelism a micro-batch enters every step / micro-batches.
+    Residual =
+        B.op(Op::Div, {D.DecodeStep, B.G.get(MetricId::PipelineMicrobatches)});
+    B.label(*Residual, "admission_iteration");
+    Others = B.op(Op::Sub, {B.G.get(MetricId::RunningBatch),
+                            B.constant(1, "the request itself")});
+    B.label(*Others, "other_running_requests");
   }
   // Sized prefill/decode pools (DistServe): the prefill pool is an M/G/c
   // queue of its own, c its replicas each prefilling one request at a
@@ -148,6 +158,11 @@ bool lowerQueue(LoweringContext &Ctx) {
       NodeId Wait =
           B.apply(FormulaId::PrefillWaitQuantile,
                   {*PrefillRate, *PrefillWork, *PrefillCV, Level}, "");
+      // And for the decode iteration in flight when it arrives.
+      Wait =
+          B.op(Op::Add,
+               {Wait, B.apply(FormulaId::IterationResidualQuantile,
+                              {*Residual, *PrefillRho, *Others, Level}, "")});
       Ttft = B.op(Op::Add, {Ttft, Wait});
       Latency = B.op(Op::Add, {Latency, Wait});
     }

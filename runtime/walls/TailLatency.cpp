@@ -259,6 +259,20 @@ Tokens lengthQuantile(Tokens Mean, Number CV, Number Percentile) {
   return in<Tokens>(boost::math::quantile(L, P));
 }
 
+Time iterationResidualQuantile(Time Iteration, Number PrefillShare,
+                               Number Others, Number Percentile) {
+  double T = Iteration.value(), Rho = PrefillShare.value(), N = Others.value(),
+         P = Percentile.value();
+  if (std::isnan(T) || std::isnan(Rho) || std::isnan(N) || std::isnan(P))
+    return in<Time>(NaN);
+  if (std::isinf(T))
+    return Iteration;
+  double Q = std::clamp(1 - Rho, 0.0, 1.0) * -std::expm1(-std::max(N, 0.0));
+  if (!(Q > 0) || P <= 1 - Q)
+    return in<Time>(0); // this often the replica is idle or prefilling
+  return in<Time>(T * std::min(1.0, (P - (1 - Q)) / Q));
+}
+
 Time prefillWaitQuantile(RequestRate Rate, Time Prefill, Number PrefillCV,
                          Number Percentile) {
   double Rho = (Rate * Prefill / in<Requests>(1.0)).value();

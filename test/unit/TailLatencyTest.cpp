@@ -342,6 +342,31 @@ TEST(TailLatency, SharedErlangCGivesTheSamePercentilesBitForBit) {
 
 namespace {
 
+TEST(TailLatency, ArrivalsWaitForTheIterationInFlight) {
+  // 10 ms iterations; prefills take 20% of the replica's time and it holds
+  // 2 other requests on average: an arrival lands in a decode iteration
+  // with q = 0.8 x (1 - e^-2) = 0.69173 and then waits U[0, 10 ms]. The
+  // median: 10 x (0.5 - 0.30827) / 0.69173 = 2.7718 ms; the p99: 10 x
+  // (0.99 - 0.30827) / 0.69173 = 9.8554 ms; below 1 - q = 0.308, none.
+  using namespace mlsc::q;
+  using namespace mlsc::walls;
+  auto at = [](double T, double Rho, double N, double P) {
+    return iterationResidualQuantile(in<Time>(T), in<Number>(Rho),
+                                     in<Number>(N), in<Number>(P))
+        .value();
+  };
+  EXPECT_NEAR(at(0.010, 0.2, 2, 0.5), 2.7717647e-3, 1e-9);
+  EXPECT_NEAR(at(0.010, 0.2, 2, 0.99), 9.8554353e-3, 1e-9);
+  EXPECT_EQ(at(0.010, 0.2, 2, 0.2), 0.0);
+  // A replica with no other request, or prefilling all the time: no wait.
+  EXPECT_EQ(at(0.010, 0.2, 0, 0.99), 0.0);
+  EXPECT_EQ(at(0.010, 1.0, 5, 0.99), 0.0);
+  // Many others, no prefills: nearly always a decode iteration, p x T.
+  EXPECT_NEAR(at(0.010, 0.0, 50, 0.5), 5e-3, 1e-12);
+  EXPECT_TRUE(std::isnan(at(std::nan(""), 0.2, 2, 0.5)));
+  EXPECT_TRUE(std::isinf(at(INFINITY, 0.2, 2, 0.5)));
+}
+
 TEST(TailLatency, PrefillsQueueBehindPrefills) {
   // Issue 12, item 4: a request's prefill waits behind the prefills queued
   // at its replica. The quickstart's replica: other requests' prefills at
