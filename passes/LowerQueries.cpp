@@ -177,6 +177,14 @@ private:
     }
   }
 
+  /// What to do with an entity or a choice where a number is solved for.
+  const char *notANumberHint() const {
+    return QE.Kind == "anchor"
+               ? "an inverse anchor solves for a number, the published "
+                 "value's (a sweep or a Pareto solve can list it in `vary`)"
+               : "list it in `vary` (a sweep, or a Pareto solve)";
+  }
+
   void error(DiagKind K, llvm::SMRange R, std::string Message) {
     C.Diags.report(K, R, std::move(Message));
     Failed = true;
@@ -277,10 +285,6 @@ private:
     A.Inverse = QE.field("minimize") || QE.field("maximize");
     if (A.Inverse) {
       solve(Q);
-      if (!DeferredEntities.empty())
-        error(DiagKind::MalformedQuery, DeferredEntities.front().E->Range,
-              "an anchor solves for a number; an entity has no published "
-              "value");
       if (Failed || Q.Vars.size() != 1)
         return;
       if (!QE.field("such_that")) {
@@ -696,9 +700,8 @@ private:
     if (OneVariableSolve) {
       error(DiagKind::MalformedQuery, Ref.Range,
             fmt::format("`{}` is a choice: it cannot be minimized or "
-                        "maximized; list it in `vary` (a sweep, or a Pareto "
-                        "solve)",
-                        V.Name));
+                        "maximized; {}",
+                        V.Name, notANumberHint()));
       return;
     }
     auto Final = finalField(Ref);
@@ -781,9 +784,8 @@ private:
       if (AllowContinuous) { // a one-variable solve
         error(DiagKind::MalformedQuery, E.Range,
               fmt::format("`{}` is an entity: it cannot be minimized or "
-                          "maximized; list it in `vary` (a sweep, or a "
-                          "Pareto solve)",
-                          V.Name));
+                          "maximized; {}",
+                          V.Name, notANumberHint()));
         return;
       }
       DeferredEntities.push_back(
