@@ -295,9 +295,8 @@ private:
                           Q.Name));
         return;
       }
-      checkOverlap(Q);
-      A.SolvePrecision = 1e-3; // the solve's default; `tolerance` is the
-                               // anchor's allowance
+      checkOverlap(Q); // A.SolvePrecision stays the solve's default:
+                       // `tolerance` is the anchor's allowance
     } else if (QE.field("such_that")) {
       error(DiagKind::MalformedQuery, QE.field("such_that")->Range,
             "`such_that` holds the conditions of an inverse anchor; give "

@@ -58,8 +58,7 @@ PhaseTimes lowerDecodeAt(LoweringContext &Ctx, NodeId Batch,
   return T;
 }
 
-std::pair<NodeId, NodeId> chunkHiding(LoweringContext &Ctx,
-                                      const PhaseTimes &Step) {
+ChunkHiding chunkHiding(LoweringContext &Ctx, const PhaseTimes &Step) {
   GraphBuilder &B = Ctx.B;
   NodeId Gemm = Step.GemmCompute, Weights = Step.WeightRead;
   if (Step.Streaming.isValid() && Weights.isValid()) {
@@ -70,17 +69,16 @@ std::pair<NodeId, NodeId> chunkHiding(LoweringContext &Ctx,
   }
   if (!Gemm.isValid() || !Weights.isValid())
     Gemm = Weights = B.constant(0, "one roofline: no kernel classes");
-  return {Gemm, Weights};
+  NodeId Tokens =
+      Step.Tokens.isValid() ? Step.Tokens : B.constant(1, "one token");
+  return {Gemm, Weights, Tokens};
 }
 
 NodeId chunksOnStep(LoweringContext &Ctx, NodeId Prefill,
                     const PhaseTimes &Step, NodeId Prompt, NodeId Chunk,
                     bool Hybrid) {
-  GraphBuilder &B = Ctx.B;
-  auto [Gemm, Weights] = chunkHiding(Ctx, Step);
-  NodeId Tokens =
-      Step.Tokens.isValid() ? Step.Tokens : B.constant(1, "one token");
-  return B.apply(
+  auto [Gemm, Weights, Tokens] = chunkHiding(Ctx, Step);
+  return Ctx.B.apply(
       Hybrid ? FormulaId::HybridIterationTime : FormulaId::ChunkedPrefillTime,
       {Prefill, Step.Step, Prompt, Chunk, Gemm, Weights, Tokens}, "");
 }

@@ -51,11 +51,14 @@ PhaseTimes lowerHiddenPhase(LoweringContext &Ctx, PhaseId P, const Roofline &M,
 PhaseTimes lowerDecodeAt(LoweringContext &Ctx, NodeId Batch,
                          const std::string &Hidden);
 
-/// The GEMM time a chunk's GEMMs are scaled from and the time they hide
-/// under (the weight read, or a stream of weights) on the decode step
-/// \p Step: zero both when the step has one roofline.
-std::pair<NodeId, NodeId> chunkHiding(LoweringContext &Ctx,
-                                      const PhaseTimes &Step);
+/// On the decode step \p Step: the GEMM time a chunk's GEMMs are scaled
+/// from, the time they hide under (the weight read, or a stream of
+/// weights; zero both when the step has one roofline) and the step's
+/// tokens.
+struct ChunkHiding {
+  NodeId Gemm, Weights, Tokens;
+};
+ChunkHiding chunkHiding(LoweringContext &Ctx, const PhaseTimes &Step);
 
 /// A prompt's chunks riding on the decode step \p Step
 /// (chunked_prefill_time), or with \p Hybrid one iteration carrying a

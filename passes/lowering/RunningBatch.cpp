@@ -132,8 +132,8 @@ bool lowerRunningBatch(LoweringContext &Ctx) {
   const PhaseTimes &One = D.DecodeAtOne, &Slots = D.DecodeAtSlots;
   NodeId Running;
   if (OtherRate && D.Chunk) {
-    auto [HideGemm1, HideWeights1] = chunkHiding(Ctx, One);
-    auto [HideGemmSlots, HideWeightsSlots] = chunkHiding(Ctx, Slots);
+    ChunkHiding HideOne = chunkHiding(Ctx, One),
+                HideSlots = chunkHiding(Ctx, Slots);
     NodeId Packed =
         B.apply(FormulaId::PackedChunkPrompts,
                 {*OtherRate, D.RequestPrefill, *D.Chunk, D.Computed}, "");
@@ -157,10 +157,10 @@ bool lowerRunningBatch(LoweringContext &Ctx) {
                        *D.Chunk,
                        *OtherRate,
                        Packed,
-                       HideGemm1,
-                       HideWeights1,
-                       HideGemmSlots,
-                       HideWeightsSlots},
+                       HideOne.Gemm,
+                       HideOne.Weights,
+                       HideSlots.Gemm,
+                       HideSlots.Weights},
                       "");
   } else {
     Running =

@@ -88,10 +88,7 @@ bool lowerRequests(LoweringContext &Ctx) {
       NodeId Packed = B.apply(FormulaId::PackedChunkPrompts,
                               {Rate, D.RequestPrefill, *D.Chunk, Computed}, "");
       B.publish(MetricId::PackedChunkPrompts, Packed);
-      auto [Gemm, Hiding] = chunkHiding(Ctx, D.Decode);
-      NodeId StepTokens = D.Decode.Tokens.isValid()
-                              ? D.Decode.Tokens
-                              : B.constant(1, "one token");
+      auto [Gemm, Hiding, StepTokens] = chunkHiding(Ctx, D.Decode);
       Extra = B.apply(FormulaId::ChunkExtraTime,
                       {D.RequestPrefill, D.DecodeStep, Computed, *D.Chunk, Gemm,
                        Hiding, StepTokens, Packed},

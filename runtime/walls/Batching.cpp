@@ -132,6 +132,22 @@ struct StepAt {
   }
 };
 
+/// A step's part at micro-batch u, on the chord between its value at one
+/// sequence and at the slots' micro-batch (u = b / min(pp, b)).
+struct Chord {
+  double USlots;
+  Chord(Number Slots, Number PP)
+      : USlots(micro(Slots.value(), std::max(PP.value(), 1.0))) {}
+  static double micro(double Batch, double Stages) {
+    return Batch / std::max(1.0, std::min(Stages, Batch));
+  }
+  Time at(Time AtOne, Time Full, double U) const {
+    if (!(USlots > 1))
+      return Full;
+    return AtOne + (Full - AtOne) * ((U - 1.0) / (USlots - 1.0));
+  }
+};
+
 /// Solves b = min(B, 1 + lambda_r * (T_fixed + (n - 1) * T(u) / (1 - f)))
 /// by bisection, where \p FixedAndShare gives T_fixed and f at a batch
 /// from the step there (both constant without chunked prefill: then the
@@ -156,22 +172,15 @@ Number solveRunningBatch(const StepAt &One, const StepAt &AtSlots, Number Slots,
     return Slots;
   if (std::isinf(Lambda))
     return Slots;
-  auto micro = [&](double Batch) {
-    return Batch / std::max(1.0, std::min(Stages, Batch));
-  };
-  const double USlots = micro(B);
-  auto part = [&](Time AtOne, Time Full, double U) {
-    if (!(USlots > 1))
-      return Full;
-    return AtOne + (Full - AtOne) * ((U - 1.0) / (USlots - 1.0));
-  };
-  // +1 once the slots never empty (f >= 1, or an infinite fixed time).
+  const Chord Part(Slots, PP);
+  // B once the slots never empty (f >= 1, or an infinite fixed time).
   auto g = [&](double Batch) {
-    double U = micro(Batch);
-    StepAt At{part(One.Gemm, AtSlots.Gemm, U),
-              part(One.Weights, AtSlots.Weights, U),
-              part(One.Attention, AtSlots.Attention, U),
-              part(One.KV, AtSlots.KV, U), part(One.Added, AtSlots.Added, U)};
+    double U = Chord::micro(Batch, Stages);
+    StepAt At{Part.at(One.Gemm, AtSlots.Gemm, U),
+              Part.at(One.Weights, AtSlots.Weights, U),
+              Part.at(One.Attention, AtSlots.Attention, U),
+              Part.at(One.KV, AtSlots.KV, U),
+              Part.at(One.Added, AtSlots.Added, U)};
     auto [Fixed, F] = FixedAndShare(At, U);
     if (std::isnan(Fixed) || std::isnan(F))
       return std::nan("");
@@ -244,27 +253,17 @@ Number runningDecodeBatchChunked(
   const StepAt One{Gemm1, Weights1, Attention1, KV1, Added1};
   const StepAt Full{GemmSlots, WeightsSlots, AttentionSlots, KVSlots,
                     AddedSlots};
-  const double USlots =
-      Slots.value() /
-      std::max(1.0, std::min(std::max(PP.value(), 1.0), Slots.value()));
-  auto hiding = [&](Time AtOne, Time AtSlots, double U) {
-    if (!(USlots > 1))
-      return AtSlots;
-    return AtOne + (AtSlots - AtOne) * ((U - 1.0) / (USlots - 1.0));
-  };
+  const Chord Part(Slots, PP);
   return solveRunningBatch(
       One, Full, Slots, PP, Rate, Output, /*Scan=*/64,
       [&](const StepAt &At, double U) {
         Time Step = At.step();
-        Time Own = chunkedPrefillTime(
-            Prefill, Step, Prompt, Chunk,
-            hiding(HiddenGemm1, HiddenGemmSlots, U),
-            hiding(HidingWeights1, HidingWeightsSlots, U), U * OneToken);
-        Time Extra =
-            chunkExtraTime(Prefill, Step, Prompt, Chunk,
-                           hiding(HiddenGemm1, HiddenGemmSlots, U),
-                           hiding(HidingWeights1, HidingWeightsSlots, U),
-                           U * OneToken, Packed);
+        Time Gemm = Part.at(HiddenGemm1, HiddenGemmSlots, U),
+             Hiding = Part.at(HidingWeights1, HidingWeightsSlots, U);
+        Time Own = chunkedPrefillTime(Prefill, Step, Prompt, Chunk, Gemm,
+                                      Hiding, U * OneToken);
+        Time Extra = chunkExtraTime(Prefill, Step, Prompt, Chunk, Gemm, Hiding,
+                                    U * OneToken, Packed);
         return std::pair<double, double>{
             Own.value(), prefillInterference(OtherRate, Extra).value()};
       });
