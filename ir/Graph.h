@@ -159,6 +159,7 @@ struct StepInputs {
   NodeId MoeLayers;    ///< layers with experts (their all-to-alls)
   NodeId MoeImbalance; ///< busiest EP rank's tokens over the mean's
   NodeId StepOverhead, LayerOverhead; ///< a step's fixed costs (wall 3)
+  NodeId Overlap; ///< GEMM arithmetic and weight reads overlapping (wall 3)
 };
 
 /// A request of a replayed trace (`simulate.trace`): when it arrives (s

@@ -56,6 +56,7 @@ StepModel StepModel::of(const Evaluator &E, const graph::StepInputs &In) {
   if (In.StepOverhead.isValid()) {
     M.StepOverhead = v(In.StepOverhead);
     M.LayerOverhead = v(In.LayerOverhead);
+    M.Overlap = v(In.Overlap);
   }
   if ((M.Streams = In.InjectBW.isValid()))
     M.InjectBW = v(In.InjectBW);
@@ -119,7 +120,8 @@ StepTime StepModel::shape(const StepShape &S) const {
       computeTime(Attention, in<FlopRate>(Peak), in<Number>(EtaAttention));
   Time KVTraffic =
       memoryTime(Moved - Read, in<Bandwidth>(BW), in<Number>(EtaMem));
-  Time Bound = kernelClassRooflineTime(Gemm, WeightRead, Attend, KVTraffic);
+  Time Bound = kernelClassRooflineTime(Gemm, WeightRead, Attend, KVTraffic,
+                                       in<Number>(Overlap));
   T.Flops = Total.value();
   T.AttentionFlops = Attention.value();
   T.Bytes = Moved.value();

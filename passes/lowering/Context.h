@@ -70,6 +70,9 @@ struct Roofline {
   std::optional<NodeId> MoeImbalance;
   /// Wall 3: a decoder step's fixed costs, per step and per layer.
   std::optional<NodeId> StepOverhead, LayerOverhead;
+  /// Wall 3: the share of a decoder step's GEMM arithmetic and weight
+  /// reads that overlap (kernel_class_roofline_time); 1 outside decoders.
+  std::optional<NodeId> Overlap;
   /// Wall 6: weights stream in at this bandwidth, layer by layer.
   std::optional<NodeId> InjectBW;
   NodeId Params, WeightBytes;

@@ -166,6 +166,7 @@ bool lowerDecoderInputs(LoweringContext &Ctx) {
   // Wall 3: every step's fixed cost, per step and per layer.
   M.StepOverhead = Ctx.orDefault(W, DefaultId::StepOverhead);
   M.LayerOverhead = Ctx.orDefault(W, DefaultId::LayerOverhead);
+  M.Overlap = Ctx.orDefault(W, DefaultId::KernelOverlap);
   pruning(Ctx);
   M.Layers = D.Layers;
   M.ActivationBytes = D.Bytes;

@@ -78,9 +78,11 @@ NodeId chunksOnStep(LoweringContext &Ctx, NodeId Prefill,
                     const PhaseTimes &Step, NodeId Prompt, NodeId Chunk,
                     bool Hybrid) {
   auto [Gemm, Weights, Tokens] = chunkHiding(Ctx, Step);
-  return Ctx.B.apply(
-      Hybrid ? FormulaId::HybridIterationTime : FormulaId::ChunkedPrefillTime,
-      {Prefill, Step.Step, Prompt, Chunk, Gemm, Weights, Tokens}, "");
+  return Ctx.B.apply(Hybrid ? FormulaId::HybridIterationTime
+                            : FormulaId::ChunkedPrefillTime,
+                     {Prefill, Step.Step, Prompt, Chunk, Gemm, Weights, Tokens,
+                      *Ctx.Decoder.Machine.Overlap},
+                     "");
 }
 
 bool lowerDecoderSteps(LoweringContext &Ctx) {
@@ -161,6 +163,7 @@ bool lowerDecoderSteps(LoweringContext &Ctx) {
   if (M.StepOverhead) {
     In.StepOverhead = *M.StepOverhead;
     In.LayerOverhead = *M.LayerOverhead;
+    In.Overlap = *M.Overlap;
   }
   if (D.Moe) {
     In.MoeParams = D.Moe->Params;
@@ -206,7 +209,7 @@ bool lowerBestBatch(LoweringContext &Ctx) {
                PerSequenceAttention, D.DecodeWeights, PerSequenceBytes,
                B.op(Op::Mul, {M.Peak, M.EtaGemm}),
                B.op(Op::Mul, {M.Peak, M.EtaAttention}),
-               B.op(Op::Mul, {D.BW, M.EtaMem}), D.MaxSequences},
+               B.op(Op::Mul, {D.BW, M.EtaMem}), D.MaxSequences, *M.Overlap},
               ""));
   return true;
 }

@@ -98,7 +98,8 @@ static PhaseTimes lowerPhaseTimes(LoweringContext &Ctx, PhaseId P,
                 Prefix + ".kv_traffic_time");
     Roof = B.apply(
         FormulaId::KernelClassRooflineTime,
-        {Out.GemmCompute, Out.WeightRead, Out.AttentionCompute, Out.KVTraffic},
+        {Out.GemmCompute, Out.WeightRead, Out.AttentionCompute, Out.KVTraffic,
+         M.Overlap ? *M.Overlap : B.constant(1, "the roofline: full overlap")},
         "");
   } else {
     // A phase given as a whole (a CNN's batch, a training step) has one

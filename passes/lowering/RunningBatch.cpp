@@ -160,16 +160,17 @@ bool lowerRunningBatch(LoweringContext &Ctx) {
                        HideOne.Gemm,
                        HideOne.Weights,
                        HideSlots.Gemm,
-                       HideSlots.Weights},
+                       HideSlots.Weights,
+                       *D.Machine.Overlap},
                       "");
   } else {
-    Running =
-        B.apply(FormulaId::RunningDecodeBatch,
-                {One.GemmCompute, One.WeightRead, One.AttentionCompute,
-                 One.KVTraffic, One.Added, Slots.GemmCompute, Slots.WeightRead,
-                 Slots.AttentionCompute, Slots.KVTraffic, Slots.Added, D.Batch,
-                 D.PP, PerReplica, InSlotFixed, D.Output, F},
-                "");
+    Running = B.apply(FormulaId::RunningDecodeBatch,
+                      {One.GemmCompute, One.WeightRead, One.AttentionCompute,
+                       One.KVTraffic, One.Added, Slots.GemmCompute,
+                       Slots.WeightRead, Slots.AttentionCompute,
+                       Slots.KVTraffic, Slots.Added, D.Batch, D.PP, PerReplica,
+                       InSlotFixed, D.Output, F, *D.Machine.Overlap},
+                      "");
   }
   B.publish(MetricId::RunningBatch, Running);
   lowerDecodeAt(Ctx, Running, "");

@@ -91,7 +91,7 @@ bool lowerRequests(LoweringContext &Ctx) {
       auto [Gemm, Hiding, StepTokens] = chunkHiding(Ctx, D.Decode);
       Extra = B.apply(FormulaId::ChunkExtraTime,
                       {D.RequestPrefill, D.DecodeStep, Computed, *D.Chunk, Gemm,
-                       Hiding, StepTokens, Packed},
+                       Hiding, StepTokens, Packed, *D.Machine.Overlap},
                       "chunks_extra_time");
     }
     NodeId F = B.apply(FormulaId::PrefillInterference, {Rate, Extra}, "");

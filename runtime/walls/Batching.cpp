@@ -27,10 +27,12 @@
 // capped by the slots B. S = T_fixed + (n - 1) * T(b) / (1 - f) grows with b
 // through the step time (f: the share other requests' prefills take), so b
 // is a fixed point of g(b) = min(B, 1 + lambda_r * S(b)). The step is
-// T(u) = max(C(u), M(u)) + K(u) over the micro-batch u = b / min(pp, b),
+// T(u) = max(G(u) + (1 - o) W(u), W(u) + (1 - o) G(u)) + max(A(u), V(u))
+// + K(u) over the micro-batch u = b / min(pp, b),
 // each part affine in u (FLOPs, KV bytes and messages grow linearly with
 // the sequences; weights, latencies and fixed costs do not), so two
 // lowered steps, at u = 1 and at the slot limit, give every coefficient.
+// o in [0, 1] (kernels.overlap) keeps each part convex in u, so
 // g is non-decreasing and convex where u grows, so g(b) - b has one root in
 // [1, B] when g(B) < B: bisection finds it; otherwise the slots are full.
 // An MoE step's weight read is concave in the tokens, so the chord between
@@ -97,26 +99,29 @@ Number continuousBatchingGain(Tokens MeanOutput, Tokens MaxOutput) {
 Time batchedDecodeStepTime(Number Batch, Flops GemmFlopsPerSequence,
                            Flops AttentionFlopsPerSequence, Bytes Weights,
                            Bytes BytesPerSequence, FlopRate GemmRate,
-                           FlopRate AttentionRate, Bandwidth BW) {
+                           FlopRate AttentionRate, Bandwidth BW,
+                           Number Overlap) {
   // max(B f_attn / R_attn, B m / BW) = B a for B >= 0.
   return kernelClassRooflineTime(
       Batch * GemmFlopsPerSequence / GemmRate, Weights / BW,
       Batch * attentionPerSequence(AttentionFlopsPerSequence, AttentionRate,
                                    BytesPerSequence, BW),
-      in<Time>(0));
+      in<Time>(0), Overlap);
 }
 
 Number maxBatchUnderTPOT(Time TPOTLimit, Flops GemmFlopsPerSequence,
                          Flops AttentionFlopsPerSequence, Bytes Weights,
                          Bytes BytesPerSequence, FlopRate GemmRate,
-                         FlopRate AttentionRate, Bandwidth BW,
-                         Number Capacity) {
+                         FlopRate AttentionRate, Bandwidth BW, Number Capacity,
+                         Number Overlap) {
   Time Attend = attentionPerSequence(AttentionFlopsPerSequence, AttentionRate,
                                      BytesPerSequence, BW);
+  const Number Apart = 1.0 - Overlap;
+  Time Gemm = GemmFlopsPerSequence / GemmRate;
   double ComputeBound = wholeItems(
-      (TPOTLimit / (GemmFlopsPerSequence / GemmRate + Attend)).value());
-  double MemoryBound =
-      wholeItems(((TPOTLimit - Weights / BW) / Attend).value());
+      ((TPOTLimit - Apart * (Weights / BW)) / (Gemm + Attend)).value());
+  double MemoryBound = wholeItems(
+      ((TPOTLimit - Weights / BW) / (Apart * Gemm + Attend)).value());
   return in<Number>(
       std::min({ComputeBound, MemoryBound, wholeItems(Capacity.value())}));
 }
@@ -127,8 +132,10 @@ namespace {
 /// sequence and the slots.
 struct StepAt {
   Time Gemm, Weights, Attention, KV, Added;
+  Number Overlap;
   Time step() const {
-    return kernelClassRooflineTime(Gemm, Weights, Attention, KV) + Added;
+    return kernelClassRooflineTime(Gemm, Weights, Attention, KV, Overlap) +
+           Added;
   }
 };
 
@@ -180,7 +187,8 @@ Number solveRunningBatch(const StepAt &One, const StepAt &AtSlots, Number Slots,
               Part.at(One.Weights, AtSlots.Weights, U),
               Part.at(One.Attention, AtSlots.Attention, U),
               Part.at(One.KV, AtSlots.KV, U),
-              Part.at(One.Added, AtSlots.Added, U)};
+              Part.at(One.Added, AtSlots.Added, U),
+              One.Overlap};
     auto [Fixed, F] = FixedAndShare(At, U);
     if (std::isnan(Fixed) || std::isnan(F))
       return std::nan("");
@@ -228,11 +236,12 @@ Number runningDecodeBatch(Time Gemm1, Time Weights1, Time Attention1, Time KV1,
                           Time Added1, Time GemmSlots, Time WeightsSlots,
                           Time AttentionSlots, Time KVSlots, Time AddedSlots,
                           Number Slots, Number PP, RequestRate Rate, Time Fixed,
-                          Tokens Output, Number Interference) {
+                          Tokens Output, Number Interference, Number Overlap) {
   const std::pair<double, double> Constant{Fixed.value(), Interference.value()};
   return solveRunningBatch(
-      StepAt{Gemm1, Weights1, Attention1, KV1, Added1},
-      StepAt{GemmSlots, WeightsSlots, AttentionSlots, KVSlots, AddedSlots},
+      StepAt{Gemm1, Weights1, Attention1, KV1, Added1, Overlap},
+      StepAt{GemmSlots, WeightsSlots, AttentionSlots, KVSlots, AddedSlots,
+             Overlap},
       Slots, PP, Rate, Output, /*Scan=*/0,
       [&](const StepAt &, double) { return Constant; });
 }
@@ -243,16 +252,16 @@ Number runningDecodeBatchChunked(
     Time AddedSlots, Number Slots, Number PP, RequestRate Rate, Tokens Output,
     Time Prefill, Tokens Prompt, Tokens Chunk, RequestRate OtherRate,
     Number Packed, Time HiddenGemm1, Time HidingWeights1, Time HiddenGemmSlots,
-    Time HidingWeightsSlots) {
+    Time HidingWeightsSlots, Number Overlap) {
   // At each batch tried: a request's own chunks ride on steps of that
   // batch (chunked_prefill_time), and each other request's chunks add what
   // they take beyond the steps they ride on, shared by the prompts packed
   // into one iteration, as lowerRequests charges them at the batch found.
   // The chunk's GEMMs hide under the step's weight read (or, streamed,
   // under the stream): those two times, interpolated as the step's parts.
-  const StepAt One{Gemm1, Weights1, Attention1, KV1, Added1};
-  const StepAt Full{GemmSlots, WeightsSlots, AttentionSlots, KVSlots,
-                    AddedSlots};
+  const StepAt One{Gemm1, Weights1, Attention1, KV1, Added1, Overlap};
+  const StepAt Full{GemmSlots, WeightsSlots, AttentionSlots,
+                    KVSlots,   AddedSlots,   Overlap};
   const Chord Part(Slots, PP);
   return solveRunningBatch(
       One, Full, Slots, PP, Rate, Output, /*Scan=*/64,
@@ -261,9 +270,9 @@ Number runningDecodeBatchChunked(
         Time Gemm = Part.at(HiddenGemm1, HiddenGemmSlots, U),
              Hiding = Part.at(HidingWeights1, HidingWeightsSlots, U);
         Time Own = chunkedPrefillTime(Prefill, Step, Prompt, Chunk, Gemm,
-                                      Hiding, U * OneToken);
+                                      Hiding, U * OneToken, Overlap);
         Time Extra = chunkExtraTime(Prefill, Step, Prompt, Chunk, Gemm, Hiding,
-                                    U * OneToken, Packed);
+                                    U * OneToken, Packed, Overlap);
         return std::pair<double, double>{
             Own.value(), prefillInterference(OtherRate, Extra).value()};
       });

@@ -68,8 +68,11 @@ Time rooflineTime(Time Compute, Time Memory) {
 }
 
 Time kernelClassRooflineTime(Time GemmCompute, Time WeightRead,
-                             Time AttentionCompute, Time KVTraffic) {
-  return std::max(GemmCompute, WeightRead) +
+                             Time AttentionCompute, Time KVTraffic,
+                             Number Overlap) {
+  const Number Apart = 1.0 - Overlap;
+  return std::max(GemmCompute + Apart * WeightRead,
+                  WeightRead + Apart * GemmCompute) +
          std::max(AttentionCompute, KVTraffic);
 }
 

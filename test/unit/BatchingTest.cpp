@@ -100,10 +100,12 @@ TEST(BatchingWall, MaxBatchUnderTPOTByRegime) {
   Time Limit = in<Time>(0.05);
   Number NoCap = in<Number>(1000);
   auto step = [&](Number B, Flops Fg) {
-    return batchedDecodeStepTime(B, Fg, Fa, W, M, Peak, Peak, BW);
+    return batchedDecodeStepTime(B, Fg, Fa, W, M, Peak, Peak, BW,
+                                 in<Number>(1));
   };
   auto best = [&](Time L, Flops Fg, Number Cap) {
-    return maxBatchUnderTPOT(L, Fg, Fa, W, M, Peak, Peak, BW, Cap);
+    return maxBatchUnderTPOT(L, Fg, Fa, W, M, Peak, Peak, BW, Cap,
+                             in<Number>(1));
   };
 
   // Memory-bound: 50 GFLOP of GEMMs a sequence (50.56 us). The weights and
@@ -132,6 +134,33 @@ TEST(BatchingWall, MaxBatchUnderTPOTByRegime) {
   EXPECT_NEAR(step(B2, F2).value() * 1e3, 49.86, 0.005);
   EXPECT_GT(step(B2 + 1.0, F2), Limit);
 
+  // No overlap (kernels.overlap 0): the GEMMs' 50.56 us a sequence add to
+  // the weights' 21.07 ms, (50 - 21.075) / (0.05056 + 0.10016) = 191.9, so
+  // 191, where one overlap would allow 288.
+  auto apart = [&](Number B, Flops Fg) {
+    return batchedDecodeStepTime(B, Fg, Fa, W, M, Peak, Peak, BW,
+                                 in<Number>(0));
+  };
+  Number B0 = maxBatchUnderTPOT(Limit, F, Fa, W, M, Peak, Peak, BW, NoCap,
+                                in<Number>(0));
+  EXPECT_EQ(B0.value(), 191.0);
+  EXPECT_NEAR(apart(B0, F).value(),
+              70.6e9 / 3.35e12 + 191 * (5e10 / 989e12 + 335544320 / 3.35e12),
+              1e-12);
+  EXPECT_LE(apart(B0, F), Limit);
+  EXPECT_GT(apart(B0 + 1.0, F), Limit);
+  // Half overlap: the closed form agrees with the step it inverts.
+  Number BHalf = maxBatchUnderTPOT(Limit, F, Fa, W, M, Peak, Peak, BW, NoCap,
+                                   in<Number>(0.5));
+  auto half = [&](Number B) {
+    return batchedDecodeStepTime(B, F, Fa, W, M, Peak, Peak, BW,
+                                 in<Number>(0.5));
+  };
+  EXPECT_GT(BHalf.value(), 191.0);
+  EXPECT_LT(BHalf.value(), 288.0);
+  EXPECT_LE(half(BHalf), Limit);
+  EXPECT_GT(half(BHalf + 1.0), Limit);
+
   // Capacity-bound: only 10 sequences fit in memory.
   EXPECT_EQ(best(Limit, F, in<Number>(10)).value(), 10.0);
   // Infeasible: reading the weights alone takes 70.6e9 / 3.35e12 = 21.1 ms,
@@ -153,7 +182,8 @@ TEST(BatchingWall, RunningDecodeBatchIsLittlesLawFixedPoint) {
     return runningDecodeBatch(Zero, ms(10), Zero, Zero, Zero, ms(1), ms(10),
                               Zero, ms(SlotsMemory - 10), Zero, in<Number>(101),
                               in<Number>(PP), in<RequestRate>(Rate), ms(100),
-                              in<Tokens>(101), in<Number>(Interference))
+                              in<Tokens>(101), in<Number>(Interference),
+                              in<Number>(1))
         .value();
   };
   // 10 req/s: b = 1 + 10 x (1.09 + 0.01 b) = 11.9 + 0.1 b, b = 11.9 / 0.9.
@@ -180,7 +210,7 @@ TEST(BatchingWall, RunningDecodeBatchIsLittlesLawFixedPoint) {
   EXPECT_NEAR(runningDecodeBatch(ms(1), ms(10), Zero, Zero, Zero, ms(21),
                                  ms(10), Zero, ms(10), Zero, in<Number>(101),
                                  One, in<RequestRate>(30), ms(100),
-                                 in<Tokens>(101), in<Number>(0))
+                                 in<Tokens>(101), in<Number>(0), in<Number>(1))
                   .value(),
               61.0, 1e-9);
   // No traffic: the request runs alone.
@@ -189,7 +219,7 @@ TEST(BatchingWall, RunningDecodeBatchIsLittlesLawFixedPoint) {
   EXPECT_EQ(runningDecodeBatch(Zero, ms(10), Zero, Zero, Zero, ms(1), ms(10),
                                Zero, ms(10), Zero, One, One,
                                in<RequestRate>(10), ms(100), in<Tokens>(101),
-                               in<Number>(0))
+                               in<Number>(0), in<Number>(1))
                 .value(),
             1.0);
   EXPECT_TRUE(std::isnan(solve(std::nan(""), 1, 0)));
@@ -215,7 +245,8 @@ TEST(BatchingWall, RunningBatchTakesChunksAtTheBatch) {
                ms(10), Zero, in<Number>(101), in<Number>(1),
                in<RequestRate>(10), in<Tokens>(101), ms(Prefill),
                in<Tokens>(1000), in<Tokens>(1000), in<RequestRate>(100),
-               in<Number>(Packed), ms(0.01), ms(10), ms(1.01), ms(10))
+               in<Number>(Packed), ms(0.01), ms(10), ms(1.01), ms(10),
+               in<Number>(1))
         .value();
   };
   const double B = solve(5, 1);
@@ -228,7 +259,8 @@ TEST(BatchingWall, RunningBatchTakesChunksAtTheBatch) {
   EXPECT_LT(runningDecodeBatch(ms(0.01), ms(10), Zero, Zero, Zero, ms(1.01),
                                ms(10), Zero, ms(10), Zero, in<Number>(101),
                                in<Number>(1), in<RequestRate>(10), ms(10.01),
-                               in<Tokens>(101), in<Number>(0.001))
+                               in<Tokens>(101), in<Number>(0.001),
+                               in<Number>(1))
                 .value(),
             B - 0.15);
   // A prefill that alone takes 15 ms binds its iteration while T(b) +
@@ -265,7 +297,7 @@ TEST(BatchingWall, ChunkedRunningBatchTakesTheSmallestRoot) {
                   Zero, Zero, in<Number>(301), in<Number>(1),
                   in<RequestRate>(45), in<Tokens>(101), ms(1), in<Tokens>(50),
                   in<Tokens>(50), in<RequestRate>(190), in<Number>(1), ms(0.1),
-                  ms(10), ms(30.1), ms(10))
+                  ms(10), ms(30.1), ms(10), in<Number>(1))
                   .value(),
               46.45, 1e-9);
 }
@@ -278,7 +310,7 @@ TEST(BatchingWall, FormulasCarryWallAndDimensions) {
   EXPECT_EQ(formula(FormulaId::PagedKVBytesPerSequence).Result.str(), "B");
   EXPECT_EQ(formula(FormulaId::PagedKVBytesPerSequence).Params[0].str(), "tok");
   EXPECT_EQ(formula(FormulaId::StaticBatchThroughput).Result.str(), "tok/s");
-  ASSERT_EQ(formula(FormulaId::MaxBatchUnderTPOT).Params.size(), 9u);
+  ASSERT_EQ(formula(FormulaId::MaxBatchUnderTPOT).Params.size(), 10u);
   EXPECT_EQ(formula(FormulaId::MaxBatchUnderTPOT).Params[5].str(), "FLOP/s");
 }
 

@@ -70,22 +70,49 @@ TEST(EfficiencyWall, KernelClassesEachWaitForTheirOwnSlowerResource) {
   EXPECT_NEAR(Weights.value(), 2.514e-3, 0.001e-3);
   EXPECT_NEAR(Attention.value(), 71.05e-6, 0.01e-6);
   EXPECT_NEAR(KV.value(), 14.42e-3, 0.005e-3);
-  EXPECT_NEAR(kernelClassRooflineTime(Gemm, Weights, Attention, KV).value(),
-              21.79e-3, 0.005e-3);
+  EXPECT_NEAR(
+      kernelClassRooflineTime(Gemm, Weights, Attention, KV, in<Number>(1))
+          .value(),
+      21.79e-3, 0.005e-3);
   EXPECT_DOUBLE_EQ(
-      kernelClassRooflineTime(Gemm, Weights, Attention, KV).value(),
+      kernelClassRooflineTime(Gemm, Weights, Attention, KV, in<Number>(1))
+          .value(),
       Gemm.value() + KV.value());
   // Both classes memory-bound (batch 1): the one roofline's memory time,
   // weights and KV read in one pass.
   Time Gemm1 = Gemm / 768.0, Attention1 = Attention / 768.0, KV1 = KV / 768.0;
   EXPECT_DOUBLE_EQ(
-      kernelClassRooflineTime(Gemm1, Weights, Attention1, KV1).value(),
+      kernelClassRooflineTime(Gemm1, Weights, Attention1, KV1, in<Number>(1))
+          .value(),
       Weights.value() + KV1.value());
   // Both compute-bound: the compute time at the blended efficiency.
-  EXPECT_DOUBLE_EQ(
-      kernelClassRooflineTime(Gemm, Weights / 10.0, Attention, Attention / 2.0)
-          .value(),
-      Gemm.value() + Attention.value());
+  EXPECT_DOUBLE_EQ(kernelClassRooflineTime(Gemm, Weights / 10.0, Attention,
+                                           Attention / 2.0, in<Number>(1))
+                       .value(),
+                   Gemm.value() + Attention.value());
+}
+
+TEST(EfficiencyWall, GemmOverlapRunsFromTheRooflineToTheSum) {
+  // GEMMs 3 ms of arithmetic and 5 ms of weight reads, attention 0.5 ms of
+  // arithmetic and 1 ms of KV reads. Full overlap (1) is the roofline's
+  // max: 5 + 1 = 6 ms; none (0) adds the GEMM class's two: 3 + 5 + 1 =
+  // 9 ms; half: max(3 + 0.5 x 5, 5 + 0.5 x 3) + 1 = 6.5 + 1 = 7.5 ms.
+  // Attention keeps the max whatever the overlap.
+  auto ms = [](double V) { return in<Time>(V * 1e-3); };
+  auto at = [&](double O) {
+    return kernelClassRooflineTime(ms(3), ms(5), ms(0.5), ms(1), in<Number>(O))
+               .value() *
+           1e3;
+  };
+  EXPECT_NEAR(at(1), 6.0, 1e-12);
+  EXPECT_NEAR(at(0), 9.0, 1e-12);
+  EXPECT_NEAR(at(0.5), 7.5, 1e-12);
+  // Compute-bound GEMMs the same way: 5 ms of arithmetic over 3 of reads.
+  EXPECT_NEAR(
+      kernelClassRooflineTime(ms(5), ms(3), ms(0.5), ms(1), in<Number>(0.5))
+              .value() *
+          1e3,
+      5 + 1.5 + 1, 1e-12);
 }
 
 TEST(EfficiencyWall, AttentionFlopsAreTheAttentionTermsOfWall1) {
