@@ -56,8 +56,9 @@ StepModel StepModel::of(const Evaluator &E, const graph::StepInputs &In) {
   if (In.StepOverhead.isValid()) {
     M.StepOverhead = v(In.StepOverhead);
     M.LayerOverhead = v(In.LayerOverhead);
-    M.Overlap = v(In.Overlap);
   }
+  if (In.Overlap.isValid())
+    M.Overlap = v(In.Overlap);
   if ((M.Streams = In.InjectBW.isValid()))
     M.InjectBW = v(In.InjectBW);
   if ((M.Moe = In.MoeParams.isValid())) {

@@ -163,8 +163,9 @@ bool lowerDecoderSteps(LoweringContext &Ctx) {
   if (M.StepOverhead) {
     In.StepOverhead = *M.StepOverhead;
     In.LayerOverhead = *M.LayerOverhead;
-    In.Overlap = *M.Overlap;
   }
+  if (M.Overlap)
+    In.Overlap = *M.Overlap;
   if (D.Moe) {
     In.MoeParams = D.Moe->Params;
     In.MoeActive = D.Moe->Active;
