@@ -81,7 +81,7 @@ NodeId chunksOnStep(LoweringContext &Ctx, NodeId Prefill,
   return Ctx.B.apply(Hybrid ? FormulaId::HybridIterationTime
                             : FormulaId::ChunkedPrefillTime,
                      {Prefill, Step.Step, Prompt, Chunk, Gemm, Weights, Tokens,
-                      *Ctx.Decoder.Machine.Overlap},
+                      Ctx.Decoder.ChunkCarried, *Ctx.Decoder.Machine.Overlap},
                      "");
 }
 

@@ -190,6 +190,7 @@ static PhaseTimes lowerPhaseTimes(LoweringContext &Ctx, PhaseId P,
                     "is modelled");
   }
   Pub(PM::CommTime, Comm);
+  Out.Comm = Comm;
   Out.Added = Comm;
   Out.Step = B.apply(FormulaId::StepTime, {Roof, Comm}, "");
   if (M.StepOverhead) {
@@ -212,6 +213,11 @@ static PhaseTimes lowerPhaseTimes(LoweringContext &Ctx, PhaseId P,
 NodeId lowerPhase(LoweringContext &Ctx, PhaseId P, const Roofline &M,
                   const PhaseWork &W) {
   return lowerPhaseTimes(Ctx, P, M, W, "").Step;
+}
+
+PhaseTimes lowerPhaseParts(LoweringContext &Ctx, PhaseId P, const Roofline &M,
+                           const PhaseWork &W) {
+  return lowerPhaseTimes(Ctx, P, M, W, "");
 }
 
 PhaseTimes lowerHiddenPhase(LoweringContext &Ctx, PhaseId P, const Roofline &M,

@@ -38,6 +38,10 @@ struct PhaseWork {
 NodeId lowerPhase(LoweringContext &Ctx, PhaseId P, const Roofline &M,
                   const PhaseWork &Work);
 
+/// lowerPhase, returning the phase's parts as well as its step.
+PhaseTimes lowerPhaseParts(LoweringContext &Ctx, PhaseId P, const Roofline &M,
+                           const PhaseWork &Work);
+
 /// Lowers phase \p P's work as lowerPhase does at another batch, publishing
 /// nothing: its values are labelled \p Label + "." + suffix
 /// (`decode.at_slots.compute_time`) for explain.

@@ -37,14 +37,25 @@ bool lowerRunningBatch(LoweringContext &Ctx) {
   }
   if (D.Static) {
     D.RequestPrefill = D.PrefillTime;
+    D.ChunkCarried = B.constant(0, "static batches: no prompt chunks");
   } else {
     NodeId Weights = weightsRead(Ctx, D.Computed, PhaseId::RequestPrefill);
     PhaseWork Work = decoderWork(
         Ctx, PhaseId::RequestPrefill, DecoderPass::Prefill,
         DecoderShape{D.ComputeParams, D.Layers, D.AttnDim, D.KV, D.KVShards},
         Weights, B.constant(1, "one sequence"), D.Computed, D.Computed, D.TP);
-    D.RequestPrefill =
-        lowerPhase(Ctx, PhaseId::RequestPrefill, D.Machine, Work);
+    PhaseTimes Parts =
+        lowerPhaseParts(Ctx, PhaseId::RequestPrefill, D.Machine, Work);
+    D.RequestPrefill = Parts.Step;
+    // What the prompt's chunks carry into the iterations they ride on
+    // besides their GEMMs: attention (its kernel class, compute or KV
+    // traffic, whichever is longer) and the prompt's communication.
+    NodeId Attention =
+        Parts.AttentionCompute.isValid()
+            ? B.op(Op::Max, {Parts.AttentionCompute, Parts.KVTraffic})
+            : B.constant(0, "one roofline: no attention class apart");
+    D.ChunkCarried = B.op(Op::Add, {Attention, Parts.Comm});
+    B.label(D.ChunkCarried, "request_prefill.chunk_carried_time");
   }
   // Under load the runtime batches the waiting prompts into passes of up
   // to its token budget, which read the weights once: a request's share
@@ -161,6 +172,7 @@ bool lowerRunningBatch(LoweringContext &Ctx) {
                        HideOne.Weights,
                        HideSlots.Gemm,
                        HideSlots.Weights,
+                       D.ChunkCarried,
                        *D.Machine.Overlap},
                       "");
   } else {

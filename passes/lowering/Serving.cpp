@@ -91,7 +91,8 @@ bool lowerRequests(LoweringContext &Ctx) {
       auto [Gemm, Hiding, StepTokens] = chunkHiding(Ctx, D.Decode);
       Extra = B.apply(FormulaId::ChunkExtraTime,
                       {D.RequestPrefill, D.DecodeStep, Computed, *D.Chunk, Gemm,
-                       Hiding, StepTokens, Packed, *D.Machine.Overlap},
+                       Hiding, StepTokens, Packed, D.ChunkCarried,
+                       *D.Machine.Overlap},
                       "chunks_extra_time");
     }
     NodeId F = B.apply(FormulaId::PrefillInterference, {Rate, Extra}, "");

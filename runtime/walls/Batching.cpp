@@ -252,7 +252,7 @@ Number runningDecodeBatchChunked(
     Time AddedSlots, Number Slots, Number PP, RequestRate Rate, Tokens Output,
     Time Prefill, Tokens Prompt, Tokens Chunk, RequestRate OtherRate,
     Number Packed, Time HiddenGemm1, Time HidingWeights1, Time HiddenGemmSlots,
-    Time HidingWeightsSlots, Number Overlap) {
+    Time HidingWeightsSlots, Time Carried, Number Overlap) {
   // At each batch tried: a request's own chunks ride on steps of that
   // batch (chunked_prefill_time), and each other request's chunks add what
   // they take beyond the steps they ride on, shared by the prompts packed
@@ -270,9 +270,9 @@ Number runningDecodeBatchChunked(
         Time Gemm = Part.at(HiddenGemm1, HiddenGemmSlots, U),
              Hiding = Part.at(HidingWeights1, HidingWeightsSlots, U);
         Time Own = chunkedPrefillTime(Prefill, Step, Prompt, Chunk, Gemm,
-                                      Hiding, U * OneToken, Overlap);
+                                      Hiding, U * OneToken, Carried, Overlap);
         Time Extra = chunkExtraTime(Prefill, Step, Prompt, Chunk, Gemm, Hiding,
-                                    U * OneToken, Packed, Overlap);
+                                    U * OneToken, Packed, Carried, Overlap);
         return std::pair<double, double>{
             Own.value(), prefillInterference(OtherRate, Extra).value()};
       });

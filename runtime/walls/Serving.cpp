@@ -64,41 +64,43 @@ Number prefillChunks(Tokens Prompt, Tokens Chunk) {
 
 Time hybridIterationTime(Time Prefill, Time DecodeStep, Tokens Prompt,
                          Tokens Chunk, Time StepGemm, Time StepWeights,
-                         Tokens StepTokens, Number Overlap) {
-  Tokens Carried = std::min(Chunk, Prompt);
+                         Tokens StepTokens, Time Carried, Number Overlap) {
+  Tokens InChunk = std::min(Chunk, Prompt);
   const Time Zero = in<Time>(0.0);
   // The chunk's GEMMs hide under the step's weight read only as far as the
-  // read overlaps arithmetic (kernel_class_roofline_time).
+  // read overlaps arithmetic (kernel_class_roofline_time); its attention
+  // and communication hide under nothing.
   Time Slack = std::max(Zero, StepWeights - StepGemm);
-  Time Gemm = StepGemm * (Carried / StepTokens);
-  Time Added = Gemm - Overlap * std::min(Gemm, Slack);
-  return std::max(Prefill * (Carried / Prompt), DecodeStep + Added);
+  Time Gemm = StepGemm * (InChunk / StepTokens);
+  Time Added =
+      Gemm - Overlap * std::min(Gemm, Slack) + Carried * (InChunk / Prompt);
+  return std::max(Prefill * (InChunk / Prompt), DecodeStep + Added);
 }
 
 Time chunkedPrefillTime(Time Prefill, Time DecodeStep, Tokens Prompt,
                         Tokens Chunk, Time StepGemm, Time StepWeights,
-                        Tokens StepTokens, Number Overlap) {
+                        Tokens StepTokens, Time Carried, Number Overlap) {
   if (Prompt <= in<Tokens>(0.0))
     return in<Time>(0.0);
   Number FullChunks = prefillChunks(Prompt, Chunk) - 1.0;
   Tokens Last = Prompt - FullChunks * Chunk;
   return FullChunks * hybridIterationTime(Prefill, DecodeStep, Prompt, Chunk,
                                           StepGemm, StepWeights, StepTokens,
-                                          Overlap) +
+                                          Carried, Overlap) +
          hybridIterationTime(Prefill, DecodeStep, Prompt, Last, StepGemm,
-                             StepWeights, StepTokens, Overlap);
+                             StepWeights, StepTokens, Carried, Overlap);
 }
 
 Time chunkExtraTime(Time Prefill, Time DecodeStep, Tokens Prompt, Tokens Chunk,
                     Time StepGemm, Time StepWeights, Tokens StepTokens,
-                    Number Packed, Number Overlap) {
+                    Number Packed, Time Carried, Number Overlap) {
   const double K = Packed.value();
   if (!(K > 0))
     return in<Time>(std::nan(""));
   Tokens Together = K * Prompt;
   Time Iterations =
       chunkedPrefillTime(K * Prefill, DecodeStep, Together, Chunk, StepGemm,
-                         StepWeights, StepTokens, Overlap);
+                         StepWeights, StepTokens, K * Carried, Overlap);
   return (Iterations - prefillChunks(Together, Chunk) * DecodeStep) / K;
 }
 

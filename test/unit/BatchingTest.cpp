@@ -245,7 +245,7 @@ TEST(BatchingWall, RunningBatchTakesChunksAtTheBatch) {
                ms(10), Zero, in<Number>(101), in<Number>(1),
                in<RequestRate>(10), in<Tokens>(101), ms(Prefill),
                in<Tokens>(1000), in<Tokens>(1000), in<RequestRate>(100),
-               in<Number>(Packed), ms(0.01), ms(10), ms(1.01), ms(10),
+               in<Number>(Packed), ms(0.01), ms(10), ms(1.01), ms(10), Zero,
                in<Number>(1))
         .value();
   };
@@ -297,7 +297,7 @@ TEST(BatchingWall, ChunkedRunningBatchTakesTheSmallestRoot) {
                   Zero, Zero, in<Number>(301), in<Number>(1),
                   in<RequestRate>(45), in<Tokens>(101), ms(1), in<Tokens>(50),
                   in<Tokens>(50), in<RequestRate>(190), in<Number>(1), ms(0.1),
-                  ms(10), ms(30.1), ms(10), in<Number>(1))
+                  ms(10), ms(30.1), ms(10), Zero, in<Number>(1))
                   .value(),
               46.45, 1e-9);
 }

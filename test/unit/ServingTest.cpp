@@ -62,58 +62,73 @@ TEST(ServingWall, ChunkedPrefillByHand) {
   // it, the prefill takes 400 ms.
   Time Zero = in<Time>(0.0);
   EXPECT_NEAR(chunkedPrefillTime(Prefill, in<Time>(0.06), S, C, Zero, Zero, B,
-                                 in<Number>(1))
+                                 Zero, in<Number>(1))
                   .value(),
               0.4, 1e-12);
   // Decode step 120 ms: the last chunk waits for it, 150 + 150 + 120 ms.
   EXPECT_NEAR(chunkedPrefillTime(Prefill, in<Time>(0.12), S, C, Zero, Zero, B,
-                                 in<Number>(1))
+                                 Zero, in<Number>(1))
                   .value(),
               0.42, 1e-12);
   EXPECT_NEAR(hybridIterationTime(Prefill, in<Time>(0.12), S, C, Zero, Zero, B,
-                                  in<Number>(1))
+                                  Zero, in<Number>(1))
                   .value(),
               0.15, 1e-12);
   // A chunk as long as the prompt is one iteration: max(400, 120) ms.
   EXPECT_EQ(prefillChunks(S, in<Tokens>(8192)).value(), 1.0);
   EXPECT_NEAR(chunkedPrefillTime(Prefill, in<Time>(0.12), S, in<Tokens>(8192),
-                                 Zero, Zero, B, in<Number>(1))
+                                 Zero, Zero, B, Zero, in<Number>(1))
                   .value(),
               0.4, 1e-12);
   // With the step's kernel classes: a 1,536-token chunk adds 240 - 80 =
   // 160 ms to the 120 ms step, 280 ms; the last 1,024 tokens' 160 ms of
   // GEMMs add 80 ms, 200 ms: 280 + 280 + 200 = 760 ms.
-  EXPECT_NEAR(hybridIterationTime(Prefill, in<Time>(0.12), S, C, G, Wt, B,
+  EXPECT_NEAR(hybridIterationTime(Prefill, in<Time>(0.12), S, C, G, Wt, B, Zero,
                                   in<Number>(1))
                   .value(),
               0.28, 1e-12);
-  EXPECT_NEAR(
-      chunkedPrefillTime(Prefill, in<Time>(0.12), S, C, G, Wt, B, in<Number>(1))
-          .value(),
-      0.76, 1e-12);
+  EXPECT_NEAR(chunkedPrefillTime(Prefill, in<Time>(0.12), S, C, G, Wt, B, Zero,
+                                 in<Number>(1))
+                  .value(),
+              0.76, 1e-12);
   // A small chunk hides under the slack: 256 tokens' 40 ms of GEMMs, the
   // step stays 120 ms (the chunk's share of the prefill is 25 ms).
   EXPECT_NEAR(hybridIterationTime(Prefill, in<Time>(0.12), S, in<Tokens>(256),
-                                  G, Wt, B, in<Number>(1))
+                                  G, Wt, B, Zero, in<Number>(1))
                   .value(),
               0.12, 1e-12);
   // Without overlap (kernels.overlap 0) nothing hides: the 256 tokens' 40 ms
   // of GEMMs add, 160 ms; at half overlap half of them hide under the
   // 80 ms of slack, 140 ms.
   EXPECT_NEAR(hybridIterationTime(Prefill, in<Time>(0.12), S, in<Tokens>(256),
-                                  G, Wt, B, in<Number>(0))
+                                  G, Wt, B, Zero, in<Number>(0))
                   .value(),
               0.16, 1e-12);
   EXPECT_NEAR(hybridIterationTime(Prefill, in<Time>(0.12), S, in<Tokens>(256),
-                                  G, Wt, B, in<Number>(0.5))
+                                  G, Wt, B, Zero, in<Number>(0.5))
                   .value(),
               0.14, 1e-12);
   // A compute-bound step (no slack: G 90 ms over W 10 ms) hides nothing:
   // the 256 tokens' 360 ms of GEMMs add to it, 480 ms.
   EXPECT_NEAR(hybridIterationTime(Prefill, in<Time>(0.12), S, in<Tokens>(256),
-                                  Wt, G, B, in<Number>(1))
+                                  Wt, G, B, Zero, in<Number>(1))
                   .value(),
               0.48, 1e-12);
+  // What the chunks carry besides their GEMMs: say the prompt's attention
+  // and all-reduces take 64 ms alone. A 256-token chunk carries 64 x 256 /
+  // 4,096 = 4 ms of them, which hide under nothing: the step that hid the
+  // chunk's 40 ms of GEMMs takes 124 ms.
+  const Time X = in<Time>(0.064);
+  EXPECT_NEAR(hybridIterationTime(Prefill, in<Time>(0.12), S, in<Tokens>(256),
+                                  G, Wt, B, X, in<Number>(1))
+                  .value(),
+              0.124, 1e-12);
+  // Over the three chunks they add the prompt's 64 ms, shared 24 + 24 +
+  // 16 ms: 304 + 304 + 216 = 824 ms (760 ms without).
+  EXPECT_NEAR(chunkedPrefillTime(Prefill, in<Time>(0.12), S, C, G, Wt, B, X,
+                                 in<Number>(1))
+                  .value(),
+              0.824, 1e-12);
 }
 
 TEST(ServingWall, PackedChunksShareOneStepsSlack) {
@@ -124,7 +139,8 @@ TEST(ServingWall, PackedChunksShareOneStepsSlack) {
   const Time Step = in<Time>(0.020);
   auto extra = [&](double Prefill, double Gemm, double Weights, double K) {
     return chunkExtraTime(in<Time>(Prefill), Step, S, C, in<Time>(Gemm),
-                          in<Time>(Weights), B, in<Number>(K), in<Number>(1))
+                          in<Time>(Weights), B, in<Number>(K), in<Time>(0),
+                          in<Number>(1))
         .value();
   };
   // Compute-bound step (20 ms of GEMMs over 5 ms of weights, no slack):
@@ -152,6 +168,14 @@ TEST(ServingWall, PackedChunksShareOneStepsSlack) {
   EXPECT_NEAR(extra(0.010, 0.020, 0.005, 1), 0.020, 1e-12);
   // No prompt shares nothing.
   EXPECT_TRUE(std::isnan(extra(0.010, 0.020, 0.005, 0)));
+  // Each prompt's attention and communication (3 ms of its 10 ms alone)
+  // come with its chunk: on the memory-bound step that hid both prompts'
+  // GEMMs, max(20, 20 + 0 + 2 x 3) = 26 ms, 3 ms each.
+  EXPECT_NEAR(chunkExtraTime(in<Time>(0.010), Step, S, C, in<Time>(0.002),
+                             in<Time>(0.020), B, in<Number>(2), in<Time>(0.003),
+                             in<Number>(1))
+                  .value(),
+              0.003, 1e-12);
 }
 
 TEST(ServingWall, PrefixCachingComputesOnlyTheMisses) {
