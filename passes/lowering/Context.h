@@ -83,8 +83,10 @@ struct Roofline {
 /// weight streaming (wall 6) and Added the communication.
 struct PhaseTimes {
   NodeId Step, Compute, Memory, Added, Efficiency;
-  /// The communication among Added (Added also holds the fixed overheads).
-  NodeId Comm;
+  /// The communication among Added (Added also holds the fixed overheads),
+  /// and its latency part: the same collectives with no tokens to carry
+  /// (lowerPhaseParts only).
+  NodeId Comm, CommLatency;
   /// A decoder phase's kernel classes (kernel_class_roofline_time): the
   /// GEMMs' compute and weight reads, attention's compute and KV traffic.
   /// Invalid for a phase with one roofline.

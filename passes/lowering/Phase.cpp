@@ -57,6 +57,75 @@ PhaseWork decoderWork(LoweringContext &Ctx, PhaseId P, DecoderPass Pass,
   return W;
 }
 
+/// The communication of a step of \p Sequences x \p Tokens tokens on
+/// machine \p M: tensor-parallel all-reduces in every layer, the sends
+/// across pipeline stages and the expert all-to-alls, each affine in its
+/// message (a latency plus bytes over bandwidth). Publishes its parts
+/// through \p Pub when given.
+static NodeId machineComm(LoweringContext &Ctx, const Roofline &M,
+                          NodeId Sequences, NodeId Tokens,
+                          const std::string &Prefix,
+                          const PhasePublisher *Pub) {
+  GraphBuilder &B = Ctx.B;
+  NodeId Comm;
+  if (M.FabricBW) {
+    NodeId Message = B.apply(FormulaId::TensorParallelMessage,
+                             {Sequences, Tokens, M.Hidden, M.ActivationBytes},
+                             Prefix + ".tp_message");
+    NodeId Layer =
+        B.apply(FormulaId::TensorParallelLayerTime,
+                {Message, M.TP, M.NodeRanks, *M.FabricBW, *M.FabricLatency,
+                 M.InterBW, M.InterLatency, M.EtaComm},
+                Prefix + ".tp_layer_time");
+    Comm = B.op(Op::Mul, {M.Layers, Layer});
+    if (M.PP) {
+      // The hidden state crosses the pp - 1 stage boundaries in sequence
+      // (each tensor-parallel rank sends its copy to its counterpart).
+      NodeId Sends =
+          B.apply(FormulaId::PipelineP2PTime,
+                  {Message, *M.PP, M.TP, M.NodeRanks, *M.FabricBW,
+                   *M.FabricLatency, M.InterBW, M.InterLatency, M.EtaComm},
+                  "");
+      if (Pub)
+        (*Pub)(PM::PipelineSendTime, Sends);
+      Comm = B.op(Op::Add, {Comm, Sends});
+    }
+    if (M.EP) {
+      // Each expert-parallel rank routes its share of the tokens to their
+      // top_k experts and back, in every MoE layer.
+      NodeId Routed =
+          B.op(Op::Mul, {B.apply(FormulaId::TensorParallelMessage,
+                                 {B.op(Op::Div, {Sequences, *M.EP}), Tokens,
+                                  M.Hidden, M.ActivationBytes},
+                                 ""),
+                         M.TopK});
+      // The busiest rank receives imbalance x the mean rank's tokens.
+      if (M.MoeImbalance)
+        Routed = B.op(Op::Mul, {Routed, *M.MoeImbalance});
+      B.label(Routed, Prefix + ".expert_routed_bytes");
+      // Across nodes, at most a device's share of the bisection (wall 10).
+      NodeId Across = M.InterBW;
+      if (Ctx.BisectionPerDevice)
+        Across = B.op(Op::Min, {M.InterBW, *Ctx.BisectionPerDevice});
+      NodeId Layer = B.apply(
+          FormulaId::ExpertAllToAllTime,
+          {Routed, *M.EP, M.ReplicaDevices, M.NodeRanks, *M.FabricBW,
+           *M.FabricLatency, Across,
+           Ctx.Network ? Ctx.Network->FarLatency : M.InterLatency, M.EtaComm},
+          "");
+      NodeId AllToAll = B.op(Op::Mul, {M.MoeLayers, Layer});
+      if (Pub)
+        (*Pub)(PM::ExpertAllToAllTime, AllToAll);
+      Comm = B.op(Op::Add, {Comm, AllToAll});
+    }
+  } else {
+    Comm = Ctx.none("s", "0 s",
+                    "no intra-node fabric: no tensor-parallel communication "
+                    "is modelled");
+  }
+  return Comm;
+}
+
 static PhaseTimes lowerPhaseTimes(LoweringContext &Ctx, PhaseId P,
                                   const Roofline &M, const PhaseWork &W,
                                   const std::string &Hidden) {
@@ -132,63 +201,9 @@ static PhaseTimes lowerPhaseTimes(LoweringContext &Ctx, PhaseId P,
       Out.GemmCompute = B.op(Op::Max, {Out.GemmCompute, Streaming});
     Out.Compute = B.op(Op::Max, {Compute, Streaming});
   }
-  NodeId Comm;
-  if (W.Comm) {
-    Comm = *W.Comm;
-  } else if (M.FabricBW) {
-    NodeId Message =
-        B.apply(FormulaId::TensorParallelMessage,
-                {W.Sequences, W.Tokens, M.Hidden, M.ActivationBytes},
-                Prefix + ".tp_message");
-    NodeId Layer =
-        B.apply(FormulaId::TensorParallelLayerTime,
-                {Message, M.TP, M.NodeRanks, *M.FabricBW, *M.FabricLatency,
-                 M.InterBW, M.InterLatency, M.EtaComm},
-                Prefix + ".tp_layer_time");
-    Comm = B.op(Op::Mul, {M.Layers, Layer});
-    if (M.PP) {
-      // The hidden state crosses the pp - 1 stage boundaries in sequence
-      // (each tensor-parallel rank sends its copy to its counterpart).
-      NodeId Sends =
-          B.apply(FormulaId::PipelineP2PTime,
-                  {Message, *M.PP, M.TP, M.NodeRanks, *M.FabricBW,
-                   *M.FabricLatency, M.InterBW, M.InterLatency, M.EtaComm},
-                  "");
-      Pub(PM::PipelineSendTime, Sends);
-      Comm = B.op(Op::Add, {Comm, Sends});
-    }
-    if (M.EP) {
-      // Each expert-parallel rank routes its share of the tokens to their
-      // top_k experts and back, in every MoE layer.
-      NodeId Routed =
-          B.op(Op::Mul, {B.apply(FormulaId::TensorParallelMessage,
-                                 {B.op(Op::Div, {W.Sequences, *M.EP}), W.Tokens,
-                                  M.Hidden, M.ActivationBytes},
-                                 ""),
-                         M.TopK});
-      // The busiest rank receives imbalance x the mean rank's tokens.
-      if (M.MoeImbalance)
-        Routed = B.op(Op::Mul, {Routed, *M.MoeImbalance});
-      B.label(Routed, Prefix + ".expert_routed_bytes");
-      // Across nodes, at most a device's share of the bisection (wall 10).
-      NodeId Across = M.InterBW;
-      if (Ctx.BisectionPerDevice)
-        Across = B.op(Op::Min, {M.InterBW, *Ctx.BisectionPerDevice});
-      NodeId Layer = B.apply(
-          FormulaId::ExpertAllToAllTime,
-          {Routed, *M.EP, M.ReplicaDevices, M.NodeRanks, *M.FabricBW,
-           *M.FabricLatency, Across,
-           Ctx.Network ? Ctx.Network->FarLatency : M.InterLatency, M.EtaComm},
-          "");
-      NodeId AllToAll = B.op(Op::Mul, {M.MoeLayers, Layer});
-      Pub(PM::ExpertAllToAllTime, AllToAll);
-      Comm = B.op(Op::Add, {Comm, AllToAll});
-    }
-  } else {
-    Comm = Ctx.none("s", "0 s",
-                    "no intra-node fabric: no tensor-parallel communication "
-                    "is modelled");
-  }
+  NodeId Comm = W.Comm
+                    ? *W.Comm
+                    : machineComm(Ctx, M, W.Sequences, W.Tokens, Prefix, &Pub);
   Pub(PM::CommTime, Comm);
   Out.Comm = Comm;
   Out.Added = Comm;
@@ -217,7 +232,14 @@ NodeId lowerPhase(LoweringContext &Ctx, PhaseId P, const Roofline &M,
 
 PhaseTimes lowerPhaseParts(LoweringContext &Ctx, PhaseId P, const Roofline &M,
                            const PhaseWork &W) {
-  return lowerPhaseTimes(Ctx, P, M, W, "");
+  PhaseTimes Out = lowerPhaseTimes(Ctx, P, M, W, "");
+  std::string Prefix = phaseInfo(P).Prefix;
+  Out.CommLatency = W.Comm
+                        ? Ctx.B.constant(0, "communication given whole")
+                        : machineComm(Ctx, M, Ctx.B.constant(0, "no tokens"),
+                                      W.Tokens, Prefix + ".no_tokens", nullptr);
+  Ctx.B.label(Out.CommLatency, Prefix + ".comm_latency_time");
+  return Out;
 }
 
 PhaseTimes lowerHiddenPhase(LoweringContext &Ctx, PhaseId P, const Roofline &M,

@@ -49,12 +49,15 @@ bool lowerRunningBatch(LoweringContext &Ctx) {
     D.RequestPrefill = Parts.Step;
     // What the prompt's chunks carry into the iterations they ride on
     // besides their GEMMs: attention (its kernel class, compute or KV
-    // traffic, whichever is longer) and the prompt's communication.
+    // traffic, whichever is longer) and the bytes of the prompt's
+    // communication; its latencies the iteration's own collectives pay,
+    // the chunk's tokens riding in their messages.
     NodeId Attention =
         Parts.AttentionCompute.isValid()
             ? B.op(Op::Max, {Parts.AttentionCompute, Parts.KVTraffic})
             : B.constant(0, "one roofline: no attention class apart");
-    D.ChunkCarried = B.op(Op::Add, {Attention, Parts.Comm});
+    D.ChunkCarried = B.op(
+        Op::Add, {Attention, B.op(Op::Sub, {Parts.Comm, Parts.CommLatency})});
     B.label(D.ChunkCarried, "request_prefill.chunk_carried_time");
   }
   // Under load the runtime batches the waiting prompts into passes of up
