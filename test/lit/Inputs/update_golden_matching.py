@@ -305,6 +305,17 @@ class RunLines(unittest.TestCase):
         run, = self.runs("RUN: mlsc eval %S/x.mls %s.json 100%% | FileCheck %s")
         self.assertEqual(run.stages[0][0], ["mlsc", "eval", "/t/x.mls", "/t/f.mls.json", "100%"])
 
+    def test_a_configurations_substitutions_given_with_subst(self):
+        golden.SUBSTITUTIONS.update({"src": "/r", "validate-json": "py '/r/u/v j.py'"})
+        try:
+            run, = self.runs("RUN: mlsc eval %src/x.mls | %validate-json eval "
+                             "| FileCheck %s")
+        finally:
+            golden.SUBSTITUTIONS.clear()
+        # A whole word becomes its value's words; inside a word, its text.
+        self.assertEqual([s[0] for s in run.stages],
+                         [["mlsc", "eval", "/r/x.mls"], ["py", "/r/u/v j.py", "eval"]])
+
     def test_continued_lines(self):
         run, = self.runs("# RUN: mlsc eval \\", "# RUN:   %s | FileCheck %s")
         self.assertEqual(run.stages[0][0], ["mlsc", "eval", "/t/f.mls"])
@@ -419,6 +430,24 @@ class Files(unittest.TestCase):
         self.assertEqual(r.returncode, 2)
         self.assertEqual(r.stderr.count("\n"), 1, r.stderr)
         self.assertIn("mlsc-update-golden: error: cannot find `mlsc`", r.stderr)
+
+    def test_subst_runs_a_configurations_run_lines(self):
+        self.write(os.path.join(self.dir, "t.mls"),
+                   "# RUN: mlsc eval %tree/t.mls | FileCheck %s\n")
+        r = self.tool("t.mls")
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("give your configuration's own with --subst tree=VALUE", r.stderr)
+        r = self.tool("--subst", "tree=" + self.dir, "t.mls")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertRegex(self.read(os.path.join(self.dir, "t.mls")),
+                         r"\n# CHECK: +scenario chat\n")
+
+    def test_subst_that_is_not_name_value_is_a_usage_error(self):
+        for bad in ("tree", "a b=1", "s=/x"):
+            r = self.tool("--subst", bad, "t.mls")
+            self.assertEqual(r.returncode, 2, bad)
+            self.assertEqual(r.stderr.count("\n"), 1, r.stderr)
+            self.assertIn("mlsc-update-golden: error: --subst " + bad, r.stderr)
 
     def test_checks_of_a_run_line_it_cannot_run_are_named(self):
         self.write(os.path.join(self.dir, "t.test"),
