@@ -643,7 +643,8 @@ bool lowerSimulation(LoweringContext &Ctx) {
               : B.constant(1, "every request opens with a shared prefix");
   }
   // Multi-turn conversations: how many, and how often a turn continues
-  // one; not with shared prefixes or a trace yet.
+  // one (each opening with a shared prefix as often as a request would);
+  // not with a trace yet.
   {
     std::optional<NodeId> Open = Ctx.field(S, "simulate.sessions"),
                           Reuse = Ctx.field(S, "simulate.session_reuse");
@@ -658,15 +659,11 @@ bool lowerSimulation(LoweringContext &Ctx) {
       return false;
     }
     if (Open) {
-      const char *Other = In.Replay ? "simulate.trace"
-                          : Groups  ? "simulate.prefix_groups"
-                                    : nullptr;
-      if (Other) {
+      if (In.Replay) {
         Ctx.C.Diags.report(
             DiagKind::MalformedSimulation, S.field("simulate.sessions")->Range,
-            fmt::format("conversations are not simulated together with `{}` "
-                        "yet; drop one of the two",
-                        Other + 9));
+            "conversations are not simulated together with `trace` yet; "
+            "drop one of the two");
         Ctx.Failed = true;
         return false;
       }

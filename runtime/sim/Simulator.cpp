@@ -122,7 +122,11 @@ struct Request {
   uint32_t JoinCtx = 0, JoinGenerated = 0;
   uint32_t Group = NoGroup; ///< its shared prefix, or its conversation's
   uint32_t GroupGen = 0;    ///< its conversation's generation (0: a prefix)
-  uint32_t Cached = 0;      ///< prompt tokens a prefix cache held
+  /// A conversation's turn: the conversation's entry and generation. Its
+  /// Group is that entry, or the conversation's shared prefix (a system
+  /// prompt) while its context is not cached where it runs.
+  uint32_t Session = NoGroup, SessionGen = 0;
+  uint32_t Cached = 0; ///< prompt tokens a prefix cache held
   uint32_t Preempted = 0;
   uint32_t Gen = 0; ///< bumped when it leaves a replica's running set
   uint16_t Class = 0;
@@ -211,6 +215,7 @@ struct TierCache {
 struct Conversation {
   uint64_t Context = 0;
   uint32_t Gen = 0;
+  uint32_t Prefix = NoGroup; ///< the shared prefix it opens with, if any
   bool Busy = false;
   uint32_t IdleAt = 0; ///< its place in the idle list
 };
@@ -885,15 +890,15 @@ private:
       Q.Prompt = draw(Classes[K].Prompt, R);
       Q.Output = draw(Classes[K].Output, R);
     }
-    if (!Row && C.Prefix.Groups > 0 && C.Prefix.Tokens > 0 &&
+    // A conversation's turn, or a request on its own (when every
+    // conversation has a turn in flight), which may open with a prefix.
+    bool Turn = !Row && C.Session.Open > 0 && converse(Q);
+    if (!Row && !Turn && C.Prefix.Groups > 0 && C.Prefix.Tokens > 0 &&
         R.uniform() < C.Prefix.Share) {
-      Q.Group = std::min(static_cast<uint32_t>(R.uniform() * C.Prefix.Groups),
-                         C.Prefix.Groups - 1);
+      Q.Group = drawPrefix();
       Q.Prompt = static_cast<uint32_t>(std::min<uint64_t>(
           uint64_t(Q.Prompt) + C.Prefix.Tokens, 4000000000u));
     }
-    if (!Row && C.Session.Open > 0)
-      converse(Q);
     Q.Prefill = Q.Prompt;
     Q.Until = Q.Output;
     if (Row) {
@@ -1338,6 +1343,14 @@ private:
   /// reference, or an older copy, grows into it); else its cache is
   /// freed.
   void leave(Replica &P, Request &Q, double Held) {
+    if (Caching && Q.Session != NoGroup && Q.Group != Q.Session) {
+      // A turn that shared its conversation's system prompt: its
+      // reference goes, and its context is kept as the conversation's
+      // (a copy holding the prompt's tokens too) if it fits.
+      release(P, Q, Held);
+      keepContext(P, Q.Session, Q.SessionGen, Held);
+      return;
+    }
     if (!Caching || Q.Group == NoGroup || Q.Group < SessionBase) {
       release(P, Q, Held);
       return;
@@ -1362,6 +1375,48 @@ private:
     E.Gen = Q.GroupGen;
     E.Lru = P.Idle.insert(P.Idle.end(), Q.Group);
     P.IdleTokens += E.Tokens;
+  }
+
+  /// Caches \p Held tokens of conversation \p G's context on replica \p P,
+  /// idle, in place of an older idle copy, when they fit (evicting older
+  /// idle entries as needed).
+  void keepContext(Replica &P, uint32_t G, uint32_t Gen, double Held) {
+    PrefixEntry &E = P.Prefix[G];
+    if (E.Resident) {
+      if (E.Refs > 0 || !E.Ready)
+        return; // in use: cannot be, one turn of a conversation at once
+      drop(P, G);
+    }
+    if (!makeRoom(P, Held))
+      return;
+    P.KVUsed += Held;
+    E.Resident = E.Ready = true;
+    E.Refs = 0;
+    E.Tokens = static_cast<uint32_t>(Held);
+    E.Gen = Gen;
+    E.Lru = P.Idle.insert(P.Idle.end(), G);
+    P.IdleTokens += E.Tokens;
+  }
+
+  /// A later turn of a conversation that opened with a shared prefix,
+  /// about to be admitted on replica \p P: its context if \p P holds it
+  /// (in HBM or a tier), else the system prompt if \p P holds that in HBM,
+  /// else its context (computed whole).
+  void chooseTurnPrefix(Replica &P, Request &Q) {
+    const Conversation &Cv = Conversations[Q.Session - SessionBase];
+    Q.Group = Q.Session;
+    Q.GroupGen = Q.SessionGen;
+    if (Cv.Prefix == NoGroup)
+      return;
+    const PrefixEntry &Own = P.Prefix[Q.Session];
+    if ((Own.Resident && Own.Ready && Own.Gen == Q.SessionGen) ||
+        (!C.Tiers.empty() && tierHolding(P, Q.Session, Q.SessionGen) >= 0))
+      return;
+    const PrefixEntry &Sys = P.Prefix[Cv.Prefix];
+    if (Sys.Resident && Sys.Ready) {
+      Q.Group = Cv.Prefix;
+      Q.GroupGen = 0;
+    }
   }
 
   /// Frees a request's KV cache (\p Held tokens of context), and its
@@ -1595,6 +1650,10 @@ private:
       // tokens; a prefix the replica has computed is not computed again.
       double Need = Q.Prefill;
       bool Hit = false, Own = false;
+      // A later turn (its conversation has a context) looks for it here.
+      if (Caching && Q.Session != NoGroup &&
+          Conversations[Q.Session - SessionBase].Context > 0)
+        chooseTurnPrefix(P, Q);
       bool Session = Q.Group != NoGroup && Q.Group >= SessionBase;
       int Tier = -1; // a tier that holds the prefix: load, not compute
       if (Caching && Q.Group != NoGroup) {
@@ -1825,8 +1884,9 @@ private:
   }
 
   /// Makes an arriving request a turn of a conversation (Sessions): the
-  /// next turn of an idle one, or the first of a new one.
-  void converse(Request &Q) {
+  /// next turn of an idle one, or the first of a new one; false when
+  /// every conversation has a turn in flight.
+  bool converse(Request &Q) {
     auto pick = [&] {
       size_t N = IdleConversations.size();
       return IdleConversations[std::min(
@@ -1851,7 +1911,7 @@ private:
       } else if (!IdleConversations.empty()) {
         V = pick();
       } else {
-        return; // every conversation has a turn in flight
+        return false; // every conversation has a turn in flight
       }
     }
     Conversation &Cv = Conversations[V];
@@ -1866,9 +1926,30 @@ private:
       Cv.Context = 0;
       ++NumConversations;
       forget(SessionBase + V);
+      // It opens with a shared prefix (a system prompt) as a request
+      // does, which its context then holds.
+      Cv.Prefix = NoGroup;
+      if (C.Prefix.Groups > 0 && C.Prefix.Tokens > 0 &&
+          R.uniform() < C.Prefix.Share) {
+        Cv.Prefix = drawPrefix();
+        Q.Prompt = static_cast<uint32_t>(std::min<uint64_t>(
+            uint64_t(Q.Prompt) + C.Prefix.Tokens, 4000000000u));
+      }
     }
-    Q.Group = SessionBase + V;
-    Q.GroupGen = Cv.Gen;
+    Q.Session = SessionBase + V;
+    Q.SessionGen = Cv.Gen;
+    // A first turn has no context to find: its prefix is its system
+    // prompt's (admission chooses again for a later turn, replica by
+    // replica).
+    Q.Group = Next || Cv.Prefix == NoGroup ? Q.Session : Cv.Prefix;
+    Q.GroupGen = Q.Group == Q.Session ? Cv.Gen : 0;
+    return true;
+  }
+
+  /// One of the shared prefixes, uniformly.
+  uint32_t drawPrefix() {
+    return std::min(static_cast<uint32_t>(R.uniform() * C.Prefix.Groups),
+                    C.Prefix.Groups - 1);
   }
 
   /// Frees what caches hold of a closed conversation \p G (its place now
@@ -1900,9 +1981,9 @@ private:
   /// A conversation's turn ends: completed, its context is its prompt and
   /// output; rejected or shed, the conversation is as it was.
   void endTurn(const Request &Q, bool Completed) {
-    if (Q.Group == NoGroup || Q.Group < SessionBase)
+    if (Q.Session == NoGroup)
       return;
-    uint32_t V = Q.Group - SessionBase;
+    uint32_t V = Q.Session - SessionBase;
     Conversation &Cv = Conversations[V];
     if (Completed)
       Cv.Context = static_cast<uint64_t>(Q.Prompt) + Q.Output;
@@ -2197,9 +2278,8 @@ Result simulate(const Config &C, const StepFunction &Step,
              "to 1");
     if (C.Session.Open > 10000000)
       refuse("at most 10^7 conversations open at once");
-    if (C.Prefix.Groups > 0 || C.Replay)
-      refuse("conversations are not simulated with shared prefixes or a "
-             "replayed trace yet");
+    if (C.Replay)
+      refuse("conversations are not simulated with a replayed trace yet");
   }
   if (C.Replay) {
     double Last = 0;

@@ -108,6 +108,12 @@ struct Prefixes {
 /// longer fit an empty replica's KV cache, it opens a new conversation,
 /// in place of an idle one (drawn at random) once Open are open; when
 /// every conversation has a turn in flight, it is a request on its own.
+/// With shared Prefixes, a new conversation opens with one as a request
+/// would (its first turn shares the system prompt's cache entry), and its
+/// context holds it; a later turn that does not find its context on the
+/// replica it is admitted to shares the system prompt if that replica
+/// holds it. A cached context is a copy: it holds the system prompt's
+/// tokens again.
 struct Sessions {
   unsigned Open = 0; ///< 0: no conversations
   double Reuse = 0;
