@@ -29,9 +29,12 @@ bool lowerRequests(LoweringContext &Ctx) {
   // Chunked prefill (Sarathi-Serve): chunks of C prompt tokens ride on
   // decode iterations, so the prefill takes ceil(S/C) iterations of
   // max(T_prefill*C/S, T_decode), and a decode iteration that carries a
-  // chunk is the slow one: the p99 inter-token latency.
+  // chunk is the slow one: the p99 inter-token latency. Not under
+  // disaggregation: a prefill replica has no decodes for its chunks to
+  // ride on, and a decode replica carries no chunk.
   NodeId ITLTail = D.TPOT;
-  if (D.Chunk && !D.Static) {
+  const ir::Entity *Fabric = Ctx.entity(W, "disaggregation.fabric");
+  if (D.Chunk && !D.Static && !Fabric) {
     RequestPrefill =
         chunksOnStep(Ctx, RequestPrefill, D.Decode, Computed, *D.Chunk);
     B.publish(MetricId::RequestChunkedPrefillTime, RequestPrefill);
@@ -48,7 +51,6 @@ bool lowerRequests(LoweringContext &Ctx) {
   // from the prefill to the decode replica over a fabric, each TP shard its
   // share in parallel.
   NodeId FirstToken = RequestPrefill;
-  const ir::Entity *Fabric = Ctx.entity(W, "disaggregation.fabric");
   if (Fabric) {
     NodeId BW = Ctx.required(*Fabric, "bandwidth", "the KV-cache transfer");
     NodeId Latency = Ctx.required(*Fabric, "latency", "the KV-cache transfer");

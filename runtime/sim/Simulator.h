@@ -111,9 +111,10 @@ struct Prefixes {
 /// With shared Prefixes, a new conversation opens with one as a request
 /// would (its first turn shares the system prompt's cache entry), and its
 /// context holds it; a later turn that does not find its context on the
-/// replica it is admitted to shares the system prompt if that replica
-/// holds it. A cached context is a copy: it holds the system prompt's
-/// tokens again.
+/// replica it is admitted to (in HBM or a tier) shares the system prompt
+/// if that replica holds a computed copy in HBM. A cached context is a
+/// copy: it holds the system prompt's tokens again, and is kept only if
+/// it fits beside what is in use.
 struct Sessions {
   unsigned Open = 0; ///< 0: no conversations
   double Reuse = 0;

@@ -7,13 +7,14 @@
 // token activates.
 //
 // Chunked prefill model (Sarathi-Serve): each iteration carries one chunk of
-// C prompt tokens together with the running decode batch. The decode step is
-// bound by reading the weights, which the chunk reads anyway, so the fused
-// iteration costs the larger of the two, max(T_prefill * C / S, T_decode),
-// not their sum; the prefill finishes after ceil(S / C) such iterations. The
-// chunk's share of the prefill is linear in its tokens: the growth of
-// attention over later chunks and their re-reading of earlier chunks' KV
-// cache are not modelled.
+// C prompt tokens together with the running decode batch. The chunk's GEMMs
+// hide under the decode step's weight read as far as the step leaves
+// slack (kernels.overlap of it); its attention and the bytes of its
+// all-reduces add their share c / S of the prompt's; the iteration is at
+// least the chunk's share of the prefill alone. The prefill finishes after
+// ceil(S / C) such iterations. The chunk's share is linear in its tokens:
+// the growth of attention over later chunks and their re-reading of
+// earlier chunks' KV cache are not modelled.
 //
 // TTFT counts the KV transfer of a disaggregated deployment: the client sees
 // the first token when the decode instance streams it (DistServe charges the
@@ -65,6 +66,8 @@ Number prefillChunks(Tokens Prompt, Tokens Chunk) {
 Time hybridIterationTime(Time Prefill, Time DecodeStep, Tokens Prompt,
                          Tokens Chunk, Time StepGemm, Time StepWeights,
                          Tokens StepTokens, Time Carried, Number Overlap) {
+  if (Prompt <= in<Tokens>(0.0))
+    return DecodeStep; // nothing to carry: a prompt found whole in a cache
   Tokens InChunk = std::min(Chunk, Prompt);
   const Time Zero = in<Time>(0.0);
   // The chunk's GEMMs hide under the step's weight read only as far as the

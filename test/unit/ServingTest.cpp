@@ -123,6 +123,12 @@ TEST(ServingWall, ChunkedPrefillByHand) {
                                   G, Wt, B, X, in<Number>(1))
                   .value(),
               0.124, 1e-12);
+  // A prompt found whole in a prefix cache computes no tokens: no chunk,
+  // the iteration is the decode step (not 0 / 0).
+  EXPECT_EQ(hybridIterationTime(Prefill, in<Time>(0.12), in<Tokens>(0), C, G,
+                                Wt, B, X, in<Number>(1))
+                .value(),
+            0.12);
   // Over the three chunks they add the prompt's 64 ms, shared 24 + 24 +
   // 16 ms: 304 + 304 + 216 = 824 ms (760 ms without).
   EXPECT_NEAR(chunkedPrefillTime(Prefill, in<Time>(0.12), S, C, G, Wt, B, X,
