@@ -1379,7 +1379,8 @@ private:
 
   /// Caches \p Held tokens of conversation \p G's context on replica \p P,
   /// idle, in place of an older idle copy, when they fit (evicting older
-  /// idle entries as needed).
+  /// idle entries as needed); else writes them to a KV tier, as an
+  /// eviction would.
   void keepContext(Replica &P, uint32_t G, uint32_t Gen, double Held) {
     PrefixEntry &E = P.Prefix[G];
     if (E.Resident) {
@@ -1387,8 +1388,12 @@ private:
         return; // in use: cannot be, one turn of a conversation at once
       drop(P, G);
     }
-    if (!makeRoom(P, Held))
+    if (!makeRoom(P, Held)) {
+      // No room beside what is in use: it goes where an evicted entry
+      // goes, to the first KV tier that takes it (if any).
+      offload(P, G, static_cast<uint32_t>(Held), Gen, 0);
       return;
+    }
     P.KVUsed += Held;
     E.Resident = E.Ready = true;
     E.Refs = 0;

@@ -113,8 +113,8 @@ struct Prefixes {
 /// context holds it; a later turn that does not find its context on the
 /// replica it is admitted to (in HBM or a tier) shares the system prompt
 /// if that replica holds a computed copy in HBM. A cached context is a
-/// copy: it holds the system prompt's tokens again, and is kept only if
-/// it fits beside what is in use.
+/// copy: it holds the system prompt's tokens again, and is kept in HBM
+/// only if it fits beside what is in use (else in a KV tier, if any).
 struct Sessions {
   unsigned Open = 0; ///< 0: no conversations
   double Reuse = 0;
