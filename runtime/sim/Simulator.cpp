@@ -907,10 +907,11 @@ private:
     } else if (C.Arrive.K != Arrivals::Kind::Closed && Issued < C.Requests)
       issue(nextArrival(Now));
     // A request whose cache (its prompt and every output token but the
-    // last, whose KV is never stored) would not fit an empty replica
-    // never could.
+    // last, whose KV is never stored, and a speculative last step's Verify
+    // - 1 tokens beyond it) would not fit an empty replica never could.
     if (C.KVCapacityTokens > 0 &&
-        static_cast<double>(Q.Prompt) + Q.Output - 1 > C.KVCapacityTokens) {
+        static_cast<double>(Q.Prompt) + Q.Output - 2 + Verify >
+            C.KVCapacityTokens) {
       ++Rejected;
       ++PerClass[K].Rejected;
       record(Q, true);
@@ -1904,10 +1905,10 @@ private:
       const Conversation &Cv = Conversations[V];
       // Its context and this turn must fit an empty replica's cache, else
       // a new conversation takes its place.
-      Next = Cv.Context > 0 &&
-             (C.KVCapacityTokens <= 0 ||
-              static_cast<double>(Cv.Context) + Q.Prompt + Q.Output - 1 <=
-                  C.KVCapacityTokens);
+      Next = Cv.Context > 0 && (C.KVCapacityTokens <= 0 ||
+                                static_cast<double>(Cv.Context) + Q.Prompt +
+                                        Q.Output - 2 + Verify <=
+                                    C.KVCapacityTokens);
     }
     if (V == NoGroup) {
       if (Opened < C.Session.Open) {

@@ -151,6 +151,32 @@ TEST(Simulator, RequestsTooLargeForTheCacheAreRejected) {
   EXPECT_NEAR(static_cast<double>(R.Rejected) / 1000, 0.5, 0.05);
 }
 
+TEST(Simulator, SpeculativeRequestsTooLargeForTheCacheAreRejected) {
+  // Under speculative decoding with 3 draft tokens a step verifies 4, so
+  // a request's last step needs its prompt, all but its last output token
+  // and 3 more: 50 + 10 - 1 + 3 = 62 tokens. A 61-token cache holds 59
+  // but never 62: the request is rejected, not left waiting (a
+  // random-platform run found such requests stuck, and one run that never
+  // ended). 60 + 2 = 62 tokens fit.
+  for (double Capacity : {61.0, 62.0}) {
+    Config C = mg1(5, 1, 200);
+    C.Prompt = {Length::Kind::Fixed, 50, 0};
+    C.Output = {Length::Kind::Fixed, 10, 0};
+    C.MaxBatchedTokens = 128;
+    C.KVCapacityTokens = Capacity;
+    C.Speculate = {3, 0.5,
+                   [](const StepShape &S) { return 1e-4 + 1e-6 * S.Tokens; }};
+    for (bool Static : {false, true}) {
+      C.Static = Static;
+      Result R = simulate(C, constant(1e-3));
+      SCOPED_TRACE(testing::Message()
+                   << Capacity << " tokens, static " << Static);
+      EXPECT_EQ(R.Completed + R.Rejected, 200u);
+      EXPECT_EQ(R.Rejected, Capacity < 62 ? 200u : 0u);
+    }
+  }
+}
+
 TEST(Simulator, PreemptsTheNewestWhenTheCacheRunsOut) {
   // A cache of 200 tokens; requests of 20 prompt and 30 output tokens are
   // admitted on their prompts (8 slots x 20 = 160), then grow by a token
@@ -952,12 +978,14 @@ TEST(Simulator, InvariantsHoldForConversationsUnderPressure) {
 TEST(Simulator, CacheAccountingHoldsOverRandomPlatforms) {
   // Random platforms (routers, cache sizes, conversations or shared
   // prefixes, tiers, swap, disaggregation, autoscaling, admission, classes,
-  // arrival processes), each recounted after every event
+  // arrival processes; 600 of them since platforms 219, 414, 475 and 551
+  // found speculative requests that could never be admitted), each
+  // recounted after every event
   // (Config::CheckInvariants throws on a mismatch). A review's checker
   // found a closed conversation's context written over the live one's in a
   // lower tier this way.
   uint64_t FollowUps = 0, Loads = 0, Preemptions = 0;
-  for (uint64_t It = 1; It <= 120; ++It) {
+  for (uint64_t It = 1; It <= 600; ++It) {
     std::mt19937_64 G(It);
     auto U = [&](double A, double B) {
       return std::uniform_real_distribution<double>(A, B)(G);
