@@ -5,7 +5,7 @@ The work is tools/mlsc-update-golden's (installed as `mlsc-update-golden`,
 docs/golden-tests.md); this entry only runs it with the tree's own driver,
 build/bin/mlsc, unless --mlsc says otherwise, and with the substitutions
 test/lit.cfg.py defines that a golden RUN line uses (%src, %obj, %utils,
-%python, %validate-json), unless --subst gives one. Same options:
+%python, %validate-json), unless a --subst gives another. Same options:
 
 usage: update-golden.py [--all] [--dry-run] [--mlsc PATH] [--subst NAME=VALUE]... PATH...
 """
@@ -31,13 +31,6 @@ TREE = {
 args = sys.argv[1:]
 if not any(a == "--mlsc" or a.startswith("--mlsc=") for a in args) and os.path.exists(BUILT):
     args = ["--mlsc", BUILT] + args
-given = set()
-for i, a in enumerate(args):
-    value = args[i + 1] if a == "--subst" and i + 1 < len(args) else \
-        a[len("--subst="):] if a.startswith("--subst=") else None
-    if value is not None:
-        given.add(value.partition("=")[0].lstrip("%"))
-for name, value in TREE.items():
-    if name not in given:
-        args = ["--subst", f"{name}={value}"] + args
+# First, so that a --subst of the caller's, read later, replaces one.
+args = [f"--subst={name}={value}" for name, value in TREE.items()] + args
 os.execv(sys.executable, [sys.executable, TOOL] + args)

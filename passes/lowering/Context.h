@@ -83,10 +83,8 @@ struct Roofline {
 /// weight streaming (wall 6) and Added the communication.
 struct PhaseTimes {
   NodeId Step, Compute, Memory, Added, Efficiency;
-  /// The communication among Added (Added also holds the fixed overheads),
-  /// and its latency part: the same collectives with no tokens to carry
-  /// (lowerPhaseParts only).
-  NodeId Comm, CommLatency;
+  /// The communication among Added (Added also holds the fixed overheads).
+  NodeId Comm;
   /// A decoder phase's kernel classes (kernel_class_roofline_time): the
   /// GEMMs' compute and weight reads, attention's compute and KV traffic.
   /// Invalid for a phase with one roofline.
@@ -163,7 +161,8 @@ struct DecoderState {
   /// What that prefill spends beyond its GEMMs, in proportion to the
   /// tokens it carries: its attention (the kernel class's time) and its
   /// communication (tensor-parallel all-reduces, pipeline sends, expert
-  /// all-to-alls). A prompt's chunks carry it share by share.
+  /// all-to-alls). A prompt's chunks carry it share by share. Lowered only
+  /// with `prefill_chunk` and continuous batching.
   NodeId ChunkCarried;
   /// A request's share of a prefill pass batched up to the token budget:
   /// the replica time its prefill takes under load (unchunked).

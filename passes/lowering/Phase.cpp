@@ -232,14 +232,18 @@ NodeId lowerPhase(LoweringContext &Ctx, PhaseId P, const Roofline &M,
 
 PhaseTimes lowerPhaseParts(LoweringContext &Ctx, PhaseId P, const Roofline &M,
                            const PhaseWork &W) {
-  PhaseTimes Out = lowerPhaseTimes(Ctx, P, M, W, "");
+  return lowerPhaseTimes(Ctx, P, M, W, "");
+}
+
+NodeId lowerCommLatency(LoweringContext &Ctx, PhaseId P, const Roofline &M,
+                        const PhaseWork &W) {
   std::string Prefix = phaseInfo(P).Prefix;
-  Out.CommLatency = W.Comm
-                        ? Ctx.B.constant(0, "communication given whole")
-                        : machineComm(Ctx, M, Ctx.B.constant(0, "no tokens"),
-                                      W.Tokens, Prefix + ".no_tokens", nullptr);
-  Ctx.B.label(Out.CommLatency, Prefix + ".comm_latency_time");
-  return Out;
+  NodeId Latency = W.Comm
+                       ? Ctx.B.constant(0, "communication given whole")
+                       : machineComm(Ctx, M, Ctx.B.constant(0, "no tokens"),
+                                     W.Tokens, Prefix + ".no_tokens", nullptr);
+  Ctx.B.label(Latency, Prefix + ".comm_latency_time");
+  return Latency;
 }
 
 PhaseTimes lowerHiddenPhase(LoweringContext &Ctx, PhaseId P, const Roofline &M,

@@ -42,6 +42,11 @@ NodeId lowerPhase(LoweringContext &Ctx, PhaseId P, const Roofline &M,
 PhaseTimes lowerPhaseParts(LoweringContext &Ctx, PhaseId P, const Roofline &M,
                            const PhaseWork &Work);
 
+/// The latency part of phase \p P's communication: its collectives with no
+/// tokens to carry (each is affine in its message).
+NodeId lowerCommLatency(LoweringContext &Ctx, PhaseId P, const Roofline &M,
+                        const PhaseWork &Work);
+
 /// Lowers phase \p P's work as lowerPhase does at another batch, publishing
 /// nothing: its values are labelled \p Label + "." + suffix
 /// (`decode.at_slots.compute_time`) for explain.

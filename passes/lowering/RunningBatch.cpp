@@ -37,7 +37,6 @@ bool lowerRunningBatch(LoweringContext &Ctx) {
   }
   if (D.Static) {
     D.RequestPrefill = D.PrefillTime;
-    D.ChunkCarried = B.constant(0, "static batches: no prompt chunks");
   } else {
     NodeId Weights = weightsRead(Ctx, D.Computed, PhaseId::RequestPrefill);
     PhaseWork Work = decoderWork(
@@ -51,14 +50,19 @@ bool lowerRunningBatch(LoweringContext &Ctx) {
     // besides their GEMMs: attention (its kernel class, compute or KV
     // traffic, whichever is longer) and the bytes of the prompt's
     // communication; its latencies the iteration's own collectives pay,
-    // the chunk's tokens riding in their messages.
-    NodeId Attention =
-        Parts.AttentionCompute.isValid()
-            ? B.op(Op::Max, {Parts.AttentionCompute, Parts.KVTraffic})
-            : B.constant(0, "one roofline: no attention class apart");
-    D.ChunkCarried = B.op(
-        Op::Add, {Attention, B.op(Op::Sub, {Parts.Comm, Parts.CommLatency})});
-    B.label(D.ChunkCarried, "request_prefill.chunk_carried_time");
+    // the chunk's tokens riding in their messages. Lowered only for
+    // chunks: the evaluator runs every node it is given.
+    if (D.Chunk) {
+      NodeId Attention =
+          Parts.AttentionCompute.isValid()
+              ? B.op(Op::Max, {Parts.AttentionCompute, Parts.KVTraffic})
+              : B.constant(0, "one roofline: no attention class apart");
+      NodeId Bytes = B.op(
+          Op::Sub, {Parts.Comm, lowerCommLatency(Ctx, PhaseId::RequestPrefill,
+                                                 D.Machine, Work)});
+      D.ChunkCarried = B.op(Op::Add, {Attention, Bytes});
+      B.label(D.ChunkCarried, "request_prefill.chunk_carried_time");
+    }
   }
   // Under load the runtime batches the waiting prompts into passes of up
   // to its token budget, which read the weights once: a request's share

@@ -906,12 +906,8 @@ private:
         issue((*C.Replay)[Issued].Arrival);
     } else if (C.Arrive.K != Arrivals::Kind::Closed && Issued < C.Requests)
       issue(nextArrival(Now));
-    // A request whose cache (its prompt and every output token but the
-    // last, whose KV is never stored, and a speculative last step's Verify
-    // - 1 tokens beyond it) would not fit an empty replica never could.
-    if (C.KVCapacityTokens > 0 &&
-        static_cast<double>(Q.Prompt) + Q.Output - 2 + Verify >
-            C.KVCapacityTokens) {
+    // A request that would not fit an empty replica never could.
+    if (!fitsEmpty(Q.Prompt, Q.Output)) {
       ++Rejected;
       ++PerClass[K].Rejected;
       record(Q, true);
@@ -1371,10 +1367,19 @@ private:
       drop(P, Q.Group);
     }
     // It keeps the whole context it held (KVUsed unchanged), idle.
+    idle(P, Q.Group, Q.GroupGen, Held);
+  }
+
+  /// Makes entry \p G of replica \p P a cached copy of \p Held tokens of
+  /// generation \p Gen, unreferenced, the most recently used (its tokens
+  /// already counted in KVUsed).
+  void idle(Replica &P, uint32_t G, uint32_t Gen, double Held) {
+    PrefixEntry &E = P.Prefix[G];
     E.Resident = E.Ready = true;
+    E.Refs = 0;
     E.Tokens = static_cast<uint32_t>(Held);
-    E.Gen = Q.GroupGen;
-    E.Lru = P.Idle.insert(P.Idle.end(), Q.Group);
+    E.Gen = Gen;
+    E.Lru = P.Idle.insert(P.Idle.end(), G);
     P.IdleTokens += E.Tokens;
   }
 
@@ -1396,12 +1401,7 @@ private:
       return;
     }
     P.KVUsed += Held;
-    E.Resident = E.Ready = true;
-    E.Refs = 0;
-    E.Tokens = static_cast<uint32_t>(Held);
-    E.Gen = Gen;
-    E.Lru = P.Idle.insert(P.Idle.end(), G);
-    P.IdleTokens += E.Tokens;
+    idle(P, G, Gen, Held);
   }
 
   /// A later turn of a conversation that opened with a shared prefix,
@@ -1905,10 +1905,8 @@ private:
       const Conversation &Cv = Conversations[V];
       // Its context and this turn must fit an empty replica's cache, else
       // a new conversation takes its place.
-      Next = Cv.Context > 0 && (C.KVCapacityTokens <= 0 ||
-                                static_cast<double>(Cv.Context) + Q.Prompt +
-                                        Q.Output - 2 + Verify <=
-                                    C.KVCapacityTokens);
+      Next = Cv.Context > 0 &&
+             fitsEmpty(static_cast<double>(Cv.Context) + Q.Prompt, Q.Output);
     }
     if (V == NoGroup) {
       if (Opened < C.Session.Open) {
@@ -1950,6 +1948,15 @@ private:
     Q.Group = Next || Cv.Prefix == NoGroup ? Q.Session : Cv.Prefix;
     Q.GroupGen = Q.Group == Q.Session ? Cv.Gen : 0;
     return true;
+  }
+
+  /// Whether a request of \p Prompt tokens and \p Output output tokens fits
+  /// an empty replica's KV cache at its last step: its prompt, every output
+  /// token but the last (whose KV is never stored) and the Verify - 1
+  /// tokens a speculative last step verifies beyond them.
+  bool fitsEmpty(double Prompt, uint32_t Output) const {
+    return C.KVCapacityTokens <= 0 ||
+           Prompt + Output - 2 + Verify <= C.KVCapacityTokens;
   }
 
   /// One of the shared prefixes, uniformly.
