@@ -158,6 +158,9 @@ struct StepInputs {
   NodeId MoeParams, MoeActive, MoeExperts, MoeTopK; ///< MoE routing
   NodeId MoeLayers;    ///< layers with experts (their all-to-alls)
   NodeId MoeImbalance; ///< busiest EP rank's tokens over the mean's
+  /// Group-limited routing (0 and 0: none) and the dispatch's bytes over
+  /// the activations' (wall 14).
+  NodeId MoeGroups, MoeGroupsPerToken, MoeDispatchRatio;
   NodeId StepOverhead, LayerOverhead; ///< a step's fixed costs (wall 3)
   NodeId Overlap; ///< GEMM arithmetic and weight reads overlapping (wall 3)
 };

@@ -69,6 +69,11 @@ StepModel StepModel::of(const Evaluator &E, const graph::StepInputs &In) {
     M.MoeLayers = v(In.MoeLayers);
     if (In.MoeImbalance.isValid())
       M.MoeImbalance = v(In.MoeImbalance);
+    if (In.MoeGroups.isValid()) {
+      M.MoeGroups = v(In.MoeGroups);
+      M.MoeGroupsPerToken = v(In.MoeGroupsPerToken);
+      M.MoeDispatchRatio = v(In.MoeDispatchRatio);
+    }
   }
   return M;
 }
@@ -165,7 +170,10 @@ StepTime StepModel::shape(const StepShape &S) const {
            expertAllToAllTime(Routed, in<Number>(EP), in<Number>(TP * PP * EP),
                               in<Number>(NodeRanks), in<Bandwidth>(FabricBW),
                               in<Time>(FabricLatency), in<Bandwidth>(InterBW),
-                              in<Time>(InterLatency), in<Number>(EtaComm)))
+                              in<Time>(InterLatency), in<Number>(EtaComm),
+                              in<Number>(MoeTopK), in<Number>(MoeGroups),
+                              in<Number>(MoeGroupsPerToken),
+                              in<Number>(MoeDispatchRatio)))
               .value();
       Comm = Comm + in<Time>(T.ExpertAllToAll);
     }

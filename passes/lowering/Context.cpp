@@ -2,6 +2,7 @@
 
 #include "passes/lowering/Context.h"
 #include "ir/Units.h"
+#include "passes/lowering/Steps.h"
 #include "runtime/Defaults.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -217,6 +218,68 @@ std::optional<System> LoweringContext::system(const ir::Entity &SysE) {
   if (!R.Accel)
     return std::nullopt;
   B.publish(MetricId::Devices, R.Devices);
+  return R;
+}
+
+ExpertRouting LoweringContext::expertRouting(const ir::Entity &W,
+                                             const ir::Entity &Model,
+                                             NodeId ActBytes, bool Moe) {
+  ExpertRouting R;
+  if (!Moe && (W.field("dispatch_precision") || Model.field("expert_groups") ||
+               Model.field("expert_groups_per_token"))) {
+    C.Diags.report(
+        DiagKind::InvalidLayout,
+        W.field("dispatch_precision")
+            ? fieldAt(W, "dispatch_precision")
+            : fieldAt(Model, Model.field("expert_groups")
+                                 ? "expert_groups"
+                                 : "expert_groups_per_token"),
+        fmt::format("expert groups and `dispatch_precision` shape the expert "
+                    "all-to-all, but `{}` routes to no experts (it has no "
+                    "`experts` and `top_k`); drop them",
+                    Model.Name));
+    Failed = true;
+    return R;
+  }
+  std::optional<NodeId> Groups = field(Model, "expert_groups");
+  std::optional<NodeId> PerToken = field(Model, "expert_groups_per_token");
+  auto error = [&](const ir::Entity &E, llvm::StringRef Path,
+                   std::string Message) {
+    C.Diags.report(DiagKind::InvalidLayout, fieldAt(E, Path),
+                   std::move(Message));
+    Failed = true;
+  };
+  if (PerToken && !Groups)
+    error(Model, "expert_groups_per_token",
+          fmt::format("`{0}.expert_groups_per_token` limits a token to some "
+                      "of the expert groups, but `{0}` declares none; give "
+                      "`expert_groups` (DeepSeek-V3: 8 groups, 4 a token)",
+                      Model.Name));
+  if (Groups) {
+    double G = foldedNumber(Model, "expert_groups");
+    double E = foldedNumber(Model, "experts");
+    if (Model.field("experts") && !isWhole(E / G))
+      error(Model, "expert_groups",
+            fmt::format("`{}.expert_groups` = {} does not divide the {} "
+                        "experts; the groups are equal",
+                        Model.Name, G, E));
+    if (PerToken && foldedNumber(Model, "expert_groups_per_token") > G)
+      error(Model, "expert_groups_per_token",
+            fmt::format("`{0}.expert_groups_per_token` = {1} is more groups "
+                        "than the {2} of `{0}`; a token may use at most all "
+                        "of them",
+                        Model.Name,
+                        foldedNumber(Model, "expert_groups_per_token"), G));
+  }
+  R.Groups = Groups ? *Groups
+                    : B.constant(0, "no expert groups: a plain "
+                                    "all-to-all");
+  R.GroupsPerToken = PerToken ? *PerToken : R.Groups;
+  R.DispatchRatio = B.constant(1, "the dispatch sends the activations' bytes");
+  if (const ir::Entity *DP = entity(W, "dispatch_precision"))
+    R.DispatchRatio =
+        B.op(Op::Div, {required(*DP, "bytes", "bytes per dispatched element"),
+                       ActBytes});
   return R;
 }
 

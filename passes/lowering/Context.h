@@ -48,6 +48,13 @@ struct System {
   NodeId TDP; ///< read by the family's input step
 };
 
+/// Expert parallelism's routing as the all-to-all sees it (wall 14): the
+/// model's expert groups and the groups a token may use (0 and 0: no
+/// group-limited routing), and the dispatch's bytes over the activations'.
+struct ExpertRouting {
+  NodeId Groups, GroupsPerToken, DispatchRatio;
+};
+
 /// The machine a phase runs on: the roofline, the fabric of its
 /// tensor-parallel all-reduces (none for a bare accelerator), and the
 /// kernel-class efficiencies of wall 3.
@@ -68,6 +75,8 @@ struct Roofline {
   NodeId TopK, MoeLayers, ReplicaDevices;
   /// The busiest expert-parallel rank's routed tokens over the mean's.
   std::optional<NodeId> MoeImbalance;
+  /// Group-limited routing and the dispatch's precision (MoE only).
+  std::optional<ExpertRouting> Routing;
   /// Wall 3: a decoder step's fixed costs, per step and per layer.
   std::optional<NodeId> StepOverhead, LayerOverhead;
   /// Wall 3: the share of a decoder step's GEMM arithmetic and weight
@@ -221,6 +230,8 @@ struct TrainingState {
   /// imbalance, the share of MoE layers.
   bool Moe = false;
   NodeId EP, TopK, Imbalance, MoeShare;
+  /// Group-limited routing and the dispatch's precision (wall 14).
+  ExpertRouting Routing;
   /// The parameters of the device holding most, shared (synced over dp x
   /// cp) and routed experts' (over dp x cp / ep, the expert group).
   NodeId SharedStage, ExpertGroup;
@@ -329,6 +340,13 @@ public:
   /// with a bf16 peak): scaled by that format's peak over \p Peak.
   NodeId attentionAtPeak(const ir::Entity &W, const ir::Entity &Precision,
                          const ir::Entity &Accel, NodeId Eta, NodeId Peak);
+
+  /// The routing of workload \p W's \p Model, for its all-to-alls, with
+  /// activations of \p ActBytes; reports (and fails on) groups that do not
+  /// split the experts, a token allowed more groups than there are, and
+  /// routing fields on a model without experts (\p Moe false).
+  ExpertRouting expertRouting(const ir::Entity &W, const ir::Entity &Model,
+                              NodeId ActBytes, bool Moe);
 
   /// Lowers what the workload runs on: an accelerator, a node or a
   /// cluster (its devices, nodes and node overhead); nullopt when the IR

@@ -212,11 +212,16 @@ bool lowerDecoderInputs(LoweringContext &Ctx) {
     M.EP = D.EP;
     M.TopK = D.Moe->TopK;
     M.MoeImbalance = D.MoeImbalance;
+    M.Routing = Ctx.expertRouting(W, Model, M.ActivationBytes, true);
     std::optional<NodeId> Dense = Ctx.field(Model, "dense_layers");
     M.MoeLayers = Dense ? B.op(Op::Sub, {D.Layers, *Dense}) : D.Layers;
     B.label(M.MoeLayers, Model.Name + ".moe_layers");
     M.ReplicaDevices = D.ReplicaDevices;
+  } else {
+    Ctx.expertRouting(W, Model, M.ActivationBytes, false);
   }
+  if (Ctx.Failed)
+    return false;
   M.EtaComm = Ctx.orDefault(W, DefaultId::CommEfficiency);
   std::optional<NodeId> Hidden = Ctx.field(Model, "hidden");
   M.Hidden = Hidden ? *Hidden : D.AttnDim;

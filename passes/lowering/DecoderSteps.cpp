@@ -174,6 +174,11 @@ bool lowerDecoderSteps(LoweringContext &Ctx) {
     In.MoeLayers = M.MoeLayers;
     if (D.MoeImbalance)
       In.MoeImbalance = *D.MoeImbalance;
+    if (M.Routing) {
+      In.MoeGroups = M.Routing->Groups;
+      In.MoeGroupsPerToken = M.Routing->GroupsPerToken;
+      In.MoeDispatchRatio = M.Routing->DispatchRatio;
+    }
   }
   B.G.Step = In;
   return true;
@@ -260,7 +265,8 @@ bool lowerSpeculative(LoweringContext &Ctx) {
     S.KVShards = Dr.KVShards;
     S.WeightsPerDevice = Dr.Weights;
     S.MoeParams = S.MoeActive = S.MoeExperts = S.MoeTopK = S.MoeLayers =
-        S.MoeImbalance = NodeId();
+        S.MoeImbalance = S.MoeGroups = S.MoeGroupsPerToken =
+            S.MoeDispatchRatio = NodeId();
     Out.Tokens = Dr.Tokens;
     Out.Acceptance = Dr.Acceptance;
     B.G.Draft = Out;

@@ -107,12 +107,14 @@ static NodeId machineComm(LoweringContext &Ctx, const Roofline &M,
       NodeId Across = M.InterBW;
       if (Ctx.BisectionPerDevice)
         Across = B.op(Op::Min, {M.InterBW, *Ctx.BisectionPerDevice});
-      NodeId Layer = B.apply(
-          FormulaId::ExpertAllToAllTime,
-          {Routed, *M.EP, M.ReplicaDevices, M.NodeRanks, *M.FabricBW,
-           *M.FabricLatency, Across,
-           Ctx.Network ? Ctx.Network->FarLatency : M.InterLatency, M.EtaComm},
-          "");
+      NodeId Layer =
+          B.apply(FormulaId::ExpertAllToAllTime,
+                  {Routed, *M.EP, M.ReplicaDevices, M.NodeRanks, *M.FabricBW,
+                   *M.FabricLatency, Across,
+                   Ctx.Network ? Ctx.Network->FarLatency : M.InterLatency,
+                   M.EtaComm, M.TopK, M.Routing->Groups,
+                   M.Routing->GroupsPerToken, M.Routing->DispatchRatio},
+                  "");
       NodeId AllToAll = B.op(Op::Mul, {M.MoeLayers, Layer});
       if (Pub)
         (*Pub)(PM::ExpertAllToAllTime, AllToAll);

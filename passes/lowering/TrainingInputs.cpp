@@ -267,6 +267,9 @@ bool lowerTrainingInputs(LoweringContext &Ctx) {
   // optimizer, as Megatron-LM's --fp8-param-gather).
   if (const ir::Entity *WP = Ctx.entity(W, "weight_precision"))
     T.WeightBytes = Ctx.required(*WP, "bytes", "bytes per stored weight");
+  T.Routing = Ctx.expertRouting(W, Model, T.ActBytes, T.Moe);
+  if (Ctx.Failed)
+    return false;
   T.GradBytes = Ctx.orDefault(W, DefaultId::GradientBytes);
   T.OptBytes = Ctx.orDefault(W, DefaultId::OptimizerBytes);
   T.Zero = Ctx.orDefault(W, DefaultId::Zero);

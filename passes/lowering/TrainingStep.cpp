@@ -140,12 +140,14 @@ StageTimes stageTimes(LoweringContext &Ctx, NodeId Layers, bool Output,
     NodeId Across = T.InterBW;
     if (Ctx.BisectionPerDevice)
       Across = B.op(Op::Min, {T.InterBW, *Ctx.BisectionPerDevice});
-    NodeId PerLayer = B.apply(
-        FormulaId::ExpertAllToAllTime,
-        {Routed, T.EP, B.op(Op::Mul, {T.TP, T.EP}), T.NodeRanks, T.IntraBW,
-         T.IntraLatency, Across,
-         Ctx.Network ? Ctx.Network->FarLatency : T.InterLatency, T.EtaComm},
-        "");
+    NodeId PerLayer =
+        B.apply(FormulaId::ExpertAllToAllTime,
+                {Routed, T.EP, B.op(Op::Mul, {T.TP, T.EP}), T.NodeRanks,
+                 T.IntraBW, T.IntraLatency, Across,
+                 Ctx.Network ? Ctx.Network->FarLatency : T.InterLatency,
+                 T.EtaComm, T.TopK, T.Routing.Groups, T.Routing.GroupsPerToken,
+                 T.Routing.DispatchRatio},
+                "");
     NodeId MoeLayers = B.op(Op::Mul, {Layers, T.MoeShare});
     R.Ep = exposed(
         B.op(Op::Mul,

@@ -124,15 +124,42 @@ Time pipelineP2PTime(Bytes Message, Number PP, Number TP, Number NodeRanks,
 
 Time expertAllToAllTime(Bytes RoutedBytes, Number EP, Number ReplicaDevices,
                         Number NodeRanks, Bandwidth IntraBW, Time IntraLatency,
-                        Bandwidth InterBW, Time InterLatency,
-                        Number Efficiency) {
-  if (EP.value() <= 1)
+                        Bandwidth InterBW, Time InterLatency, Number Efficiency,
+                        Number TopK, Number Groups, Number GroupsPerToken,
+                        Number DispatchRatio) {
+  double Ep = EP.value();
+  if (Ep <= 1)
     return in<Time>(0);
-  bool Inside = ReplicaDevices <= NodeRanks;
-  Bandwidth BW = Inside ? IntraBW : InterBW;
-  Time Alpha = Inside ? IntraLatency : InterLatency;
-  Number Peers = EP - 1.0;
-  return 2.0 * (Peers * Alpha + Peers / EP * RoutedBytes / (BW * Efficiency));
+  // Expert-parallel ranks on a node and the nodes the group spans.
+  double PerRank = std::max(1.0, ReplicaDevices.value() / Ep);
+  double G = std::clamp(std::floor(NodeRanks.value() / PerRank), 1.0, Ep);
+  double Nodes = Ep / G;
+  double K = std::max(1.0, TopK.value());
+  Bytes PerCopy = RoutedBytes / K;
+  auto oneWay = [&](double Ratio) -> Time {
+    if (Nodes <= 1)
+      return (Ep - 1) * IntraLatency +
+             Ratio * (Ep - 1) / Ep * RoutedBytes / (IntraBW * Efficiency);
+    double OutCopies, InCopies, OutPeers;
+    if (Groups.value() >= 1) {
+      double Reach =
+          GroupsPerToken.value() * std::max(1.0, Nodes / Groups.value());
+      double Distinct = Nodes * (1 - std::pow(1 - 1 / Nodes, K));
+      OutCopies = std::min(Reach, Distinct) * (Nodes - 1) / Nodes;
+      InCopies = K * (G - 1) / G;
+      OutPeers = Nodes - 1;
+    } else {
+      OutCopies = K * (Ep - G) / Ep;
+      InCopies = K * (G - 1) / Ep;
+      OutPeers = Ep - G;
+    }
+    Time Out = OutPeers * InterLatency +
+               Ratio * OutCopies * PerCopy / (InterBW * Efficiency);
+    Time In = (G - 1) * IntraLatency +
+              Ratio * InCopies * PerCopy / (IntraBW * Efficiency);
+    return Out > In ? Out : In;
+  };
+  return oneWay(DispatchRatio.value()) + oneWay(1);
 }
 
 Bandwidth algorithmBandwidth(Bytes Message, Time Elapsed) {

@@ -8,6 +8,8 @@
 
 #include "runtime/walls/Formulas.h"
 
+#include <cmath>
+
 #include <gtest/gtest.h>
 
 using namespace mlsc;
@@ -206,20 +208,76 @@ TEST(CommunicationWall, ExpertAllToAllCrossesTheLinksItSpans) {
   Bytes Routed = in<Bytes>(32.0 * 7168 * 2 * 8);
   Bandwidth NVLink = in<Bandwidth>(450e9), IB = in<Bandwidth>(50e9);
   Time A = in<Time>(1e-6), AInter = in<Time>(5e-6);
-  auto at = [&](double EP, double Devices) {
+  auto at = [&](double EP, double Devices, double Groups = 0,
+                double PerToken = 0, double Ratio = 1) {
     return expertAllToAllTime(Routed, in<Number>(EP), in<Number>(Devices),
-                              in<Number>(8), NVLink, A, IB, AInter, One)
+                              in<Number>(8), NVLink, A, IB, AInter, One,
+                              in<Number>(8), in<Number>(Groups),
+                              in<Number>(PerToken), in<Number>(Ratio))
         .value();
   };
   EXPECT_NEAR(at(8, 8), 2 * (7e-6 + 7.0 / 8 * 3670016 / 450e9), 1e-15);
   EXPECT_NEAR(at(8, 8) * 1e6, 28.27, 0.01);
-  // Expert parallelism 32 over four nodes: on InfiniBand (50 GB/s, 5 us
-  // here), 2 x (31 x 5 us + 31/32 x 3.67 MB / 50 GB/s) = 452.1 us a layer,
-  // 16 times the in-node figure.
-  EXPECT_NEAR(at(32, 32), 2 * (31 * 5e-6 + 31.0 / 32 * 3670016 / 50e9), 1e-15);
-  EXPECT_NEAR(at(32, 32) * 1e6, 452.2, 0.1);
+  // Expert parallelism 32 over four nodes (8 ranks a node): of a token's 8
+  // copies, 8 x 24/32 = 6 go to the other nodes' 24 ranks over InfiniBand
+  // (50 GB/s, 5 us here) and 8 x 7/32 = 1.75 to the node's 7 others over
+  // NVLink, at once. A copy is 458,752 B: InfiniBand 24 x 5 us + 6 x
+  // 458,752 B / 50 GB/s = 120 + 55.05 us; NVLink 7 x 1 us + 1.75 x
+  // 458,752 B / 450 GB/s = 8.78 us. Twice the slower: 350.1 us a layer,
+  // 12 times the in-node figure.
+  double Copy = 3670016.0 / 8;
+  EXPECT_NEAR(at(32, 32), 2 * (24 * 5e-6 + 6 * Copy / 50e9), 1e-15);
+  EXPECT_NEAR(at(32, 32) * 1e6, 350.1, 0.1);
+  // With tp 2 a rank takes two devices: 4 ranks a node, 8 nodes; 8 x 28/32
+  // = 7 copies leave the node, to 28 ranks.
+  EXPECT_NEAR(at(32, 64), 2 * (28 * 5e-6 + 7 * Copy / 50e9), 1e-15);
   // One rank routes nothing.
   EXPECT_EQ(at(1, 8), 0.0);
+}
+
+TEST(CommunicationWall, NodeLimitedDispatchSendsATokenOnceANode) {
+  // DeepSeek-V3 training (arXiv 2412.19437, section 3.2.2): ep 64 over 8
+  // nodes of 8, 256 experts in 8 groups, a token's 8 experts in at most 4
+  // of them. Eight independent picks over 8 nodes reach 8 (1 - (7/8)^8) =
+  // 5.25 nodes on average, so the 4 groups bind: 4 nodes, 4 x 7/8 = 3.5 of
+  // them remote, each sent the token once over InfiniBand; inside the
+  // receiving nodes 8 x 7/8 = 7 copies move over NVLink. Per copy 458,752 B
+  // (as above): InfiniBand 7 x 5 us + 3.5 x 458,752 B / 50 GB/s = 35 +
+  // 32.11 us; NVLink 7 x 1 us + 7 x 458,752 B / 450 GB/s = 7 + 7.14 us.
+  Bytes Routed = in<Bytes>(32.0 * 7168 * 2 * 8);
+  Bandwidth NVLink = in<Bandwidth>(450e9), IB = in<Bandwidth>(50e9);
+  Time A = in<Time>(1e-6), AInter = in<Time>(5e-6);
+  double Copy = 3670016.0 / 8;
+  auto at = [&](double Groups, double PerToken, double Ratio) {
+    return expertAllToAllTime(Routed, in<Number>(64), in<Number>(64),
+                              in<Number>(8), NVLink, A, IB, AInter, One,
+                              in<Number>(8), in<Number>(Groups),
+                              in<Number>(PerToken), in<Number>(Ratio))
+        .value();
+  };
+  double OneWay = 7 * 5e-6 + 3.5 * Copy / 50e9;
+  EXPECT_NEAR(at(8, 4, 1), 2 * OneWay, 1e-15);
+  EXPECT_NEAR(at(8, 4, 1) * 1e6, 134.2, 0.1);
+  // The plain all-to-all sends 8 x 56/64 = 7 copies to 56 ranks: 2 x (280
+  // + 64.23) us = 688.5 us, 5.1 times as long.
+  double Plain =
+      expertAllToAllTime(Routed, in<Number>(64), in<Number>(64), in<Number>(8),
+                         NVLink, A, IB, AInter, One, in<Number>(8),
+                         in<Number>(0), in<Number>(0), One)
+          .value();
+  EXPECT_NEAR(Plain, 2 * (56 * 5e-6 + 7 * Copy / 50e9), 1e-15);
+  // An FP8 dispatch (1 B of the activations' 2): the dispatch's bytes
+  // halve, the bf16 combine's do not: 35 + 16.06 us, then 67.11 us.
+  EXPECT_NEAR(at(8, 4, 0.5), (7 * 5e-6 + 0.5 * 3.5 * Copy / 50e9) + OneWay,
+              1e-15);
+  // Groups that do not bind: 8 groups, 8 a token, reach min(8, 5.25).
+  EXPECT_NEAR(
+      at(8, 8, 1),
+      2 * (7 * 5e-6 + 8 * (1 - std::pow(7.0 / 8, 8)) * 7 / 8 * Copy / 50e9),
+      1e-15);
+  // Fewer groups than nodes: 4 groups over 8 nodes, 2 a token, each
+  // group on 2 nodes: a token may reach 2 x 2 = 4 nodes.
+  EXPECT_NEAR(at(4, 2, 1), 2 * OneWay, 1e-15);
 }
 
 TEST(CommunicationWall, NcclBusBandwidthRelation) {
