@@ -46,10 +46,17 @@ StageTimes stageTimes(LoweringContext &Ctx, NodeId Layers, bool Output,
   NodeId Attn = B.apply(
       FormulaId::TrainingStageAttentionFlops,
       {Tokens, Layers, T.Seq, T.AttnDim, T.Recompute, T.Fused, T.TP}, "");
+  // Communication kernels that keep some of the device's compute units
+  // for the whole step (overlap.sm_share) leave the GEMMs and attention
+  // the rest of its peak.
+  NodeId Peak = B.op(
+      Op::Mul,
+      {T.Peak, B.op(Op::Sub, {B.constant(1, "the whole device"),
+                              Ctx.orDefault(W, DefaultId::OverlapSmShare)})});
   NodeId GemmTime =
-      B.apply(FormulaId::ComputeTime, {Gemm, T.Peak, T.EtaGemm}, "");
+      B.apply(FormulaId::ComputeTime, {Gemm, Peak, T.EtaGemm}, "");
   NodeId AttnTime =
-      B.apply(FormulaId::ComputeTime, {Attn, T.Peak, T.EtaAttention}, "");
+      B.apply(FormulaId::ComputeTime, {Attn, Peak, T.EtaAttention}, "");
   R.Compute = B.op(Op::Add, {GemmTime, AttnTime});
 
   NodeId ActInputs = B.op(
