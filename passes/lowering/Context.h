@@ -240,6 +240,9 @@ struct TrainingState {
   /// layers / pp unless the workload sizes the first and last).
   NodeId FirstLayers, MiddleLayers, LastLayers;
   NodeId TP, PP, DP, CP, VP, Devices, MicroBatch, GlobalBatch, Microbatches;
+  /// The interleaved schedule's micro-batches a chunk runs in a row (pp
+  /// unless the workload gives `parallel.vp_group`).
+  NodeId VPGroup;
   /// Tokens one device's micro-batch holds (seq / cp) and the sequence the
   /// attention spans (seq).
   NodeId LocalSeq;

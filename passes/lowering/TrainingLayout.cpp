@@ -315,6 +315,35 @@ bool trainingLayout(LoweringContext &Ctx) {
   B.G.DomainChecks.push_back({T.Microbatches, ValueDomain::Whole,
                               "global_batch / (dp x micro_batch)",
                               fieldAt(W, "micro_batch")});
+  // The interleaved schedule's group: pp to the micro-batches a pipeline
+  // runs, and no tail group shorter than pp (Megatron-LM's run-time
+  // checks in forward_backward_pipelining_with_interleaving).
+  T.VPGroup = T.PP;
+  if (std::optional<NodeId> Group = Ctx.field(W, "parallel.vp_group")) {
+    double N = Ctx.foldedNumber(W, "parallel.vp_group");
+    double M = PerReplica;
+    double Tail = std::fmod(M, N);
+    std::string Why;
+    if (Vp <= 1)
+      Why = fmt::format("groups the micro-batches of an interleaved "
+                        "schedule, but `{}` has vp 1",
+                        W.Name);
+    else if (N < Pp || N > M)
+      Why = fmt::format("must lie between pp = {} and the {} micro-batches "
+                        "a pipeline runs",
+                        Pp, M);
+    else if (Tail > 0 && Tail < Pp)
+      Why = fmt::format("leaves a last group of {} of the {} micro-batches, "
+                        "fewer than pp = {}",
+                        Tail, M, Pp);
+    if (!Why.empty())
+      return layoutError(
+          "parallel.vp_group",
+          fmt::format("`{}.parallel.vp_group` = {} {}", W.Name, N, Why),
+          "; Megatron-LM runs N micro-batches a model chunk with pp <= N <= "
+          "the micro-batches, and no shorter group at the end");
+    T.VPGroup = *Group;
+  }
   T.LocalSeq = B.op(Op::Div, {T.Seq, T.CP});
   B.publish(MetricId::TP, T.TP);
   B.publish(MetricId::PP, T.PP);

@@ -108,7 +108,7 @@ bool lowerTrainingMemory(LoweringContext &Ctx) {
                T.Fused, T.Dropout},
               "activations_per_layer");
   NodeId InFlight = B.apply(FormulaId::MicroBatchesInFlight,
-                            {T.PP, T.Microbatches, T.VP}, "");
+                            {T.PP, T.Microbatches, T.VP, T.VPGroup}, "");
   NodeId Held = B.op(Op::Max, {T.FirstLayers, T.MiddleLayers});
   NodeId First = B.op(Op::Mul, {B.op(Op::Mul, {Held, Layer}), InFlight});
   NodeId Output =

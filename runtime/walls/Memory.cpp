@@ -132,10 +132,13 @@ Bytes trainingLayerActivationBytes(Tokens Sequence, Number MicroBatch,
 }
 
 Number microBatchesInFlight(Number Stages, Number MicroBatches,
-                            Number VirtualStages) {
-  double P = Stages.value(), V = VirtualStages.value();
-  double Penalty = V > 1 ? 1 + (P - 1) / (P * V) : 1;
-  return in<Number>(std::min(MicroBatches.value(), P) * Penalty);
+                            Number VirtualStages, Number Group) {
+  double P = Stages.value(), V = VirtualStages.value(),
+         M = MicroBatches.value();
+  if (V <= 1)
+    return in<Number>(std::min(M, P));
+  double Chunks = 2 * (P - 1) + (V - 1) * Group.value() + 1;
+  return in<Number>(std::min(M, Chunks / V));
 }
 
 Bytes outputLayerActivationBytes(Tokens Sequence, Number MicroBatch,

@@ -186,10 +186,25 @@ TEST(Training, KorthikantiActivationsPerLayer) {
 TEST(Training, InFlightMicroBatchesAndOutputLayer) {
   // 1F1B holds min(m, p); interleaving adds 1 + (p - 1)/(p v) (Megatron-LM's
   // interleaved_schedule_memory_penalty): p 16, m 32, v 2: 16 x (1 + 15/32)
-  // = 23.5.
-  EXPECT_DOUBLE_EQ(microBatchesInFlight(N(16), N(32), N(1)).value(), 16.0);
-  EXPECT_DOUBLE_EQ(microBatchesInFlight(N(16), N(32), N(2)).value(), 23.5);
-  EXPECT_DOUBLE_EQ(microBatchesInFlight(N(8), N(4), N(1)).value(), 4.0);
+  // = 23.5. That is the schedule's warm-up at groups of N = p micro-batches
+  // a chunk: 2 x 15 + 1 x 16 chunks, and the one in flight, 47 chunks of
+  // half a stage's layers.
+  EXPECT_DOUBLE_EQ(microBatchesInFlight(N(16), N(32), N(1), N(16)).value(),
+                   16.0);
+  EXPECT_DOUBLE_EQ(microBatchesInFlight(N(16), N(32), N(2), N(16)).value(),
+                   23.5);
+  EXPECT_DOUBLE_EQ(microBatchesInFlight(N(8), N(4), N(1), N(8)).value(), 4.0);
+  // Groups of 32 (all of them): 2 x 15 + 32 + 1 = 63 chunks, 31.5
+  // micro-batches; at v 4, groups of 16: (30 + 48 + 1) / 4 = 19.75, Megatron's
+  // p (1 + (p - 1)/(p v)) = 16 x (1 + 15/64) as well.
+  EXPECT_DOUBLE_EQ(microBatchesInFlight(N(16), N(32), N(2), N(32)).value(),
+                   31.5);
+  EXPECT_DOUBLE_EQ(microBatchesInFlight(N(16), N(32), N(4), N(16)).value(),
+                   19.75);
+  EXPECT_DOUBLE_EQ(16 * (1 + 15.0 / 64), 19.75);
+  // Never more than the step's micro-batches: p 4, m 4, v 4, N 4: (6 + 12 +
+  // 1) / 4 = 4.75 chunks' worth, capped at the 4 micro-batches.
+  EXPECT_DOUBLE_EQ(microBatchesInFlight(N(4), N(4), N(4), N(4)).value(), 4.0);
   // Llama 3 405B's last stage, s 8,192, h 16,384, V 128,256, tp 8: 4 x
   // 8,192 x 16,384 x (1 + 128,256/16,384) / 8 = 4 x 8,192 x 144,640 / 8 =
   // 592,445,440 B.
