@@ -167,13 +167,16 @@ StepTime StepModel::shape(const StepShape &S) const {
                      in<Number>(MoeTopK * MoeImbalance);
       T.ExpertAllToAll =
           (in<Number>(MoeLayers) *
-           expertAllToAllTime(Routed, in<Number>(EP), in<Number>(TP * PP * EP),
-                              in<Number>(NodeRanks), in<Bandwidth>(FabricBW),
-                              in<Time>(FabricLatency), in<Bandwidth>(InterBW),
-                              in<Time>(InterLatency), in<Number>(EtaComm),
-                              in<Number>(MoeTopK), in<Number>(MoeGroups),
-                              in<Number>(MoeGroupsPerToken),
-                              in<Number>(MoeDispatchRatio)))
+           expertAllToAllTime(
+               Routed, in<Number>(EP), in<Number>(TP * PP * EP),
+               in<Number>(NodeRanks), in<Bandwidth>(FabricBW),
+               in<Time>(FabricLatency), in<Bandwidth>(InterBW),
+               in<Time>(InterLatency), in<Number>(EtaComm), in<Number>(MoeTopK),
+               // Decodes alone send each copy directly (as
+               // the graph's decode step); a step with a
+               // prompt uses the node-forwarded dispatch.
+               in<Number>(S.PrefillPairs > 0 ? MoeGroups : 0),
+               in<Number>(MoeGroupsPerToken), in<Number>(MoeDispatchRatio)))
               .value();
       Comm = Comm + in<Time>(T.ExpertAllToAll);
     }

@@ -270,6 +270,29 @@ ExpertRouting LoweringContext::expertRouting(const ir::Entity &W,
                         "of them",
                         Model.Name,
                         foldedNumber(Model, "expert_groups_per_token"), G));
+    // The groups a token may use must hold its top_k experts.
+    double Usable =
+        (PerToken ? foldedNumber(Model, "expert_groups_per_token") : G) * E / G;
+    if (Model.field("experts") && Model.field("top_k") &&
+        Usable < foldedNumber(Model, "top_k"))
+      error(Model, PerToken ? "expert_groups_per_token" : "expert_groups",
+            fmt::format("`{0}` routes a token to {1} experts, but the groups "
+                        "it may use hold {2} (groups of {3} experts); allow "
+                        "more groups a token",
+                        Model.Name, foldedNumber(Model, "top_k"), Usable,
+                        E / G));
+    // A sweep or solve over the groups meets the same conditions.
+    if (std::optional<NodeId> Experts = field(Model, "experts")) {
+      B.G.DomainChecks.push_back({B.op(Op::Div, {*Experts, *Groups}),
+                                  ValueDomain::Whole,
+                                  Model.Name + ".experts / expert_groups",
+                                  fieldAt(Model, "expert_groups")});
+      if (PerToken)
+        B.G.DomainChecks.push_back(
+            {B.op(Op::Sub, {*Groups, *PerToken}), ValueDomain::NonNegative,
+             Model.Name + ".expert_groups - expert_groups_per_token",
+             fieldAt(Model, "expert_groups_per_token")});
+    }
   }
   R.Groups = Groups ? *Groups
                     : B.constant(0, "no expert groups: a plain "

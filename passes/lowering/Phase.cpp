@@ -62,10 +62,15 @@ PhaseWork decoderWork(LoweringContext &Ctx, PhaseId P, DecoderPass Pass,
 /// across pipeline stages and the expert all-to-alls, each affine in its
 /// message (a latency plus bytes over bandwidth). Publishes its parts
 /// through \p Pub when given.
+/// A decode step (the target's or the draft's): one token a sequence.
+static bool oneTokenPhase(PhaseId P) {
+  return P == PhaseId::Decode || P == PhaseId::DraftDecode;
+}
+
 static NodeId machineComm(LoweringContext &Ctx, const Roofline &M,
                           NodeId Sequences, NodeId Tokens,
-                          const std::string &Prefix,
-                          const PhasePublisher *Pub) {
+                          const std::string &Prefix, const PhasePublisher *Pub,
+                          bool Decode) {
   GraphBuilder &B = Ctx.B;
   NodeId Comm;
   if (M.FabricBW) {
@@ -112,7 +117,12 @@ static NodeId machineComm(LoweringContext &Ctx, const Roofline &M,
                   {Routed, *M.EP, M.ReplicaDevices, M.NodeRanks, *M.FabricBW,
                    *M.FabricLatency, Across,
                    Ctx.Network ? Ctx.Network->FarLatency : M.InterLatency,
-                   M.EtaComm, M.TopK, M.Routing->Groups,
+                   M.EtaComm, M.TopK,
+                   // A decode step sends each copy straight to its expert
+                   // (DeepEP's low-latency kernels, pure RDMA); prompts use
+                   // the node-forwarded dispatch of group-limited routing.
+                   Decode ? B.constant(0, "decode: every copy sent directly")
+                          : M.Routing->Groups,
                    M.Routing->GroupsPerToken, M.Routing->DispatchRatio},
                   "");
       NodeId AllToAll = B.op(Op::Mul, {M.MoeLayers, Layer});
@@ -203,9 +213,9 @@ static PhaseTimes lowerPhaseTimes(LoweringContext &Ctx, PhaseId P,
       Out.GemmCompute = B.op(Op::Max, {Out.GemmCompute, Streaming});
     Out.Compute = B.op(Op::Max, {Compute, Streaming});
   }
-  NodeId Comm = W.Comm
-                    ? *W.Comm
-                    : machineComm(Ctx, M, W.Sequences, W.Tokens, Prefix, &Pub);
+  NodeId Comm = W.Comm ? *W.Comm
+                       : machineComm(Ctx, M, W.Sequences, W.Tokens, Prefix,
+                                     &Pub, oneTokenPhase(P));
   Pub(PM::CommTime, Comm);
   Out.Comm = Comm;
   Out.Added = Comm;
@@ -240,10 +250,10 @@ PhaseTimes lowerPhaseParts(LoweringContext &Ctx, PhaseId P, const Roofline &M,
 NodeId lowerCommLatency(LoweringContext &Ctx, PhaseId P, const Roofline &M,
                         const PhaseWork &W) {
   std::string Prefix = phaseInfo(P).Prefix;
-  NodeId Latency = W.Comm
-                       ? Ctx.B.constant(0, "communication given whole")
-                       : machineComm(Ctx, M, Ctx.B.constant(0, "no tokens"),
-                                     W.Tokens, Prefix + ".no_tokens", nullptr);
+  NodeId Latency =
+      W.Comm ? Ctx.B.constant(0, "communication given whole")
+             : machineComm(Ctx, M, Ctx.B.constant(0, "no tokens"), W.Tokens,
+                           Prefix + ".no_tokens", nullptr, oneTokenPhase(P));
   Ctx.B.label(Latency, Prefix + ".comm_latency_time");
   return Latency;
 }

@@ -343,6 +343,14 @@ bool trainingLayout(LoweringContext &Ctx) {
           "; Megatron-LM runs N micro-batches a model chunk with pp <= N <= "
           "the micro-batches, and no shorter group at the end");
     T.VPGroup = *Group;
+    // A sweep or solve over the group, pp or the batch keeps it between
+    // pp and the micro-batches.
+    B.G.DomainChecks.push_back(
+        {B.op(Op::Sub, {*Group, T.PP}), ValueDomain::NonNegative,
+         "parallel.vp_group - pp", fieldAt(W, "parallel.vp_group")});
+    B.G.DomainChecks.push_back(
+        {B.op(Op::Sub, {T.Microbatches, *Group}), ValueDomain::NonNegative,
+         "micro-batches - parallel.vp_group", fieldAt(W, "parallel.vp_group")});
   }
   T.LocalSeq = B.op(Op::Div, {T.Seq, T.CP});
   B.publish(MetricId::TP, T.TP);

@@ -133,14 +133,17 @@ Time expertAllToAllTime(Bytes RoutedBytes, Number EP, Number ReplicaDevices,
   // Expert-parallel ranks on a node and the nodes the group spans.
   double PerRank = std::max(1.0, ReplicaDevices.value() / Ep);
   double G = std::clamp(std::floor(NodeRanks.value() / PerRank), 1.0, Ep);
-  double Nodes = Ep / G;
+  double Nodes = std::ceil(Ep / G);
+  // The slowest rank sits on the least-filled node: the ranks left over
+  // when g does not divide ep.
+  double Own = Ep - G * (Nodes - 1);
   double K = std::max(1.0, TopK.value());
   Bytes PerCopy = RoutedBytes / K;
   auto oneWay = [&](double Ratio) -> Time {
     if (Nodes <= 1)
       return (Ep - 1) * IntraLatency +
              Ratio * (Ep - 1) / Ep * RoutedBytes / (IntraBW * Efficiency);
-    double OutCopies, InCopies, OutPeers;
+    double OutCopies, InCopies, OutPeers, InPeers;
     if (Groups.value() >= 1) {
       double Reach =
           GroupsPerToken.value() * std::max(1.0, Nodes / Groups.value());
@@ -148,14 +151,16 @@ Time expertAllToAllTime(Bytes RoutedBytes, Number EP, Number ReplicaDevices,
       OutCopies = std::min(Reach, Distinct) * (Nodes - 1) / Nodes;
       InCopies = K * (G - 1) / G;
       OutPeers = Nodes - 1;
+      InPeers = G - 1;
     } else {
-      OutCopies = K * (Ep - G) / Ep;
-      InCopies = K * (G - 1) / Ep;
-      OutPeers = Ep - G;
+      OutCopies = K * (Ep - Own) / Ep;
+      InCopies = K * (Own - 1) / Ep;
+      OutPeers = Ep - Own;
+      InPeers = Own - 1;
     }
     Time Out = OutPeers * InterLatency +
                Ratio * OutCopies * PerCopy / (InterBW * Efficiency);
-    Time In = (G - 1) * IntraLatency +
+    Time In = InPeers * IntraLatency +
               Ratio * InCopies * PerCopy / (IntraBW * Efficiency);
     return Out > In ? Out : In;
   };

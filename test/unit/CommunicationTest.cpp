@@ -231,6 +231,10 @@ TEST(CommunicationWall, ExpertAllToAllCrossesTheLinksItSpans) {
   // With tp 2 a rank takes two devices: 4 ranks a node, 8 nodes; 8 x 28/32
   // = 7 copies leave the node, to 28 ranks.
   EXPECT_NEAR(at(32, 64), 2 * (28 * 5e-6 + 7 * Copy / 50e9), 1e-15);
+  // ep 12 on two nodes of 8: the slowest rank is on the node of 4, whose
+  // 8 x 8/12 copies go to 8 ranks over InfiniBand and 8 x 3/12 to its 3
+  // neighbours: 8 x 5 us + 5.333 x 458,752 B / 50 GB/s = 88.93 us one way.
+  EXPECT_NEAR(at(12, 12), 2 * (8 * 5e-6 + 8.0 * 8 / 12 * Copy / 50e9), 1e-15);
   // One rank routes nothing.
   EXPECT_EQ(at(1, 8), 0.0);
 }
