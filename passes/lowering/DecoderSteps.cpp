@@ -234,6 +234,11 @@ bool lowerSpeculative(LoweringContext &Ctx) {
   DraftMachine.Layers = Dr.Layers;
   DraftMachine.Hidden = Dr.Hidden;
   DraftMachine.Params = Dr.Params;
+  // The draft is lowered dense (its step model has no experts): it routes
+  // nothing, whatever the target's expert parallelism.
+  DraftMachine.EP.reset();
+  DraftMachine.Routing.reset();
+  DraftMachine.MoeImbalance.reset();
   // Like the target's, the draft's token crosses every pipeline stage.
   NodeId Weights = D.Machine.InjectBW
                        ? weightsRead(Ctx, NodeId(), std::nullopt)
