@@ -161,6 +161,9 @@ struct StepInputs {
   /// Group-limited routing (0 and 0: none) and the dispatch's bytes over
   /// the activations' (wall 14).
   NodeId MoeGroups, MoeGroupsPerToken, MoeDispatchRatio;
+  /// What the all-to-all gets across nodes: the scale-out bandwidth capped
+  /// at a device's share of the bisection, and the far latency (wall 10).
+  NodeId MoeInterBW, MoeInterLatency;
   NodeId StepOverhead, LayerOverhead; ///< a step's fixed costs (wall 3)
   NodeId Overlap; ///< GEMM arithmetic and weight reads overlapping (wall 3)
 };

@@ -69,6 +69,12 @@ StepModel StepModel::of(const Evaluator &E, const graph::StepInputs &In) {
     M.MoeLayers = v(In.MoeLayers);
     if (In.MoeImbalance.isValid())
       M.MoeImbalance = v(In.MoeImbalance);
+    M.MoeInterBW = M.InterBW;
+    M.MoeInterLatency = M.InterLatency;
+    if (In.MoeInterBW.isValid()) {
+      M.MoeInterBW = v(In.MoeInterBW);
+      M.MoeInterLatency = v(In.MoeInterLatency);
+    }
     if (In.MoeGroups.isValid()) {
       M.MoeGroups = v(In.MoeGroups);
       M.MoeGroupsPerToken = v(In.MoeGroupsPerToken);
@@ -170,8 +176,9 @@ StepTime StepModel::shape(const StepShape &S) const {
            expertAllToAllTime(
                Routed, in<Number>(EP), in<Number>(TP * PP * EP),
                in<Number>(NodeRanks), in<Bandwidth>(FabricBW),
-               in<Time>(FabricLatency), in<Bandwidth>(InterBW),
-               in<Time>(InterLatency), in<Number>(EtaComm), in<Number>(MoeTopK),
+               in<Time>(FabricLatency), in<Bandwidth>(MoeInterBW),
+               in<Time>(MoeInterLatency), in<Number>(EtaComm),
+               in<Number>(MoeTopK),
                // Decodes alone send each copy directly (as
                // the graph's decode step); a step with a
                // prompt uses the node-forwarded dispatch.

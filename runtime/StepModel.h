@@ -92,6 +92,7 @@ private:
   double MoeParams = 0, MoeActive = 0, MoeExperts = 0, MoeTopK = 0;
   double MoeLayers = 0, MoeImbalance = 1;
   double MoeGroups = 0, MoeGroupsPerToken = 0, MoeDispatchRatio = 1;
+  double MoeInterBW = 0, MoeInterLatency = 0;
   double StepOverhead = 0, LayerOverhead = 0;
   /// GEMM arithmetic and weight reads overlapping (kernels.overlap).
   double Overlap = 1;

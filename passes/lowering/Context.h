@@ -77,6 +77,9 @@ struct Roofline {
   std::optional<NodeId> MoeImbalance;
   /// Group-limited routing and the dispatch's precision (MoE only).
   std::optional<ExpertRouting> Routing;
+  /// What an all-to-all gets across nodes: the scale-out bandwidth, at
+  /// most a device's share of the bisection, and the far latency (wall 10).
+  std::optional<NodeId> AllToAllBW, AllToAllLatency;
   /// Wall 3: a decoder step's fixed costs, per step and per layer.
   std::optional<NodeId> StepOverhead, LayerOverhead;
   /// Wall 3: the share of a decoder step's GEMM arithmetic and weight

@@ -174,6 +174,10 @@ bool lowerDecoderSteps(LoweringContext &Ctx) {
     In.MoeLayers = M.MoeLayers;
     if (D.MoeImbalance)
       In.MoeImbalance = *D.MoeImbalance;
+    if (M.AllToAllBW) {
+      In.MoeInterBW = *M.AllToAllBW;
+      In.MoeInterLatency = *M.AllToAllLatency;
+    }
     if (M.Routing) {
       In.MoeGroups = M.Routing->Groups;
       In.MoeGroupsPerToken = M.Routing->GroupsPerToken;
@@ -238,6 +242,8 @@ bool lowerSpeculative(LoweringContext &Ctx) {
   // nothing, whatever the target's expert parallelism.
   DraftMachine.EP.reset();
   DraftMachine.Routing.reset();
+  DraftMachine.AllToAllBW.reset();
+  DraftMachine.AllToAllLatency.reset();
   DraftMachine.MoeImbalance.reset();
   // Like the target's, the draft's token crosses every pipeline stage.
   NodeId Weights = D.Machine.InjectBW
@@ -271,7 +277,7 @@ bool lowerSpeculative(LoweringContext &Ctx) {
     S.WeightsPerDevice = Dr.Weights;
     S.MoeParams = S.MoeActive = S.MoeExperts = S.MoeTopK = S.MoeLayers =
         S.MoeImbalance = S.MoeGroups = S.MoeGroupsPerToken =
-            S.MoeDispatchRatio = NodeId();
+            S.MoeDispatchRatio = S.MoeInterBW = S.MoeInterLatency = NodeId();
     Out.Tokens = Dr.Tokens;
     Out.Acceptance = Dr.Acceptance;
     B.G.Draft = Out;

@@ -108,15 +108,10 @@ static NodeId machineComm(LoweringContext &Ctx, const Roofline &M,
       if (M.MoeImbalance)
         Routed = B.op(Op::Mul, {Routed, *M.MoeImbalance});
       B.label(Routed, Prefix + ".expert_routed_bytes");
-      // Across nodes, at most a device's share of the bisection (wall 10).
-      NodeId Across = M.InterBW;
-      if (Ctx.BisectionPerDevice)
-        Across = B.op(Op::Min, {M.InterBW, *Ctx.BisectionPerDevice});
       NodeId Layer =
           B.apply(FormulaId::ExpertAllToAllTime,
                   {Routed, *M.EP, M.ReplicaDevices, M.NodeRanks, *M.FabricBW,
-                   *M.FabricLatency, Across,
-                   Ctx.Network ? Ctx.Network->FarLatency : M.InterLatency,
+                   *M.FabricLatency, *M.AllToAllBW, *M.AllToAllLatency,
                    M.EtaComm, M.TopK,
                    // A decode step sends each copy straight to its expert
                    // (DeepEP's low-latency kernels, pure RDMA); prompts use
