@@ -76,8 +76,44 @@ bool lowerDecoderInputs(LoweringContext &Ctx) {
   std::optional<NodeId> Active = Ctx.field(Model, "active_params");
   std::optional<NodeId> Experts = Ctx.field(Model, "experts");
   std::optional<NodeId> TopK = Ctx.field(Model, "top_k");
-  if (Active && Experts && TopK)
+  if (Active && Experts && TopK) {
     D.Moe = MoeShape{D.Params, *Active, *Experts, *TopK};
+    // A token computes with the always-active weights and its top_k
+    // experts, so active_params is at least params x top_k / experts (all
+    // weights in experts) and at most params: outside, the experts' share
+    // and the weights a step reads come out negative.
+    double P = Ctx.foldedNumber(Model, "params"),
+           A = Ctx.foldedNumber(Model, "active_params"),
+           E = Ctx.foldedNumber(Model, "experts"),
+           K = Ctx.foldedNumber(Model, "top_k");
+    if (A < P * K / E || A > P || K >= E) {
+      Diagnostic &Dg = Ctx.C.Diags.report(
+          DiagKind::InvalidLayout, fieldAt(Model, "active_params"),
+          K >= E ? fmt::format("`{}` routes a token to top_k = {} of its {} "
+                               "experts: every expert is active",
+                               Model.Name, K, E)
+          : A > P
+              ? fmt::format("`{}.active_params` = {:g} is more than its {:g} "
+                            "parameters",
+                            Model.Name, A, P)
+              : fmt::format("`{}.active_params` = {:g} is fewer than its "
+                            "top_k experts alone hold: params x top_k / "
+                            "experts = {:g}",
+                            Model.Name, A, P * K / E));
+      Dg.Message += "; active_params counts the always-active weights "
+                    "(attention, shared experts, dense layers, embeddings) "
+                    "and top_k routed experts";
+      Ctx.Failed = true;
+      return false;
+    }
+    B.G.DomainChecks.push_back(
+        {B.op(Op::Sub,
+              {*Active,
+               B.op(Op::Div, {B.op(Op::Mul, {D.Params, *TopK}), *Experts})}),
+         ValueDomain::NonNegative,
+         Model.Name + ".active_params - params x top_k / experts",
+         fieldAt(Model, "active_params")});
+  }
   D.ComputeParams = Active ? *Active : D.Params;
 
   // Precisions: math, weights (wall 13: e.g. int4 weights, bf16 math) and
