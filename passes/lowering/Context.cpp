@@ -221,6 +221,13 @@ std::optional<System> LoweringContext::system(const ir::Entity &SysE) {
   return R;
 }
 
+std::pair<NodeId, NodeId> LoweringContext::allToAllAcross(NodeId InterBW,
+                                                          NodeId InterLatency) {
+  return {BisectionPerDevice ? B.op(Op::Min, {InterBW, *BisectionPerDevice})
+                             : InterBW,
+          Network ? Network->FarLatency : InterLatency};
+}
+
 ExpertRouting LoweringContext::expertRouting(const ir::Entity &W,
                                              const ir::Entity &Model,
                                              NodeId ActBytes, bool Moe) {

@@ -250,6 +250,9 @@ struct TrainingState {
   /// attention spans (seq).
   NodeId LocalSeq;
   NodeId Peak, BW, Capacity, EtaGemm, EtaAttention, EtaMem, EtaComm;
+  /// The peak the GEMMs and attention get: Peak less the share of compute
+  /// units communication kernels keep (overlap.sm_share).
+  NodeId ComputePeak;
   NodeId ActBytes, WeightBytes, GradBytes, OptBytes, Zero;
   /// Choices: sequence parallelism and recomputation (0 none, 1
   /// selective, 2 full) are leaves a sweep varies; fused attention, tied
@@ -269,6 +272,8 @@ struct TrainingState {
   /// The devices the layout uses at the workload's folded degrees.
   double FoldedDevices = 1;
   NodeId IntraBW, IntraLatency, InterBW, InterLatency, NodeRanks;
+  /// What an expert all-to-all gets across nodes (MoE only; wall 10).
+  NodeId AllToAllBW, AllToAllLatency;
 };
 
 /// Where a field of an entity stands in a graph (LoweringContext::leafFor).
@@ -353,6 +358,12 @@ public:
   /// routing fields on a model without experts (\p Moe false).
   ExpertRouting expertRouting(const ir::Entity &W, const ir::Entity &Model,
                               NodeId ActBytes, bool Moe);
+
+  /// What an all-to-all gets across nodes (wall 10): the scale-out
+  /// bandwidth \p InterBW, at most a device's share of the bisection, and
+  /// the latency across the network's diameter (\p InterLatency without
+  /// a cluster network).
+  std::pair<NodeId, NodeId> allToAllAcross(NodeId InterBW, NodeId InterLatency);
 
   /// Lowers what the workload runs on: an accelerator, a node or a
   /// cluster (its devices, nodes and node overhead); nullopt when the IR

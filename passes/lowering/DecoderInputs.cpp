@@ -249,12 +249,8 @@ bool lowerDecoderInputs(LoweringContext &Ctx) {
     M.TopK = D.Moe->TopK;
     M.MoeImbalance = D.MoeImbalance;
     M.Routing = Ctx.expertRouting(W, Model, M.ActivationBytes, true);
-    // Across nodes, at most a device's share of the bisection, at the
-    // network's far latency (wall 10).
-    M.AllToAllBW = Ctx.BisectionPerDevice
-                       ? B.op(Op::Min, {M.InterBW, *Ctx.BisectionPerDevice})
-                       : M.InterBW;
-    M.AllToAllLatency = Ctx.Network ? Ctx.Network->FarLatency : M.InterLatency;
+    std::tie(M.AllToAllBW, M.AllToAllLatency) =
+        Ctx.allToAllAcross(M.InterBW, M.InterLatency);
     std::optional<NodeId> Dense = Ctx.field(Model, "dense_layers");
     M.MoeLayers = Dense ? B.op(Op::Sub, {D.Layers, *Dense}) : D.Layers;
     B.label(M.MoeLayers, Model.Name + ".moe_layers");

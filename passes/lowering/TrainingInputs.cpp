@@ -61,6 +61,9 @@ void trainingFabrics(LoweringContext &Ctx, double Spans) {
                   "a scale-out fabric: the layout's devices span nodes "
                   "(wall 14)");
   }
+  if (T.Moe)
+    std::tie(T.AllToAllBW, T.AllToAllLatency) =
+        Ctx.allToAllAcross(T.InterBW, T.InterLatency);
 }
 
 /// Multi-head latent attention's projections and a mixture of experts'
@@ -309,6 +312,14 @@ bool lowerTrainingInputs(LoweringContext &Ctx) {
       Ctx.required(Accel, "peak." + Precision.Name,
                    fmt::format("its dense {} peak; the workload trains in {}",
                                Precision.Name, Precision.Name));
+  // Communication kernels that keep some of the device's compute units
+  // for the whole step (overlap.sm_share) leave the GEMMs and attention
+  // the rest of its peak.
+  T.ComputePeak = B.op(
+      Op::Mul,
+      {T.Peak, B.op(Op::Sub, {B.constant(1, "the whole device"),
+                              Ctx.orDefault(W, DefaultId::OverlapSmShare)})});
+  B.label(T.ComputePeak, "training_compute_peak");
   T.BW = Ctx.required(Accel, "hbm.bandwidth", "memory bandwidth");
   T.Capacity = Ctx.required(Accel, "hbm.capacity", "memory capacity");
   Sys.TDP = Ctx.required(Accel, "tdp", "power draw (wall 18)");

@@ -46,17 +46,10 @@ StageTimes stageTimes(LoweringContext &Ctx, NodeId Layers, bool Output,
   NodeId Attn = B.apply(
       FormulaId::TrainingStageAttentionFlops,
       {Tokens, Layers, T.Seq, T.AttnDim, T.Recompute, T.Fused, T.TP}, "");
-  // Communication kernels that keep some of the device's compute units
-  // for the whole step (overlap.sm_share) leave the GEMMs and attention
-  // the rest of its peak.
-  NodeId Peak = B.op(
-      Op::Mul,
-      {T.Peak, B.op(Op::Sub, {B.constant(1, "the whole device"),
-                              Ctx.orDefault(W, DefaultId::OverlapSmShare)})});
   NodeId GemmTime =
-      B.apply(FormulaId::ComputeTime, {Gemm, Peak, T.EtaGemm}, "");
-  NodeId AttnTime =
-      B.apply(FormulaId::ComputeTime, {Attn, Peak, T.EtaAttention}, "");
+      B.apply(FormulaId::ComputeTime, {Gemm, T.ComputePeak, T.EtaGemm}, "");
+  NodeId AttnTime = B.apply(FormulaId::ComputeTime,
+                            {Attn, T.ComputePeak, T.EtaAttention}, "");
   R.Compute = B.op(Op::Add, {GemmTime, AttnTime});
 
   NodeId ActInputs = B.op(
@@ -143,18 +136,12 @@ StageTimes stageTimes(LoweringContext &Ctx, NodeId Layers, bool Output,
                                ""),
                        T.Imbalance});
     B.label(Routed, "routed_bytes_per_microbatch");
-    // Across nodes, at most a device's share of the bisection (wall 10).
-    NodeId Across = T.InterBW;
-    if (Ctx.BisectionPerDevice)
-      Across = B.op(Op::Min, {T.InterBW, *Ctx.BisectionPerDevice});
-    NodeId PerLayer =
-        B.apply(FormulaId::ExpertAllToAllTime,
-                {Routed, T.EP, B.op(Op::Mul, {T.TP, T.EP}), T.NodeRanks,
-                 T.IntraBW, T.IntraLatency, Across,
-                 Ctx.Network ? Ctx.Network->FarLatency : T.InterLatency,
-                 T.EtaComm, T.TopK, T.Routing.Groups, T.Routing.GroupsPerToken,
-                 T.Routing.DispatchRatio},
-                "");
+    NodeId PerLayer = B.apply(
+        FormulaId::ExpertAllToAllTime,
+        {Routed, T.EP, B.op(Op::Mul, {T.TP, T.EP}), T.NodeRanks, T.IntraBW,
+         T.IntraLatency, T.AllToAllBW, T.AllToAllLatency, T.EtaComm, T.TopK,
+         T.Routing.Groups, T.Routing.GroupsPerToken, T.Routing.DispatchRatio},
+        "");
     NodeId MoeLayers = B.op(Op::Mul, {Layers, T.MoeShare});
     R.Ep = exposed(
         B.op(Op::Mul,
