@@ -43,6 +43,13 @@ config.substitutions.append(
     ("%rss-scale",
      "3" if getattr(config, "mlsc_sanitize", "OFF") in ("ON", "1", "TRUE")
      else "1"))
+# `%timeout N cmd`: cmd under `timeout`, N seconds in a Release build and
+# 12 N under the sanitizers (utils/scaled-timeout.sh).
+config.substitutions.append(
+    ("%timeout",
+     os.path.join(config.mlsc_src_root, "utils", "scaled-timeout.sh") +
+     (" 12" if getattr(config, "mlsc_sanitize", "OFF") in ("ON", "1", "TRUE")
+      else " 1")))
 config.substitutions.append(("%lit", config.python_executable + " " + config.lit_py))
 config.substitutions.append(("%src", config.mlsc_src_root))
 config.substitutions.append(("%obj", config.mlsc_obj_root))
