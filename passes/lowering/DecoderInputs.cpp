@@ -76,6 +76,21 @@ bool lowerDecoderInputs(LoweringContext &Ctx) {
   std::optional<NodeId> Active = Ctx.field(Model, "active_params");
   std::optional<NodeId> Experts = Ctx.field(Model, "experts");
   std::optional<NodeId> TopK = Ctx.field(Model, "top_k");
+  // Serving reads an MoE model's per-token weights from active_params;
+  // without it the experts would be served as one dense model.
+  if (Experts && TopK && !Active) {
+    Diagnostic &Dg = Ctx.C.Diags.report(
+        DiagKind::InvalidLayout, Model.NameRange,
+        fmt::format("`{}` has experts and top_k but no active_params, which "
+                    "serving needs to know the weights a token reads",
+                    Model.Name));
+    Dg.Message += fmt::format(
+        "; give `{}.active_params`: the always-active weights (attention, "
+        "shared experts, dense layers, embeddings) and top_k routed experts",
+        Model.Name);
+    Ctx.Failed = true;
+    return false;
+  }
   if (Active && Experts && TopK) {
     D.Moe = MoeShape{D.Params, *Active, *Experts, *TopK};
     // A token computes with the always-active weights and its top_k
@@ -155,6 +170,14 @@ bool lowerDecoderInputs(LoweringContext &Ctx) {
   }
   D.TP = Ctx.orDefault(W, DefaultId::TP);
   D.PP = Ctx.orDefault(W, DefaultId::PP);
+  if (W.field("parallel.ep") && !D.Moe) {
+    Ctx.C.Diags.report(DiagKind::InvalidLayout, fieldAt(W, "parallel.ep"),
+                       fmt::format("`{}.parallel.ep` shards experts, but `{}` "
+                                   "has none; drop it",
+                                   W.Name, Model.Name));
+    Ctx.Failed = true;
+    return false;
+  }
   D.EP = D.Moe ? Ctx.orDefault(W, DefaultId::EP)
                : B.constant(1, "a dense model has no experts to shard");
   D.Static =
