@@ -98,6 +98,17 @@ std::vector<KindSchema> buildKinds() {
     Found->Domain = ValueDomain::D;                                            \
   }
 #include "ir/Schema.def"
+#define MODE_ONLY(K, P, M)                                                     \
+  {                                                                            \
+    FieldSchema *Found = nullptr;                                              \
+    for (FieldSchema & G : kindNamed(Kinds, #K).Fields)                        \
+      if (G.Path == P)                                                         \
+        Found = &G;                                                            \
+    if (!Found)                                                                \
+      llvm::report_fatal_error("Schema.def: MODE_ONLY of no field " #K "." P); \
+    Found->OnlyMode = M;                                                       \
+  }
+#include "ir/Schema.def"
   // A scenario's metrics: the public rows of the graph contract.
   KindSchema &Scenario = kindNamed(Kinds, "scenario");
   for (const MetricInfo &M : allMetrics())

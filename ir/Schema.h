@@ -48,6 +48,9 @@ struct FieldSchema {
   bool Required;
   std::string Doc;
   ValueDomain Domain = ValueDomain::Any;
+  /// A workload field only one mode reads ("training" or "inference";
+  /// Schema.def, MODE_ONLY); empty when both do.
+  std::string OnlyMode;
 };
 
 struct MetricSchema {

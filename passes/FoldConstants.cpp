@@ -45,6 +45,8 @@ public:
     for (auto &E : P.Entities)
       for (ir::Field &F : E->Fields)
         checkDomain(*E, F);
+    for (auto &E : P.Entities)
+      checkMode(*E);
     for (ir::Assert &A : P.Asserts)
       if (A.Condition && !A.Condition->Ty.isError())
         A.Folded = tryFold(*A.Condition);
@@ -86,6 +88,33 @@ private:
       F.Folded = tryFold(*F.Value);
     States[&F] = State::Done;
     return F.Folded;
+  }
+
+  /// A workload field its mode does not read (Schema.def, MODE_ONLY):
+  /// `zero` on an inference workload changes nothing, which a user who
+  /// wrote it would not guess. Reported where it is written, not where it
+  /// is inherited.
+  void checkMode(const ir::Entity &E) {
+    if (E.Kind != "workload")
+      return;
+    const ir::Field *Mode = E.field("mode");
+    if (!Mode || !Mode->Folded || Mode->Folded->Kind != TypeKind::Enum)
+      return;
+    const std::string &Is = Mode->Folded->Text;
+    for (const ir::Field &F : E.Fields) {
+      if (F.InheritedFrom || !F.Schema || F.Schema->OnlyMode.empty() ||
+          F.Schema->OnlyMode == Is)
+        continue;
+      Diagnostic &D = Diags.report(
+          DiagKind::FieldNotRead, F.Range,
+          fmt::format("`{}.{}` is read by {} workloads only; `{}` is {} {} "
+                      "workload, so it changes nothing",
+                      E.Name, F.Path, F.Schema->OnlyMode, E.Name,
+                      Is == "inference" ? "an" : "a", Is));
+      D.Message += fmt::format("; drop it, or give it to {} {} workload",
+                               F.Schema->OnlyMode == "inference" ? "an" : "a",
+                               F.Schema->OnlyMode);
+    }
   }
 
   /// A folded quantity outside what its field can physically be (a

@@ -166,8 +166,10 @@ int listCommand(const std::string &What) {
            << (F.Domain == ValueDomain::Any
                    ? std::string()
                    : std::string(": ") + describeDomain(F.Domain))
-           << (F.Required ? "\trequired" : "\toptional") << "\t" << F.Doc
-           << "\n";
+           << (F.Required           ? "\trequired"
+               : F.OnlyMode.empty() ? "\toptional"
+                                    : "\toptional, " + F.OnlyMode + " only")
+           << "\t" << F.Doc << "\n";
       for (const MetricSchema &M : K.Metrics)
         OS << "  metric " << M.Path << "\t"
            << (M.IsBool ? std::string("true or false") : M.Dim.describe())
