@@ -351,6 +351,34 @@ bool trainingLayout(LoweringContext &Ctx) {
     B.G.DomainChecks.push_back(
         {B.op(Op::Sub, {T.Microbatches, *Group}), ValueDomain::NonNegative,
          "micro-batches - parallel.vp_group", fieldAt(W, "parallel.vp_group")});
+  } else {
+    // The default group is pp, under the same checks: at least pp
+    // micro-batches, and (a tail being shorter than pp) a multiple of pp.
+    double M = PerReplica;
+    if (Vp > 1 && (M < Pp || !isWhole(M / Pp)))
+      return layoutError(
+          "parallel.vp",
+          fmt::format("`{}.parallel.vp` = {} interleaves {} micro-batches a "
+                      "pipeline in groups of pp = {}, {}",
+                      W.Name, Vp, M, Pp,
+                      M < Pp ? "but there are fewer than pp"
+                             : fmt::format("leaving a last group of {}",
+                                           std::fmod(M, Pp))),
+          "; Megatron-LM's interleaved schedule needs the micro-batches to be "
+          "a multiple of pp (or a `parallel.vp_group` N, pp <= N <= the "
+          "micro-batches, whose last group is not shorter than pp)");
+    // A sweep or solve that varies vp, pp or the batch keeps them so.
+    NodeId Interleaved = B.op(
+        Op::Min, {B.op(Op::Sub, {T.VP, B.constant(1, "one chunk a stage")}),
+                  B.constant(1, "interleaved")});
+    B.G.DomainChecks.push_back(
+        {B.op(Op::Mul, {Interleaved, B.op(Op::Div, {T.Microbatches, T.PP})}),
+         ValueDomain::WholeOrZero, "micro-batches / pp when vp > 1",
+         fieldAt(W, "parallel.vp")});
+    B.G.DomainChecks.push_back(
+        {B.op(Op::Mul, {Interleaved, B.op(Op::Sub, {T.Microbatches, T.PP})}),
+         ValueDomain::NonNegative, "micro-batches - pp when vp > 1",
+         fieldAt(W, "parallel.vp")});
   }
   T.LocalSeq = B.op(Op::Div, {T.Seq, T.CP});
   B.publish(MetricId::TP, T.TP);
