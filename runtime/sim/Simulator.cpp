@@ -1643,12 +1643,35 @@ private:
       if (Q.KVReady) {
         // Its prompt's KV cache arrived from a prefill replica but for the
         // last token's, which this step runs (vLLM's connectors recompute
-        // it for its logits): it joins the decodes.
+        // it for its logits): it joins the decodes. A shared prefix this
+        // replica holds is shared, not held twice (the transfer left it
+        // out, sendKV); one it does not hold is cached here from the
+        // arrived blocks, for the requests after it.
         double Ctx = Q.Prefill - 1.0;
-        if (!makeRoom(P, (P.Decoding + 1) * Emit + Ctx))
+        int Sharing = decodeSideSharing(P, Q, Ctx);
+        double Held = Sharing > 0 ? P.Prefix[Q.Group].Tokens : 0;
+        if (Sharing > 0)
+          pin(P, Q.Group);
+        if (!makeRoom(P, (P.Decoding + 1) * Emit + Ctx - Held)) {
+          if (Sharing > 0) {
+            Q.Shared = true;
+            release(P, Q, Held);
+          }
           break;
+        }
         Waiting.popFront();
         joinDecodes(S, Ctx);
+        if (Sharing > 0) {
+          Q.Shared = true;
+          P.KVUsed -= Held;
+        } else if (Sharing < 0) {
+          PrefixEntry &E = P.Prefix[Q.Group];
+          E.Resident = E.Ready = true;
+          E.Refs = 1;
+          E.Tokens = C.Prefix.Tokens;
+          E.Gen = Q.GroupGen;
+          Q.Shared = true;
+        }
         P.Joined.push_back(S);
         continue;
       }
@@ -2004,14 +2027,35 @@ private:
     addIdle(V);
   }
 
+  /// How a transferred request with \p Ctx tokens of context uses the
+  /// shared prefix of decode replica \p D: 1 shares the prefix \p D holds
+  /// (computed, resident), -1 caches its own copy there (\p D holds none),
+  /// 0 neither (no shared prefix, or one \p D is computing itself).
+  /// Conversations' contexts are not shared across the two pools.
+  int decodeSideSharing(const Replica &D, const Request &Q, double Ctx) const {
+    if (!Caching || Q.Group == NoGroup || Q.Group >= SessionBase ||
+        C.Prefix.Tokens > Ctx)
+      return 0;
+    const PrefixEntry &E = D.Prefix[Q.Group];
+    if (!E.Resident)
+      return -1;
+    return E.Ready && E.Gen == Q.GroupGen ? 1 : 0;
+  }
+
   /// A prefill replica finished a prompt: its KV cache goes to a decode
   /// replica over the two replicas' links, after the transfers queued on
-  /// either.
+  /// either. The blocks of a shared prefix the decode replica holds are
+  /// not sent (vLLM's and Dynamo's decode side asks only for the blocks
+  /// its own prefix cache misses); were that prefix evicted before the
+  /// request is admitted there, the request is taken to have it.
   void sendKV(Replica &P, Slot S) {
     Request &Q = Requests[S];
     unsigned To = route(Pools[0], Q);
     Replica &D = Replicas[To];
-    double Bytes = static_cast<double>(Q.Prompt) * C.Disagg.BytesPerToken;
+    double Sent = static_cast<double>(Q.Prompt);
+    if (decodeSideSharing(D, Q, Q.Prefill - 1.0) > 0)
+      Sent -= D.Prefix[Q.Group].Tokens;
+    double Bytes = Sent * C.Disagg.BytesPerToken;
     double Busy = Bytes / C.Disagg.Bandwidth;
     double Start = std::max({Now, P.LinkFree, D.LinkFree});
     P.LinkFree = D.LinkFree = Start + Busy;

@@ -755,6 +755,44 @@ TEST(Simulator, DisaggregationPaysForItsFabric) {
   EXPECT_GT(Slow.E2E.Mean, Co.E2E.Mean);
 }
 
+TEST(Simulator, DecodeSideSharesAPrefixItHolds) {
+  // Every prompt is a 900-token shared system prompt and 100 tokens of its
+  // own; a token's KV is 100 kB, the link 1 GB/s. The decode replica
+  // caches the prefix from the first transfer and shares it with the
+  // requests after it: they send 100 tokens (10 ms + 10 us) where each
+  // sent 1,000 (100 ms + 10 us), and hold one copy of the prefix, not one
+  // each.
+  auto run = [](bool Caching) {
+    Config C;
+    C.Replicas = 2;
+    C.MaxSequences = 64;
+    C.MaxBatchedTokens = 8192;
+    C.KVCapacityTokens = 1e6;
+    C.ArrivalRate = 2;
+    C.Requests = 2000;
+    C.Prompt = {Length::Kind::Fixed, 100, 0}; // after the prefix
+    C.Output = {Length::Kind::Fixed, 200, 0};
+    C.Prefix = {1, 900, 1.0};
+    C.Session = {0, 0};
+    C.Disagg = {1, 1e5, 1e9, 1e-5, 0};
+    C.PrefixCaching = Caching;
+    C.CheckInvariants = true;
+    C.Seed = 3;
+    return simulate(C, tokenStep);
+  };
+  Result Shared = run(true), Whole = run(false);
+  for (const Result *X : {&Shared, &Whole}) {
+    EXPECT_EQ(X->Completed, 2000u);
+    EXPECT_EQ(X->Transfers, 2000u);
+  }
+  EXPECT_NEAR(Whole.Transfer.P50 / (1000 * 1e5 / 1e9 + 1e-5), 1, 0.01);
+  EXPECT_NEAR(Shared.Transfer.P50 / (100 * 1e5 / 1e9 + 1e-5), 1, 0.01);
+  // About 2 req/s x 0.5 s of decoding = 1 request on the decode replica
+  // at a time: with the prefix shared its peak holds at most 900 tokens
+  // fewer a request beyond the first.
+  EXPECT_LT(Shared.PeakKVTokens, Whole.PeakKVTokens);
+}
+
 TEST(Simulator, InvariantsHoldForEveryRouterWithPrefixesAndPriorities) {
   uint64_t Preemptions = 0;
   for (Routing Route : {Routing::RoundRobin, Routing::LeastOutstanding,
