@@ -154,6 +154,30 @@ NodeId LoweringContext::required(const ir::Entity &E, llvm::StringRef Path,
   return B.constant(0, "placeholder for a missing input");
 }
 
+NodeId LoweringContext::storageBytes(const ir::Entity &Precision,
+                                     llvm::StringRef Why) {
+  NodeId Bytes = required(Precision, "bytes", Why);
+  std::optional<NodeId> Group = field(Precision, "scale_group");
+  std::optional<NodeId> Bits = field(Precision, "scale_bits");
+  if (!Group && !Bits)
+    return Bytes;
+  if (!Group || !Bits) {
+    const char *Given = Group ? "scale_group" : "scale_bits";
+    const char *Other = Group ? "scale_bits" : "scale_group";
+    Diagnostic &D = C.Diags.report(
+        DiagKind::MissingInput, fieldAt(Precision, Given),
+        fmt::format("`{}.{}` describes a block-scaled format, but `{}` has "
+                    "no `{}`",
+                    Precision.Name, Given, Precision.Name, Other));
+    D.Message += "; give both: the elements that share a scale and the bits "
+                 "the scale takes (MXFP4: 32 and 8; NVFP4: 16 and 8)";
+    Failed = true;
+    return Bytes;
+  }
+  return B.apply(FormulaId::ScaledElementBytes, {Bytes, *Bits, *Group},
+                 Precision.Name + ".storage_bytes");
+}
+
 NodeId LoweringContext::orDefault(const ir::Entity &E, DefaultId Which) {
   const DefaultInfo &D = defaultInfo(Which);
   if (std::optional<NodeId> Id = field(E, D.Field))

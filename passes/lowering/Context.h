@@ -339,6 +339,11 @@ public:
   /// Wall 3: the efficiency of a kernel class, or the workload's one
   /// `efficiency` for all of them.
   NodeId kernelEfficiency(const ir::Entity &W, DefaultId Class);
+  /// Bytes an element of \p Precision takes in memory: its `bytes`, plus
+  /// the share of its block scales (`scale_bits` over `scale_group`) for
+  /// a block-scaled format (MXFP4, NVFP4, group-wise int4). The two scale
+  /// fields go together; one alone is an error.
+  NodeId storageBytes(const ir::Entity &Precision, llvm::StringRef Why);
   /// Math in 8 bits or fewer (fp8, int8, fp4): its own GEMM efficiency,
   /// attention in 16 bits, the serving factor.
   bool narrowMath(const ir::Entity &Precision);

@@ -133,13 +133,16 @@ bool lowerDecoderInputs(LoweringContext &Ctx) {
 
   // Precisions: math, weights (wall 13: e.g. int4 weights, bf16 math) and
   // the KV cache (e.g. fp8 KV, bf16 weights).
+  // Stored weights and KV entries carry a block-scaled format's scales.
   D.Bytes = Ctx.required(Precision, "bytes", "bytes per parameter");
-  D.WeightBytes = D.Bytes;
-  if (const ir::Entity *WP = Ctx.entity(W, "weight_precision"))
-    D.WeightBytes = Ctx.required(*WP, "bytes", "bytes per stored weight");
-  D.KVBytes = D.Bytes;
-  if (const ir::Entity *KVP = Ctx.entity(W, "kv_precision"))
-    D.KVBytes = Ctx.required(*KVP, "bytes", "bytes per KV-cache element");
+  const ir::Entity *WP = Ctx.entity(W, "weight_precision");
+  D.WeightBytes =
+      Ctx.storageBytes(WP ? *WP : Precision, "bytes per stored weight");
+  const ir::Entity *KVP = Ctx.entity(W, "kv_precision");
+  D.KVBytes =
+      Ctx.storageBytes(KVP ? *KVP : Precision, "bytes per KV-cache element");
+  if (Ctx.Failed)
+    return false;
 
   D.Peak =
       Ctx.required(Accel, "peak." + Precision.Name,

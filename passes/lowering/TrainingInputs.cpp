@@ -269,7 +269,7 @@ bool lowerTrainingInputs(LoweringContext &Ctx) {
   // Weights stored in another format (fp8 weights gathered by a sharded
   // optimizer, as Megatron-LM's --fp8-param-gather).
   if (const ir::Entity *WP = Ctx.entity(W, "weight_precision"))
-    T.WeightBytes = Ctx.required(*WP, "bytes", "bytes per stored weight");
+    T.WeightBytes = Ctx.storageBytes(*WP, "bytes per stored weight");
   T.Routing = Ctx.expertRouting(W, Model, T.ActBytes, T.Moe);
   if (Ctx.Failed)
     return false;

@@ -33,6 +33,10 @@ namespace {
 const Bytes OneByte = in<Bytes>(1.0);
 } // namespace
 
+Bytes scaledElementBytes(Bytes ElementBytes, Number ScaleBits, Number Group) {
+  return ElementBytes + ScaleBits / (8.0 * Group) * OneByte;
+}
+
 Bytes quantizedWeightBytes(Number Params, Number Bits, Number GroupSize,
                            Number ScaleBits) {
   // Per-tensor or per-channel scales are passed as ScaleBits = 0.

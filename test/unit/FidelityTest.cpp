@@ -90,6 +90,31 @@ TEST(FidelityWall, FormulasCarryWallAndDimensions) {
 
 namespace {
 
+TEST(FidelityWall, BlockScaledFormatsCarryTheirScales) {
+  Bytes Half = in<Bytes>(0.5);
+  // MXFP4 (OCP MX v1.0): 32 E2M1 values share an 8-bit E8M0 scale:
+  // 0.5 + 8 / (8 x 32) = 0.53125 B, 4.25 bits.
+  EXPECT_DOUBLE_EQ(
+      scaledElementBytes(Half, in<Number>(8), in<Number>(32)).value(), 0.53125);
+  // NVFP4: 16 values share an 8-bit E4M3 scale: 0.5625 B, 4.5 bits
+  // (NVIDIA's "3.5x" smaller than FP16: 2 / 0.5625 = 3.56).
+  EXPECT_DOUBLE_EQ(
+      scaledElementBytes(Half, in<Number>(8), in<Number>(16)).value(), 0.5625);
+  // gpt-fast int4, group 32, a bf16 scale and a bf16 zero a group:
+  // 0.5 + 32 / 256 = 0.625 B; Llama-2-7B's 6.61e9 linear weights take
+  // 4.13 GB, with the 0.26 GB bf16 embedding the 4.38 GB its README
+  // implies (862.69 GB/s / 196.80 tok/s).
+  Bytes G32 = scaledElementBytes(Half, in<Number>(32), in<Number>(32));
+  EXPECT_DOUBLE_EQ(G32.value(), 0.625);
+  EXPECT_NEAR((6.607e9 * G32.value() + 0.262e9) / (862.69 / 196.80) / 1e9, 1,
+              0.01);
+  // The library formula agrees for a whole tensor.
+  EXPECT_DOUBLE_EQ(quantizedWeightBytes(in<Number>(1e9), in<Number>(4),
+                                        in<Number>(32), in<Number>(32))
+                       .value(),
+                   1e9 * G32.value());
+}
+
 TEST(FidelityWall, PrunedBytesPerWeight) {
   // 2:4 in bf16: half the values plus a 2-bit index each:
   // 0.5 x (2 + 0.25) = 1.125 B per original weight.
