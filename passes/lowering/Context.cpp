@@ -331,9 +331,8 @@ ExpertRouting LoweringContext::expertRouting(const ir::Entity &W,
   R.GroupsPerToken = PerToken ? *PerToken : R.Groups;
   R.DispatchRatio = B.constant(1, "the dispatch sends the activations' bytes");
   if (const ir::Entity *DP = entity(W, "dispatch_precision"))
-    R.DispatchRatio =
-        B.op(Op::Div, {required(*DP, "bytes", "bytes per dispatched element"),
-                       ActBytes});
+    R.DispatchRatio = B.op(
+        Op::Div, {storageBytes(*DP, "bytes per dispatched element"), ActBytes});
   return R;
 }
 
