@@ -107,10 +107,22 @@ bool lowerTrainingMemory(LoweringContext &Ctx) {
                T.FFNWidth, T.FFNMatrices, T.ActBytes, T.TP, T.SP, T.Recompute,
                T.Fused, T.Dropout},
               "activations_per_layer");
+  // The first stage warms up the most micro-batches, the second one
+  // fewer (one fewer under 1F1B, 2/v fewer interleaved); with a lighter
+  // first stage (Llama 3 405B's: one layer fewer) the second can hold more.
   NodeId InFlight = B.apply(FormulaId::MicroBatchesInFlight,
                             {T.PP, T.Microbatches, T.VP, T.VPGroup}, "");
-  NodeId Held = B.op(Op::Max, {T.FirstLayers, T.MiddleLayers});
-  NodeId First = B.op(Op::Mul, {B.op(Op::Mul, {Held, Layer}), InFlight});
+  NodeId SecondInFlight = B.apply(
+      FormulaId::MicroBatchesInFlight,
+      {B.op(Op::Sub, {T.PP, B.constant(1, "the second stage: one fewer to "
+                                          "wait for")}),
+       T.Microbatches, T.VP, T.VPGroup},
+      "second_stage_microbatches_in_flight");
+  NodeId First =
+      B.op(Op::Max,
+           {B.op(Op::Mul, {B.op(Op::Mul, {T.FirstLayers, Layer}), InFlight}),
+            B.op(Op::Mul,
+                 {B.op(Op::Mul, {T.MiddleLayers, Layer}), SecondInFlight})});
   NodeId Output =
       B.apply(FormulaId::OutputLayerActivationBytes,
               {T.LocalSeq, T.MicroBatch, T.Hidden, T.Vocab, T.TP}, "");
