@@ -1649,6 +1649,12 @@ private:
         // arrived blocks, for the requests after it.
         double Ctx = Q.Prefill - 1.0;
         int Sharing = decodeSideSharing(P, Q, Ctx);
+        if (Sharing != 0) {
+          // A conversation's turn shares its system prompt here (leave()
+          // then keeps its context as the conversation's).
+          Q.Group = decodeSidePrefix(Q);
+          Q.GroupGen = 0;
+        }
         double Held = Sharing > 0 ? P.Prefix[Q.Group].Tokens : 0;
         if (Sharing > 0)
           pin(P, Q.Group);
@@ -2033,13 +2039,25 @@ private:
   /// 0 neither (no shared prefix, or one \p D is computing itself).
   /// Conversations' contexts are not shared across the two pools.
   int decodeSideSharing(const Replica &D, const Request &Q, double Ctx) const {
-    if (!Caching || Q.Group == NoGroup || Q.Group >= SessionBase ||
-        C.Prefix.Tokens > Ctx)
+    uint32_t G = decodeSidePrefix(Q);
+    if (!Caching || G == NoGroup || C.Prefix.Tokens > Ctx)
       return 0;
-    const PrefixEntry &E = D.Prefix[Q.Group];
+    const PrefixEntry &E = D.Prefix[G];
     if (!E.Resident)
       return -1;
-    return E.Ready && E.Gen == Q.GroupGen ? 1 : 0;
+    return E.Ready && E.Gen == 0 ? 1 : 0;
+  }
+
+  /// The shared prefix a transferred request may share on its decode
+  /// replica: its own, or, for a conversation's turn (whose prefill may
+  /// have reused the conversation's context instead), the system prompt
+  /// the conversation opened with; NoGroup when it has none.
+  uint32_t decodeSidePrefix(const Request &Q) const {
+    if (Q.Group != NoGroup && Q.Group < SessionBase)
+      return Q.Group;
+    if (Q.Session != NoGroup)
+      return Conversations[Q.Session - SessionBase].Prefix;
+    return NoGroup;
   }
 
   /// A prefill replica finished a prompt: its KV cache goes to a decode
@@ -2054,7 +2072,7 @@ private:
     Replica &D = Replicas[To];
     double Sent = static_cast<double>(Q.Prompt);
     if (decodeSideSharing(D, Q, Q.Prefill - 1.0) > 0)
-      Sent -= D.Prefix[Q.Group].Tokens;
+      Sent -= D.Prefix[decodeSidePrefix(Q)].Tokens;
     double Bytes = Sent * C.Disagg.BytesPerToken;
     double Busy = Bytes / C.Disagg.Bandwidth;
     double Start = std::max({Now, P.LinkFree, D.LinkFree});
