@@ -154,6 +154,28 @@ NodeId LoweringContext::required(const ir::Entity &E, llvm::StringRef Path,
   return B.constant(0, "placeholder for a missing input");
 }
 
+bool LoweringContext::checkExpertFields(const ir::Entity &Model) {
+  bool Experts = Model.field("experts"), TopK = Model.field("top_k");
+  bool Family = enumField<ModelFamily>(Model, "family") == ModelFamily::Moe;
+  if (Experts == TopK && (Experts || !Family))
+    return true;
+  std::string Message =
+      Experts ? fmt::format("`{}` has experts but no top_k", Model.Name)
+      : TopK  ? fmt::format("`{}` has top_k but no experts", Model.Name)
+              : fmt::format("`{}` is an MoE model (family = moe) without "
+                             "experts or top_k",
+                            Model.Name);
+  Diagnostic &D = C.Diags.report(DiagKind::MissingInput,
+                                 Experts ? fieldAt(Model, "experts")
+                                 : TopK  ? fieldAt(Model, "top_k")
+                                         : fieldAt(Model, "family"),
+                                 Message);
+  D.Message += "; give both `experts` and `top_k` (the experts a token is "
+               "routed to); without them the model is evaluated as dense";
+  Failed = true;
+  return false;
+}
+
 NodeId LoweringContext::storageBytes(const ir::Entity &Precision,
                                      llvm::StringRef Why) {
   NodeId Bytes = required(Precision, "bytes", Why);

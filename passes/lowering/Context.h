@@ -339,6 +339,10 @@ public:
   /// Wall 3: the efficiency of a kernel class, or the workload's one
   /// `efficiency` for all of them.
   NodeId kernelEfficiency(const ir::Entity &W, DefaultId Class);
+  /// An MoE model names its experts and its top_k together (and `family
+  /// = moe` needs both): one without the other, or the family without
+  /// them, is an error, not a dense model. False (reported) when not.
+  bool checkExpertFields(const ir::Entity &Model);
   /// Bytes an element of \p Precision takes in memory: its `bytes`, plus
   /// the share of its block scales (`scale_bits` over `scale_group`) for
   /// a block-scaled format (MXFP4, NVFP4, group-wise int4). The two scale

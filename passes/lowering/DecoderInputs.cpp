@@ -76,6 +76,8 @@ bool lowerDecoderInputs(LoweringContext &Ctx) {
   std::optional<NodeId> Active = Ctx.field(Model, "active_params");
   std::optional<NodeId> Experts = Ctx.field(Model, "experts");
   std::optional<NodeId> TopK = Ctx.field(Model, "top_k");
+  if (!Ctx.checkExpertFields(Model))
+    return false;
   // Serving reads an MoE model's per-token weights from active_params;
   // without it the experts would be served as one dense model.
   if (Experts && TopK && !Active) {

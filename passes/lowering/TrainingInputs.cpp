@@ -100,6 +100,8 @@ bool moeAndMla(LoweringContext &Ctx) {
   }
   NodeId Dense = B.apply(FormulaId::DecoderLayerParams,
                          {T.Hidden, Zero, Zero, T.FFN, T.FFNMatrices}, "");
+  if (!Ctx.checkExpertFields(Model))
+    return false;
   std::optional<NodeId> Experts = Ctx.field(Model, "experts");
   std::optional<NodeId> TopK = Ctx.field(Model, "top_k");
   T.Moe = Experts && TopK;
