@@ -27,10 +27,12 @@ bool lowerFidelity(LoweringContext &Ctx) {
       D.Machine.InjectBW)
     return true;
   // The weights the step reads (all of them, or an MoE step's experts,
-  // across the pipeline's stages), scaled to the math precision.
+  // across the pipeline's stages), scaled to the math precision as it is
+  // stored (with a block-scaled format's scales).
   NodeId Read = D.DecodeWeights;
+  NodeId MathStored = Ctx.storageBytes(*Ctx.Precision, "bytes per parameter");
   NodeId Baseline =
-      B.op(Op::Mul, {Read, B.op(Op::Div, {D.Bytes, D.WeightBytes})});
+      B.op(Op::Mul, {Read, B.op(Op::Div, {MathStored, D.WeightBytes})});
   B.label(Baseline, "fidelity.baseline_weight_bytes");
   NodeId BaselineBytes =
       B.apply(FormulaId::DecodeStepBytes,

@@ -34,7 +34,8 @@ bool lowerPerSampleInputs(LoweringContext &Ctx) {
       Ctx.enumField<ModelFamily>(Model, "family") == ModelFamily::Cnn;
   S.Training = Ctx.enumField<WorkloadMode>(W, "mode") == WorkloadMode::Training;
   S.Params = Ctx.required(Model, "params", "weight bytes (wall 2)");
-  S.Bytes = Ctx.required(Precision, "bytes", "bytes per parameter");
+  // Stored weights carry a block-scaled format's scales.
+  S.Bytes = Ctx.storageBytes(Precision, "bytes per parameter");
   S.Peak =
       Ctx.required(Accel, "peak." + Precision.Name,
                    fmt::format("its dense {} peak; the workload runs in {}",
