@@ -102,9 +102,26 @@ private:
       return;
     const std::string &Is = Mode->Folded->Text;
     for (const ir::Field &F : E.Fields) {
-      if (F.InheritedFrom || !F.Schema || F.Schema->OnlyMode.empty() ||
-          F.Schema->OnlyMode == Is)
+      if (!F.Schema || F.Schema->OnlyMode.empty() || F.Schema->OnlyMode == Is)
         continue;
+      if (F.InheritedFrom) {
+        // Inherited from a workload of the mode that reads it, into one
+        // that switched modes: said at the derived workload's mode (a
+        // field wrong where it is written is reported there).
+        const ir::Field *BaseMode = F.InheritedFrom->field("mode");
+        if (!BaseMode || !BaseMode->Folded ||
+            BaseMode->Folded->Text != F.Schema->OnlyMode)
+          continue;
+        Diagnostic &D = Diags.report(
+            DiagKind::FieldNotRead, Mode->Range,
+            fmt::format("`{}` inherits `{}` from `{}`, a {} workload, but is "
+                        "{} {} workload, which does not read it",
+                        E.Name, F.Path, F.InheritedFrom->Name,
+                        F.Schema->OnlyMode, Is == "inference" ? "an" : "a",
+                        Is));
+        D.Message += "; derive it from a workload of its own mode";
+        continue;
+      }
       Diagnostic &D = Diags.report(
           DiagKind::FieldNotRead, F.Range,
           fmt::format("`{}.{}` is read by {} workloads only; `{}` is {} {} "
