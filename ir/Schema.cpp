@@ -61,6 +61,23 @@ KindSchema &kindNamed(std::vector<KindSchema> &Kinds, llvm::StringRef Name) {
                            "`");
 }
 
+/// The field \p Path of kind \p Kind, which a \p Row of Schema.def names
+/// (a quantity field when \p Quantity); a row naming none is a bug.
+FieldSchema &fieldNamed(std::vector<KindSchema> &Kinds, llvm::StringRef Kind,
+                        llvm::StringRef Path, llvm::StringRef Row,
+                        bool Quantity) {
+  // The last row of that path, as lookups by path take.
+  FieldSchema *Found = nullptr;
+  for (FieldSchema &F : kindNamed(Kinds, Kind).Fields)
+    if (F.Path == Path)
+      Found = &F;
+  if (Found && (!Quantity || Found->Type == FieldType::Quantity))
+    return *Found;
+  llvm::report_fatal_error("Schema.def: " + Row + " of no " +
+                           (Quantity ? "quantity " : "") + "field " + Kind +
+                           "." + Path);
+}
+
 std::vector<KindSchema> buildKinds() {
   std::vector<KindSchema> Kinds;
 #define KIND(Name, Doc)                                                        \
@@ -87,27 +104,10 @@ std::vector<KindSchema> buildKinds() {
   }
 #include "ir/Schema.def"
 #define DOMAIN(K, P, D)                                                        \
-  {                                                                            \
-    FieldSchema *Found = nullptr;                                              \
-    for (FieldSchema & G : kindNamed(Kinds, #K).Fields)                        \
-      if (G.Path == P)                                                         \
-        Found = &G;                                                            \
-    if (!Found || Found->Type != FieldType::Quantity)                          \
-      llvm::report_fatal_error("Schema.def: DOMAIN of no quantity field " #K   \
-                               "." P);                                         \
-    Found->Domain = ValueDomain::D;                                            \
-  }
+  fieldNamed(Kinds, #K, P, "DOMAIN", true).Domain = ValueDomain::D;
 #include "ir/Schema.def"
 #define MODE_ONLY(K, P, M)                                                     \
-  {                                                                            \
-    FieldSchema *Found = nullptr;                                              \
-    for (FieldSchema & G : kindNamed(Kinds, #K).Fields)                        \
-      if (G.Path == P)                                                         \
-        Found = &G;                                                            \
-    if (!Found)                                                                \
-      llvm::report_fatal_error("Schema.def: MODE_ONLY of no field " #K "." P); \
-    Found->OnlyMode = M;                                                       \
-  }
+  fieldNamed(Kinds, #K, P, "MODE_ONLY", false).OnlyMode = M;
 #include "ir/Schema.def"
   // A scenario's metrics: the public rows of the graph contract.
   KindSchema &Scenario = kindNamed(Kinds, "scenario");

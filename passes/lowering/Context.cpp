@@ -176,6 +176,18 @@ bool LoweringContext::checkExpertFields(const ir::Entity &Model) {
   return false;
 }
 
+bool LoweringContext::checkExpertParallel(const ir::Entity &W,
+                                          const ir::Entity &Model, bool Moe) {
+  if (Moe || !W.field("parallel.ep"))
+    return true;
+  C.Diags.report(DiagKind::InvalidLayout, fieldAt(W, "parallel.ep"),
+                 fmt::format("`{}.parallel.ep` shards experts, but `{}` has "
+                             "none; drop it",
+                             W.Name, Model.Name));
+  Failed = true;
+  return false;
+}
+
 NodeId LoweringContext::storageBytes(const ir::Entity &Precision,
                                      llvm::StringRef Why) {
   NodeId Bytes = required(Precision, "bytes", Why);

@@ -343,6 +343,10 @@ public:
   /// = moe` needs both): one without the other, or the family without
   /// them, is an error, not a dense model. False (reported) when not.
   bool checkExpertFields(const ir::Entity &Model);
+  /// `parallel.ep` shards experts: on a model \p Moe says has none it is an
+  /// error. False (reported) when so.
+  bool checkExpertParallel(const ir::Entity &W, const ir::Entity &Model,
+                           bool Moe);
   /// Bytes an element of \p Precision takes in memory: its `bytes`, plus
   /// the share of its block scales (`scale_bits` over `scale_group`) for
   /// a block-scaled format (MXFP4, NVFP4, group-wise int4). The two scale

@@ -175,14 +175,8 @@ bool lowerDecoderInputs(LoweringContext &Ctx) {
   }
   D.TP = Ctx.orDefault(W, DefaultId::TP);
   D.PP = Ctx.orDefault(W, DefaultId::PP);
-  if (W.field("parallel.ep") && !D.Moe) {
-    Ctx.C.Diags.report(DiagKind::InvalidLayout, fieldAt(W, "parallel.ep"),
-                       fmt::format("`{}.parallel.ep` shards experts, but `{}` "
-                                   "has none; drop it",
-                                   W.Name, Model.Name));
-    Ctx.Failed = true;
+  if (!Ctx.checkExpertParallel(W, Model, D.Moe.has_value()))
     return false;
-  }
   D.EP = D.Moe ? Ctx.orDefault(W, DefaultId::EP)
                : B.constant(1, "a dense model has no experts to shard");
   D.Static =

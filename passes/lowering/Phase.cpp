@@ -57,16 +57,17 @@ PhaseWork decoderWork(LoweringContext &Ctx, PhaseId P, DecoderPass Pass,
   return W;
 }
 
-/// The communication of a step of \p Sequences x \p Tokens tokens on
-/// machine \p M: tensor-parallel all-reduces in every layer, the sends
-/// across pipeline stages and the expert all-to-alls, each affine in its
-/// message (a latency plus bytes over bandwidth). Publishes its parts
-/// through \p Pub when given.
 /// A decode step (the target's or the draft's): one token a sequence.
 static bool oneTokenPhase(PhaseId P) {
   return P == PhaseId::Decode || P == PhaseId::DraftDecode;
 }
 
+/// The communication of a step of \p Sequences x \p Tokens tokens on
+/// machine \p M: tensor-parallel all-reduces in every layer, the sends
+/// across pipeline stages and the expert all-to-alls, each affine in its
+/// message (a latency plus bytes over bandwidth); a \p Decode step sends
+/// each routed copy straight to its expert. Publishes its parts through
+/// \p Pub when given.
 static NodeId machineComm(LoweringContext &Ctx, const Roofline &M,
                           NodeId Sequences, NodeId Tokens,
                           const std::string &Prefix, const PhasePublisher *Pub,

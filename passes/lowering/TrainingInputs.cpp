@@ -105,14 +105,8 @@ bool moeAndMla(LoweringContext &Ctx) {
   std::optional<NodeId> Experts = Ctx.field(Model, "experts");
   std::optional<NodeId> TopK = Ctx.field(Model, "top_k");
   T.Moe = Experts && TopK;
-  if (W.field("parallel.ep") && !T.Moe) {
-    Ctx.C.Diags.report(DiagKind::InvalidLayout, fieldAt(W, "parallel.ep"),
-                       fmt::format("`{}.parallel.ep` shards experts, but `{}` "
-                                   "has none; drop it",
-                                   W.Name, Model.Name));
-    Ctx.Failed = true;
+  if (!Ctx.checkExpertParallel(W, Model, T.Moe))
     return false;
-  }
   if (!T.Moe) {
     if (Mla) {
       T.LayerParams = B.op(Op::Add, {Attention, Dense});

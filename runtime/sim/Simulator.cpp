@@ -1648,18 +1648,19 @@ private:
         // out, sendKV); one it does not hold is cached here from the
         // arrived blocks, for the requests after it.
         double Ctx = Q.Prefill - 1.0;
-        int Sharing = decodeSideSharing(P, Q, Ctx);
-        if (Sharing != 0) {
+        DecodeShare Sharing = decodeSideSharing(P, Q, Ctx);
+        if (Sharing != DecodeShare::None) {
           // A conversation's turn shares its system prompt here (leave()
           // then keeps its context as the conversation's).
           Q.Group = decodeSidePrefix(Q);
           Q.GroupGen = 0;
         }
-        double Held = Sharing > 0 ? P.Prefix[Q.Group].Tokens : 0;
-        if (Sharing > 0)
+        bool Shares = Sharing == DecodeShare::Shares;
+        double Held = Shares ? P.Prefix[Q.Group].Tokens : 0;
+        if (Shares)
           pin(P, Q.Group);
         if (!makeRoom(P, (P.Decoding + 1) * Emit + Ctx - Held)) {
-          if (Sharing > 0) {
+          if (Shares) {
             Q.Shared = true;
             release(P, Q, Held);
           }
@@ -1667,10 +1668,10 @@ private:
         }
         Waiting.popFront();
         joinDecodes(S, Ctx);
-        if (Sharing > 0) {
+        if (Shares) {
           Q.Shared = true;
           P.KVUsed -= Held;
-        } else if (Sharing < 0) {
+        } else if (Sharing == DecodeShare::Seeds) {
           PrefixEntry &E = P.Prefix[Q.Group];
           E.Resident = E.Ready = true;
           E.Refs = 1;
@@ -2034,18 +2035,20 @@ private:
   }
 
   /// How a transferred request with \p Ctx tokens of context uses the
-  /// shared prefix of decode replica \p D: 1 shares the prefix \p D holds
-  /// (computed, resident), -1 caches its own copy there (\p D holds none),
-  /// 0 neither (no shared prefix, or one \p D is computing itself).
+  /// shared prefix of decode replica \p D: Shares the prefix \p D holds
+  /// (computed, resident), Seeds its own copy there (\p D holds none), or
+  /// None (no shared prefix, or one \p D is computing itself).
   /// Conversations' contexts are not shared across the two pools.
-  int decodeSideSharing(const Replica &D, const Request &Q, double Ctx) const {
+  enum class DecodeShare { None, Shares, Seeds };
+  DecodeShare decodeSideSharing(const Replica &D, const Request &Q,
+                                double Ctx) const {
     uint32_t G = decodeSidePrefix(Q);
     if (!Caching || G == NoGroup || C.Prefix.Tokens > Ctx)
-      return 0;
+      return DecodeShare::None;
     const PrefixEntry &E = D.Prefix[G];
     if (!E.Resident)
-      return -1;
-    return E.Ready && E.Gen == 0 ? 1 : 0;
+      return DecodeShare::Seeds;
+    return E.Ready && E.Gen == 0 ? DecodeShare::Shares : DecodeShare::None;
   }
 
   /// The shared prefix a transferred request may share on its decode
@@ -2071,7 +2074,7 @@ private:
     unsigned To = route(Pools[0], Q);
     Replica &D = Replicas[To];
     double Sent = static_cast<double>(Q.Prompt);
-    if (decodeSideSharing(D, Q, Q.Prefill - 1.0) > 0)
+    if (decodeSideSharing(D, Q, Q.Prefill - 1.0) == DecodeShare::Shares)
       Sent -= D.Prefix[decodeSidePrefix(Q)].Tokens;
     double Bytes = Sent * C.Disagg.BytesPerToken;
     double Busy = Bytes / C.Disagg.Bandwidth;

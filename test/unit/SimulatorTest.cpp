@@ -762,7 +762,8 @@ TEST(Simulator, DecodeSideSharesAPrefixItHolds) {
   // requests after it: they send 100 tokens (10 ms + 10 us) where each
   // sent 1,000 (100 ms + 10 us), and hold one copy of the prefix, not one
   // each.
-  auto run = [](bool Caching) {
+  // With Turns, conversations (20 open, 75% reuse) routed by prefix.
+  auto run = [](bool Caching, bool Turns) {
     Config C;
     C.Replicas = 2;
     C.MaxSequences = 64;
@@ -774,13 +775,17 @@ TEST(Simulator, DecodeSideSharesAPrefixItHolds) {
     C.Output = {Length::Kind::Fixed, 200, 0};
     C.Prefix = {1, 900, 1.0};
     C.Session = {0, 0};
+    if (Turns) {
+      C.Session = {20, 0.75};
+      C.Route = Routing::PrefixAffinity;
+    }
     C.Disagg = {1, 1e5, 1e9, 1e-5, 0};
     C.PrefixCaching = Caching;
     C.CheckInvariants = true;
     C.Seed = 3;
     return simulate(C, tokenStep);
   };
-  Result Shared = run(true), Whole = run(false);
+  Result Shared = run(true, false), Whole = run(false, false);
   for (const Result *X : {&Shared, &Whole}) {
     EXPECT_EQ(X->Completed, 2000u);
     EXPECT_EQ(X->Transfers, 2000u);
@@ -798,26 +803,7 @@ TEST(Simulator, DecodeSideSharesAPrefixItHolds) {
   // turn's context is 1,000 + 300 (k - 1) tokens; without sharing every
   // transfer sends at least the 900-token prompt (90 ms), with it a first
   // turn sends 100 (10 ms) and the k-th 100 + 300 (k - 1).
-  auto turns = [](bool Caching) {
-    Config C;
-    C.Replicas = 2;
-    C.MaxSequences = 64;
-    C.MaxBatchedTokens = 8192;
-    C.KVCapacityTokens = 1e6;
-    C.ArrivalRate = 2;
-    C.Requests = 2000;
-    C.Prompt = {Length::Kind::Fixed, 100, 0};
-    C.Output = {Length::Kind::Fixed, 200, 0};
-    C.Prefix = {1, 900, 1.0};
-    C.Session = {20, 0.75};
-    C.Route = Routing::PrefixAffinity;
-    C.Disagg = {1, 1e5, 1e9, 1e-5, 0};
-    C.PrefixCaching = Caching;
-    C.CheckInvariants = true;
-    C.Seed = 3;
-    return simulate(C, tokenStep);
-  };
-  Result Turns = turns(true), WholeTurns = turns(false);
+  Result Turns = run(true, true), WholeTurns = run(false, true);
   // Every transfer after a decode replica's first leaves the 900-token
   // prompt out, 90 ms of its link (and the queue behind it): the mean
   // falls by more than that (seed 3: 129 ms against 275 ms; follow-ups
