@@ -189,6 +189,10 @@ struct DecoderState {
   /// A request's mean time per output token in its slot (other requests'
   /// prefills included).
   NodeId MeanTPOT;
+  /// Chunked prefill under load: what one other request's prompt adds to
+  /// an iteration its chunks ride on (chunk_extra_time), and the chunks a
+  /// prompt takes. Set only where chunks ride on decode iterations.
+  std::optional<NodeId> ChunkExtra, PromptChunks;
   /// Prefill/decode disaggregation with sized pools: the prefill pool's
   /// replicas (Replicas is then the decode pool's).
   std::optional<NodeId> PrefillReplicas;

@@ -46,11 +46,33 @@ bool lowerQueue(LoweringContext &Ctx) {
   // once; a disaggregated replica's prefills run in the prefill pool, a
   // queue of its own when the pools are sized (below).
   std::optional<NodeId> PrefillRate = D.OtherPrefills, PrefillWork, PrefillCV,
-                        PrefillRho, Residual, Others;
+                        PrefillRho, Residual, Others, Iteration;
   if (PrefillRate) {
-    // Unchunked, batched up to the token budget: a request's share.
-    PrefillWork =
-        D.Chunk ? B.G.get(MetricId::RequestPrefillTime) : D.PrefillShare;
+    // A new request waits for the decode iteration in flight: under
+    // pipeline parallelism a micro-batch enters every step / micro-batches.
+    // Chunked, the iterations carry the other requests' chunks too, and
+    // are longer by the factor the token gaps are (Sarathi-Serve).
+    Iteration = D.DecodeStep;
+    if (D.ChunkExtra) {
+      Iteration =
+          B.op(Op::Mul, {D.DecodeStep, B.op(Op::Div, {D.MeanTPOT, D.TPOT})});
+      B.label(*Iteration, "mean_iteration");
+    }
+    Residual =
+        B.op(Op::Div, {*Iteration, B.G.get(MetricId::PipelineMicrobatches)});
+    B.label(*Residual, "admission_iteration");
+    // Unchunked, batched up to the token budget: a request's share of a
+    // prefill pass. Chunked, the prompts share the iterations' budget of C
+    // prompt tokens, first come first served: a prompt of S tokens takes
+    // S / C of the iterations' time, and prompts that fit together enter
+    // the same iteration.
+    if (D.ChunkExtra) {
+      PrefillWork =
+          B.op(Op::Mul, {*Iteration, B.op(Op::Div, {D.Computed, *D.Chunk})});
+      B.label(*PrefillWork, "prompt_budget_share");
+    } else {
+      PrefillWork = D.PrefillShare;
+    }
     PrefillCV = PromptCV ? *PromptCV
                          : B.constant(0, "prompts of one length: the workload "
                                          "gives no prompt_cv");
@@ -61,12 +83,12 @@ bool lowerQueue(LoweringContext &Ctx) {
     B.publish(MetricId::PrefillUtilisation, Rho);
     Stable = B.op(Op::And,
                   {Stable, B.op(Op::Lt, {Rho, B.constant(1, "saturation")})});
-    PrefillRho = Rho;
-    // A new request waits for the decode iteration in flight: under
-    // pipeline parallelism a micro-batch enters every step / micro-batches.
-    Residual =
-        B.op(Op::Div, {D.DecodeStep, B.G.get(MetricId::PipelineMicrobatches)});
-    B.label(*Residual, "admission_iteration");
+    // A request that arrives during another's unchunked prefill waits in
+    // the queue of prefills; chunks ride on the iteration in flight, which
+    // every arrival waits out.
+    PrefillRho = D.ChunkExtra ? B.constant(0, "chunks ride on the iteration in "
+                                              "flight")
+                              : Rho;
     Others = B.op(Op::Sub, {B.G.get(MetricId::RunningBatch),
                             B.constant(1, "the request itself")});
     B.label(*Others, "other_running_requests");
@@ -105,9 +127,17 @@ bool lowerQueue(LoweringContext &Ctx) {
       {0.999, MetricId::TtftP999, MetricId::LatencyP999}};
   for (const Percentile &P : Percentiles) {
     NodeId Level = B.constant(P.P, "the percentile");
-    NodeId Ttft = B.apply(
-        FormulaId::TtftQuantileGiven,
-        {LogC, Arrival, D.Service, D.Servers, CV, D.FirstToken, Level}, "");
+    // Chunked, the iterations to the first token also carry the chunks of
+    // the requests that arrive meanwhile.
+    NodeId First = D.FirstToken;
+    if (D.ChunkExtra && PrefillRate)
+      First = B.apply(FormulaId::ChunkedFirstTokenQuantile,
+                      {D.FirstToken, *D.ChunkExtra, *PrefillRate, *Iteration,
+                       *D.PromptChunks, Level},
+                      "");
+    NodeId Ttft =
+        B.apply(FormulaId::TtftQuantileGiven,
+                {LogC, Arrival, D.Service, D.Servers, CV, First, Level}, "");
     NodeId Latency =
         B.apply(FormulaId::LatencyQuantileGiven,
                 {LogC, Arrival, D.Service, D.Servers, CV, Level}, "");

@@ -38,8 +38,9 @@ bool lowerRequests(LoweringContext &Ctx) {
     RequestPrefill =
         chunksOnStep(Ctx, RequestPrefill, D.Decode, Computed, *D.Chunk);
     B.publish(MetricId::RequestChunkedPrefillTime, RequestPrefill);
-    B.publish(MetricId::PrefillChunks,
-              B.apply(FormulaId::PrefillChunks, {Computed, *D.Chunk}, ""));
+    D.PromptChunks =
+        B.apply(FormulaId::PrefillChunks, {Computed, *D.Chunk}, "");
+    B.publish(MetricId::PrefillChunks, *D.PromptChunks);
     NodeId Hybrid = chunksOnStep(Ctx, B.G.get(MetricId::RequestPrefillTime),
                                  D.Decode, Computed, *D.Chunk, /*Hybrid=*/true);
     B.publish(MetricId::HybridIterationTime, Hybrid);
@@ -96,6 +97,8 @@ bool lowerRequests(LoweringContext &Ctx) {
                        Hiding, StepTokens, Packed, D.ChunkCarried,
                        *D.Machine.Overlap},
                       "chunks_extra_time");
+      if (D.PromptChunks)
+        D.ChunkExtra = Extra;
     }
     NodeId F = B.apply(FormulaId::PrefillInterference, {Rate, Extra}, "");
     B.publish(MetricId::PrefillInterference, F);

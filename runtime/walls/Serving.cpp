@@ -142,6 +142,18 @@ Time prefillStallItl(Time TPOT, Time Prefill, RequestRate Rate,
   return TPOT + K * Prefill;
 }
 
+Time chunkedFirstTokenQuantile(Time FirstToken, Time Extra, RequestRate Rate,
+                               Time Iteration, Number Chunks,
+                               Number Percentile) {
+  // The other requests' prompts that arrive while the request's n
+  // iterations run, and ride in them.
+  double Mean = (Rate * Iteration / in<Requests>(1.0)).value() * Chunks.value();
+  double K = poissonQuantile(Mean, Percentile.value());
+  if (!std::isfinite(K))
+    return in<Time>(K);
+  return FirstToken + K * Extra;
+}
+
 Time requestTpotQuantile(Time TPOT, Time MeanTPOT, Time Prefill,
                          RequestRate Rate, Tokens Output, Number Percentile) {
   double Gaps = Output / OneToken - 1.0;

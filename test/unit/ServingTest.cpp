@@ -348,6 +348,44 @@ TEST(ServingWall, RequestTpotAveragesTheStallsOut) {
             8.686e-3);
 }
 
+TEST(ServingWall, ChunkedFirstTokenCountsTheRidingChunks) {
+  // Chunked prefill under load: the iterations that carry a request's
+  // chunks to its first token also carry the chunks of the prompts that
+  // arrive meanwhile. Other prompts at 20/s, mean iterations of 100 ms, a
+  // prompt of one chunk: a Poisson count of mean 20 x 0.1 x 1 = 2.
+  // P(N <= 1) = 3 e^-2 = 0.4060, P(N <= 2) = 5 e^-2 = 0.6767: the median
+  // is 2. P(N <= 5) = 0.9834, P(N <= 6) = 0.9955: the 99th percentile is
+  // 6. Each adds one prompt's chunk extra time, 15 ms, to a first token of
+  // 120 ms: 150 ms and 210 ms.
+  using namespace mlsc::q;
+  using namespace mlsc::walls;
+  Time First = in<Time>(120e-3), Extra = in<Time>(15e-3),
+       Iteration = in<Time>(100e-3);
+  RequestRate Rate = in<RequestRate>(20);
+  auto at = [&](Time Iter, double Chunks, double P) {
+    return chunkedFirstTokenQuantile(First, Extra, Rate, Iter,
+                                     in<Number>(Chunks), in<Number>(P))
+        .value();
+  };
+  EXPECT_NEAR(at(Iteration, 1, 0.5), 0.150, 1e-15);
+  EXPECT_NEAR(at(Iteration, 1, 0.99), 0.210, 1e-15);
+  // Two chunks over iterations half as long: the same count.
+  EXPECT_NEAR(at(in<Time>(50e-3), 2, 0.99), 0.210, 1e-15);
+  // No other prompts: the first token alone.
+  EXPECT_EQ(chunkedFirstTokenQuantile(First, Extra, in<RequestRate>(0),
+                                      Iteration, in<Number>(1),
+                                      in<Number>(0.99))
+                .value(),
+            120e-3);
+  // An unbounded rate has no quantile: +inf, never a finite guess.
+  EXPECT_TRUE(
+      std::isinf(chunkedFirstTokenQuantile(
+                     First, Extra,
+                     in<RequestRate>(std::numeric_limits<double>::infinity()),
+                     Iteration, in<Number>(1), in<Number>(0.5))
+                     .value()));
+}
+
 TEST(ServingWall, PrefillInterferenceStretchesTheMeanGap) {
   using namespace mlsc::q;
   using namespace mlsc::walls;
