@@ -66,7 +66,7 @@ KindSchema &kindNamed(std::vector<KindSchema> &Kinds, llvm::StringRef Name) {
 FieldSchema &fieldNamed(std::vector<KindSchema> &Kinds, llvm::StringRef Kind,
                         llvm::StringRef Path, llvm::StringRef Row,
                         bool Quantity) {
-  // The last row of that path, as lookups by path take.
+  // The row of that path (addField keeps it unique).
   FieldSchema *Found = nullptr;
   for (FieldSchema &F : kindNamed(Kinds, Kind).Fields)
     if (F.Path == Path)
@@ -76,6 +76,27 @@ FieldSchema &fieldNamed(std::vector<KindSchema> &Kinds, llvm::StringRef Kind,
   llvm::report_fatal_error("Schema.def: " + Row + " of no " +
                            (Quantity ? "quantity " : "") + "field " + Kind +
                            "." + Path);
+}
+
+/// A kind's next FIELD row; a second row of one path is a mistake in
+/// Schema.def (lookups would take the last, and the language reference
+/// would list both).
+void addField(KindSchema &K, FieldSchema F) {
+  for (const FieldSchema &Old : K.Fields)
+    if (Old.Path == F.Path)
+      llvm::report_fatal_error(llvm::Twine("Schema.def: two FIELD rows of ") +
+                               K.Name + "." + F.Path);
+  K.Fields.push_back(std::move(F));
+}
+
+/// A field's DOMAIN or MODE_ONLY, given by one row.
+template <class T>
+void setOnce(T &Slot, T Value, const T &Unset, llvm::StringRef Row,
+             llvm::StringRef Kind, llvm::StringRef Path) {
+  if (Slot != Unset)
+    llvm::report_fatal_error(llvm::Twine("Schema.def: two ") + Row +
+                             " rows of " + Kind + "." + Path);
+  Slot = std::move(Value);
 }
 
 std::vector<KindSchema> buildKinds() {
@@ -100,14 +121,16 @@ std::vector<KindSchema> buildKinds() {
     } else {                                                                   \
       F.Allowed = allowedSymbols(Arg);                                         \
     }                                                                          \
-    kindNamed(Kinds, #Kind).Fields.push_back(std::move(F));                    \
+    addField(kindNamed(Kinds, #Kind), std::move(F));                           \
   }
 #include "ir/Schema.def"
 #define DOMAIN(K, P, D)                                                        \
-  fieldNamed(Kinds, #K, P, "DOMAIN", true).Domain = ValueDomain::D;
+  setOnce(fieldNamed(Kinds, #K, P, "DOMAIN", true).Domain, ValueDomain::D,     \
+          ValueDomain::Any, "DOMAIN", #K, P);
 #include "ir/Schema.def"
 #define MODE_ONLY(K, P, M)                                                     \
-  fieldNamed(Kinds, #K, P, "MODE_ONLY", false).OnlyMode = M;
+  setOnce(fieldNamed(Kinds, #K, P, "MODE_ONLY", false).OnlyMode,               \
+          std::string(M), std::string(), "MODE_ONLY", #K, P);
 #include "ir/Schema.def"
   // A scenario's metrics: the public rows of the graph contract.
   KindSchema &Scenario = kindNamed(Kinds, "scenario");
