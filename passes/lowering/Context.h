@@ -190,9 +190,9 @@ struct DecoderState {
   /// prefills included).
   NodeId MeanTPOT;
   /// Chunked prefill under load: what one other request's prompt adds to
-  /// an iteration its chunks ride on (chunk_extra_time), and the chunks a
-  /// prompt takes. Set only where chunks ride on decode iterations.
-  std::optional<NodeId> ChunkExtra, PromptChunks;
+  /// the iterations its chunks ride on (chunk_extra_time). Set only where
+  /// chunks ride on decode iterations.
+  std::optional<NodeId> ChunkExtra;
   /// Prefill/decode disaggregation with sized pools: the prefill pool's
   /// replicas (Replicas is then the decode pool's).
   std::optional<NodeId> PrefillReplicas;

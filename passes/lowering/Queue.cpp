@@ -128,12 +128,12 @@ bool lowerQueue(LoweringContext &Ctx) {
   for (const Percentile &P : Percentiles) {
     NodeId Level = B.constant(P.P, "the percentile");
     // Chunked, the iterations to the first token also carry the chunks of
-    // the requests that arrive meanwhile.
+    // the requests that arrive meanwhile, in the budget its own leave.
     NodeId First = D.FirstToken;
     if (D.ChunkExtra && PrefillRate)
       First = B.apply(FormulaId::ChunkedFirstTokenQuantile,
                       {D.FirstToken, *D.ChunkExtra, *PrefillRate, *Iteration,
-                       *D.PromptChunks, Level},
+                       D.Computed, *D.Chunk, Level},
                       "");
     NodeId Ttft =
         B.apply(FormulaId::TtftQuantileGiven,

@@ -34,13 +34,13 @@ bool lowerRequests(LoweringContext &Ctx) {
   // ride on, and a decode replica carries no chunk.
   NodeId ITLTail = D.TPOT;
   const ir::Entity *Fabric = Ctx.entity(W, "disaggregation.fabric");
-  if (D.Chunk && !D.Static && !Fabric) {
+  const bool Riding = D.Chunk && !D.Static && !Fabric;
+  if (Riding) {
     RequestPrefill =
         chunksOnStep(Ctx, RequestPrefill, D.Decode, Computed, *D.Chunk);
     B.publish(MetricId::RequestChunkedPrefillTime, RequestPrefill);
-    D.PromptChunks =
-        B.apply(FormulaId::PrefillChunks, {Computed, *D.Chunk}, "");
-    B.publish(MetricId::PrefillChunks, *D.PromptChunks);
+    B.publish(MetricId::PrefillChunks,
+              B.apply(FormulaId::PrefillChunks, {Computed, *D.Chunk}, ""));
     NodeId Hybrid = chunksOnStep(Ctx, B.G.get(MetricId::RequestPrefillTime),
                                  D.Decode, Computed, *D.Chunk, /*Hybrid=*/true);
     B.publish(MetricId::HybridIterationTime, Hybrid);
@@ -97,7 +97,7 @@ bool lowerRequests(LoweringContext &Ctx) {
                        Hiding, StepTokens, Packed, D.ChunkCarried,
                        *D.Machine.Overlap},
                       "chunks_extra_time");
-      if (D.PromptChunks)
+      if (Riding)
         D.ChunkExtra = Extra;
     }
     NodeId F = B.apply(FormulaId::PrefillInterference, {Rate, Extra}, "");

@@ -143,15 +143,20 @@ Time prefillStallItl(Time TPOT, Time Prefill, RequestRate Rate,
 }
 
 Time chunkedFirstTokenQuantile(Time FirstToken, Time Extra, RequestRate Rate,
-                               Time Iteration, Number Chunks,
+                               Time Iteration, Tokens Prompt, Tokens Chunk,
                                Number Percentile) {
+  double S = (Prompt / OneToken).value(), C = (Chunk / OneToken).value();
+  if (!(S > 0) || !(C > 0))
+    return FirstToken;
   // The other requests' prompts that arrive while the request's n
-  // iterations run, and ride in them.
-  double Mean = (Rate * Iteration / in<Requests>(1.0)).value() * Chunks.value();
+  // iterations run, and the room its own chunks leave them.
+  double N = std::ceil(S / C);
+  double Mean = (Rate * Iteration / in<Requests>(1.0)).value() * N;
   double K = poissonQuantile(Mean, Percentile.value());
   if (!std::isfinite(K))
     return in<Time>(K);
-  return FirstToken + K * Extra;
+  double Riding = std::min(K * S, N * C - S);
+  return FirstToken + Riding / S * Extra;
 }
 
 Time requestTpotQuantile(Time TPOT, Time MeanTPOT, Time Prefill,

@@ -351,39 +351,51 @@ TEST(ServingWall, RequestTpotAveragesTheStallsOut) {
 TEST(ServingWall, ChunkedFirstTokenCountsTheRidingChunks) {
   // Chunked prefill under load: the iterations that carry a request's
   // chunks to its first token also carry the chunks of the prompts that
-  // arrive meanwhile. Other prompts at 20/s, mean iterations of 100 ms, a
-  // prompt of one chunk: a Poisson count of mean 20 x 0.1 x 1 = 2.
-  // P(N <= 1) = 3 e^-2 = 0.4060, P(N <= 2) = 5 e^-2 = 0.6767: the median
-  // is 2. P(N <= 5) = 0.9834, P(N <= 6) = 0.9955: the 99th percentile is
-  // 6. Each adds one prompt's chunk extra time, 15 ms, to a first token of
-  // 120 ms: 150 ms and 210 ms.
+  // arrive meanwhile, in the budget its own chunks leave. Other prompts at
+  // 20/s, mean iterations of 100 ms, prompts of 500 tokens under a budget
+  // of 4,096: one iteration, with room for 3,596 tokens (7 prompts), and a
+  // Poisson count of mean 20 x 0.1 x 1 = 2 arriving. P(N <= 1) = 3 e^-2 =
+  // 0.4060, P(N <= 2) = 5 e^-2 = 0.6767: the median is 2. P(N <= 5) =
+  // 0.9834, P(N <= 6) = 0.9955: the 99th percentile is 6. Each adds one
+  // prompt's chunk extra time, 15 ms, to a first token of 120 ms: 150 ms
+  // and 210 ms.
   using namespace mlsc::q;
   using namespace mlsc::walls;
   Time First = in<Time>(120e-3), Extra = in<Time>(15e-3),
        Iteration = in<Time>(100e-3);
   RequestRate Rate = in<RequestRate>(20);
-  auto at = [&](Time Iter, double Chunks, double P) {
+  auto at = [&](Time Iter, double Prompt, double Chunk, double P) {
     return chunkedFirstTokenQuantile(First, Extra, Rate, Iter,
-                                     in<Number>(Chunks), in<Number>(P))
+                                     in<Tokens>(Prompt), in<Tokens>(Chunk),
+                                     in<Number>(P))
         .value();
   };
-  EXPECT_NEAR(at(Iteration, 1, 0.5), 0.150, 1e-15);
-  EXPECT_NEAR(at(Iteration, 1, 0.99), 0.210, 1e-15);
-  // Two chunks over iterations half as long: the same count.
-  EXPECT_NEAR(at(in<Time>(50e-3), 2, 0.99), 0.210, 1e-15);
+  EXPECT_NEAR(at(Iteration, 500, 4096, 0.5), 0.150, 1e-15);
+  EXPECT_NEAR(at(Iteration, 500, 4096, 0.99), 0.210, 1e-15);
+  // A budget of 1,000 leaves room for one other prompt: 135 ms at both.
+  EXPECT_NEAR(at(Iteration, 500, 1000, 0.5), 0.135, 1e-15);
+  EXPECT_NEAR(at(Iteration, 500, 1000, 0.99), 0.135, 1e-15);
+  // A prompt of 2,100 tokens in chunks of 512: its 5 iterations (50 ms
+  // each; 20 x 0.05 x 5 = 5 arrivals on average) fill their budget but for
+  // 5 x 512 - 2,100 = 460 tokens, which the next prompt's first chunk
+  // takes: 460 / 2,100 of its 15 ms, 3.286 ms, at any percentile.
+  EXPECT_NEAR(at(in<Time>(50e-3), 2100, 512, 0.5), 0.120 + 460.0 / 2100 * 0.015,
+              1e-15);
+  // A prompt that fills its chunks exactly leaves no room.
+  EXPECT_EQ(at(in<Time>(50e-3), 2048, 512, 0.99), 0.120);
   // No other prompts: the first token alone.
   EXPECT_EQ(chunkedFirstTokenQuantile(First, Extra, in<RequestRate>(0),
-                                      Iteration, in<Number>(1),
-                                      in<Number>(0.99))
+                                      Iteration, in<Tokens>(500),
+                                      in<Tokens>(4096), in<Number>(0.99))
                 .value(),
             120e-3);
   // An unbounded rate has no quantile: +inf, never a finite guess.
-  EXPECT_TRUE(
-      std::isinf(chunkedFirstTokenQuantile(
-                     First, Extra,
-                     in<RequestRate>(std::numeric_limits<double>::infinity()),
-                     Iteration, in<Number>(1), in<Number>(0.5))
-                     .value()));
+  EXPECT_TRUE(std::isinf(
+      chunkedFirstTokenQuantile(
+          First, Extra,
+          in<RequestRate>(std::numeric_limits<double>::infinity()), Iteration,
+          in<Tokens>(500), in<Tokens>(4096), in<Number>(0.5))
+          .value()));
 }
 
 TEST(ServingWall, PrefillInterferenceStretchesTheMeanGap) {
