@@ -5,10 +5,11 @@
 // read by every TTFT and latency percentile, and, given a P99 latency
 // target, the fewest replicas that meet it. At its replica a request's
 // prefill then waits behind the prefills queued before it (an M/G/1 queue
-// of prefill work), so TTFT grows with the load; sized prefill/decode pools
-// queue the prefills in an M/G/c of their own. Lengths that vary take their
-// quantiles into the percentiles. Without an arrival rate there is no
-// queue, and the percentiles stay unavailable.
+// of prefill work; under chunked prefill, of the iterations' prompt-token
+// budget) and for the iteration in flight, so TTFT grows with the load;
+// sized prefill/decode pools queue the prefills in an M/G/c of their own.
+// Lengths that vary take their quantiles into the percentiles. Without an
+// arrival rate there is no queue, and the percentiles stay unavailable.
 //
 //===----------------------------------------------------------------------===//
 
@@ -37,16 +38,16 @@ bool lowerQueue(LoweringContext &Ctx) {
       B.apply(FormulaId::Utilisation, {Arrival, D.Service, D.Servers}, ""));
   NodeId Stable =
       B.apply(FormulaId::QueueIsStable, {Arrival, D.Service, D.Servers}, "");
-  // The prefills queued at a replica (continuous batching on a colocated
-  // replica runs them one at a time, ahead of decode): those of the other
-  // requests in its slots (wall 4's interfering prefills; a lone slot has
-  // nothing to queue behind, and then the slots' queue is the whole wait),
-  // each with its own prompt's prefill of work (chunks ride on decode
-  // iterations but do the same work). Static batching prefills a batch at
-  // once; a disaggregated replica's prefills run in the prefill pool, a
+  // The prefills queued at a replica: those of the other requests in its
+  // slots (wall 4's interfering prefills; a lone slot has nothing to queue
+  // behind, and then the slots' queue is the whole wait). Unchunked,
+  // continuous batching on a colocated replica runs them ahead of decode,
+  // a request's share of a pass each; chunked, they queue for the
+  // iterations' budget of prompt tokens. Static batching prefills a batch
+  // at once; a disaggregated replica's prefills run in the prefill pool, a
   // queue of its own when the pools are sized (below).
   std::optional<NodeId> PrefillRate = D.OtherPrefills, PrefillWork, PrefillCV,
-                        PrefillRho, Residual, Others, Iteration;
+                        PrefillRho, Residual, Others, Iteration, EngineRate;
   if (PrefillRate) {
     // A new request waits for the decode iteration in flight: under
     // pipeline parallelism a micro-batch enters every step / micro-batches.
@@ -64,11 +65,12 @@ bool lowerQueue(LoweringContext &Ctx) {
     // Unchunked, batched up to the token budget: a request's share of a
     // prefill pass. Chunked, the prompts share the iterations' budget of C
     // prompt tokens, first come first served: a prompt of S tokens takes
-    // S / C of the iterations' time, and prompts that fit together enter
-    // the same iteration.
+    // S / C of the iterations' time (a micro-batch's, each with its budget,
+    // under pipeline parallelism), and prompts that fit together enter the
+    // same iteration.
     if (D.ChunkExtra) {
       PrefillWork =
-          B.op(Op::Mul, {*Iteration, B.op(Op::Div, {D.Computed, *D.Chunk})});
+          B.op(Op::Mul, {*Residual, B.op(Op::Div, {D.Computed, *D.Chunk})});
       B.label(*PrefillWork, "prompt_budget_share");
     } else {
       PrefillWork = D.PrefillShare;
@@ -92,6 +94,10 @@ bool lowerQueue(LoweringContext &Ctx) {
     Others = B.op(Op::Sub, {B.G.get(MetricId::RunningBatch),
                             B.constant(1, "the request itself")});
     B.label(*Others, "other_running_requests");
+    // The other prompts that reach a request's micro-batch (all of them
+    // without pipeline parallelism).
+    EngineRate =
+        B.op(Op::Div, {*PrefillRate, B.G.get(MetricId::PipelineMicrobatches)});
   }
   // Sized prefill/decode pools (DistServe): the prefill pool is an M/G/c
   // queue of its own, c its replicas each prefilling one request at a
@@ -132,7 +138,7 @@ bool lowerQueue(LoweringContext &Ctx) {
     NodeId First = D.FirstToken;
     if (D.ChunkExtra && PrefillRate)
       First = B.apply(FormulaId::ChunkedFirstTokenQuantile,
-                      {D.FirstToken, *D.ChunkExtra, *PrefillRate, *Iteration,
+                      {D.FirstToken, *D.ChunkExtra, *EngineRate, *Iteration,
                        D.Computed, *D.Chunk, Level},
                       "");
     NodeId Ttft =

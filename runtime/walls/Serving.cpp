@@ -148,10 +148,12 @@ Time chunkedFirstTokenQuantile(Time FirstToken, Time Extra, RequestRate Rate,
   double S = (Prompt / OneToken).value(), C = (Chunk / OneToken).value();
   if (!(S > 0) || !(C > 0))
     return FirstToken;
-  // The other requests' prompts that arrive while the request's n
-  // iterations run, and the room its own chunks leave them.
+  // The other requests' prompts that arrive during the iteration in flight
+  // and the request's first N - 1 iterations, and the room its own chunks
+  // leave them.
   double N = std::ceil(S / C);
-  double Mean = (Rate * Iteration / in<Requests>(1.0)).value() * N;
+  Time Window = Iteration + (N - 1) / N * FirstToken;
+  double Mean = (Rate * Window / in<Requests>(1.0)).value();
   double K = poissonQuantile(Mean, Percentile.value());
   if (!std::isfinite(K))
     return in<Time>(K);

@@ -354,7 +354,8 @@ TEST(ServingWall, ChunkedFirstTokenCountsTheRidingChunks) {
   // arrive meanwhile, in the budget its own chunks leave. Other prompts at
   // 20/s, mean iterations of 100 ms, prompts of 500 tokens under a budget
   // of 4,096: one iteration, with room for 3,596 tokens (7 prompts), and a
-  // Poisson count of mean 20 x 0.1 x 1 = 2 arriving. P(N <= 1) = 3 e^-2 =
+  // Poisson count of mean 20 x 0.1 = 2 arriving during the iteration in
+  // flight (those of its own iteration come after it). P(N <= 1) = 3 e^-2 =
   // 0.4060, P(N <= 2) = 5 e^-2 = 0.6767: the median is 2. P(N <= 5) =
   // 0.9834, P(N <= 6) = 0.9955: the 99th percentile is 6. Each adds one
   // prompt's chunk extra time, 15 ms, to a first token of 120 ms: 150 ms
@@ -375,12 +376,17 @@ TEST(ServingWall, ChunkedFirstTokenCountsTheRidingChunks) {
   // A budget of 1,000 leaves room for one other prompt: 135 ms at both.
   EXPECT_NEAR(at(Iteration, 500, 1000, 0.5), 0.135, 1e-15);
   EXPECT_NEAR(at(Iteration, 500, 1000, 0.99), 0.135, 1e-15);
-  // A prompt of 2,100 tokens in chunks of 512: its 5 iterations (50 ms
-  // each; 20 x 0.05 x 5 = 5 arrivals on average) fill their budget but for
-  // 5 x 512 - 2,100 = 460 tokens, which the next prompt's first chunk
-  // takes: 460 / 2,100 of its 15 ms, 3.286 ms, at any percentile.
-  EXPECT_NEAR(at(in<Time>(50e-3), 2100, 512, 0.5), 0.120 + 460.0 / 2100 * 0.015,
-              1e-15);
+  // A prompt of 2,100 tokens in chunks of 512: its 5 iterations (arrivals
+  // over the 50 ms in flight and its first 4 iterations, 4/5 of 120 ms:
+  // 20 x 0.146 = 2.92 on average, 0 with probability 0.054) fill their
+  // budget but for 5 x 512 - 2,100 = 460 tokens, which the next prompt's
+  // first chunk takes: 460 / 2,100 of its 15 ms, 3.286 ms, at the median
+  // and the p99 alike.
+  const double Room = 0.120 + 460.0 / 2100 * 0.015;
+  EXPECT_NEAR(at(in<Time>(50e-3), 2100, 512, 0.5), Room, 1e-15);
+  EXPECT_NEAR(at(in<Time>(50e-3), 2100, 512, 0.99), Room, 1e-15);
+  // At the 5th percentile no prompt arrives: the first token alone.
+  EXPECT_EQ(at(in<Time>(50e-3), 2100, 512, 0.05), 0.120);
   // A prompt that fills its chunks exactly leaves no room.
   EXPECT_EQ(at(in<Time>(50e-3), 2048, 512, 0.99), 0.120);
   // No other prompts: the first token alone.
