@@ -186,6 +186,9 @@ using Trace = std::vector<TraceRow>;
 /// load and its lengths, and the KV-cache tokens a replica holds.
 struct SimInputs {
   NodeId Requests, Seed, Router, MaxBatchedTokens;
+  /// Chunked prefill: the prompt tokens an iteration runs at most (the
+  /// workload's `prefill_chunk`); invalid when the workload gives none.
+  NodeId PromptChunk;
   NodeId Replicas, Slots, Arrival;
   NodeId Prompt, PromptCV, Output, OutputCV;
   /// Uniform lengths instead, when the block gives both ends.

@@ -61,6 +61,8 @@ std::optional<Simulated> simulateScenario(const Evaluator &E, std::string &Why,
   C.Replicas = static_cast<unsigned>(std::max(1.0, std::floor(v(In.Replicas))));
   C.MaxSequences = static_cast<unsigned>(std::max(1.0, v(In.Slots)));
   C.MaxBatchedTokens = v(In.MaxBatchedTokens);
+  if (In.PromptChunk.isValid())
+    C.PromptChunk = v(In.PromptChunk);
   C.KVCapacityTokens = std::floor(v(In.KVTokens));
   C.ArrivalRate = v(In.Arrival);
   C.Prompt = lengthOf(v(In.Prompt), v(In.PromptCV));

@@ -1575,18 +1575,23 @@ private:
     P.Chunks.clear();
     P.Joined.clear();
     P.SwappedIn.clear();
+    // Chunked prefill's own bound on the prompt tokens of an iteration.
+    double PromptRoom = C.PromptChunk > 0
+                            ? C.PromptChunk
+                            : std::numeric_limits<double>::infinity();
     auto chunk = [&](Slot S) {
       Request &Q = Requests[S];
-      double N = std::min<double>(Q.Prefill - Q.Done, Budget);
+      double N = std::min<double>({Q.Prefill - Q.Done, Budget, PromptRoom});
       Shape.Sequences += 1;
       Shape.Tokens += N;
       Shape.PrefillPairs += N * Q.Done + N * (N + 1) / 2;
       Shape.ContextTokens += Q.Done + N;
       Budget -= N;
+      PromptRoom -= N;
       P.Chunks.push_back({S, static_cast<uint32_t>(N)});
     };
     for (Slot S : P.Prefilling) {
-      if (Budget < 1)
+      if (Budget < 1 || PromptRoom < 1)
         break;
       chunk(S);
     }
@@ -1682,6 +1687,9 @@ private:
         P.Joined.push_back(S);
         continue;
       }
+      // A prompt to compute needs room in the iteration's prompt tokens.
+      if (PromptRoom < 1)
+        break;
       // Admitted when the cache holds its prompt beside the decodes' next
       // tokens; a prefix the replica has computed is not computed again.
       double Need = Q.Prefill;
@@ -2316,6 +2324,10 @@ Result simulate(const Config &C, const StepFunction &Step,
       !std::isfinite(C.KVCapacityTokens))
     refuse("the token budget of an iteration must hold every running "
            "sequence's decode token (max batched tokens >= max sequences)");
+  if (!(C.PromptChunk == 0 || C.PromptChunk >= 1) ||
+      !std::isfinite(C.PromptChunk))
+    refuse("a prompt chunk is a finite count of at least one token (0: "
+           "none)");
   if (A.K == Arrivals::Kind::Closed && !C.Replay &&
       (A.Users == 0 || !(A.Think >= 0) || !std::isfinite(A.Think)))
     refuse("a closed loop needs at least one user and a think time >= 0");

@@ -219,6 +219,10 @@ struct Config {
   unsigned Replicas = 1;          ///< colocated replicas, or the decode pool's
   unsigned MaxSequences = 256;    ///< running sequences a replica holds
   double MaxBatchedTokens = 8192; ///< new tokens an iteration runs
+  /// Chunked prefill: the prompt tokens an iteration runs at most, within
+  /// MaxBatchedTokens (Sarathi-Serve's chunk; the workload's
+  /// `prefill_chunk`); 0: only MaxBatchedTokens bounds them.
+  double PromptChunk = 0;
   /// KV-cache tokens a replica holds: a request takes its prompt's when
   /// admitted and one a decoded token; when the cache runs out unused
   /// cached prefixes are evicted, then a running request is preempted

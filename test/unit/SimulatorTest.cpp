@@ -270,6 +270,12 @@ TEST(Simulator, RefusesNonFiniteAndNegativeSettings) {
   EXPECT_THROW(simulate(C, constant(1e-3)), std::invalid_argument);
   C.Speculate.Acceptance = std::nan("");
   EXPECT_THROW(simulate(C, constant(1e-3)), std::invalid_argument);
+  // A prompt chunk is a whole token or more (0: none).
+  C = mg1(5, 10, 10);
+  C.PromptChunk = 0.5;
+  EXPECT_THROW(simulate(C, constant(1e-3)), std::invalid_argument);
+  C.PromptChunk = std::nan("");
+  EXPECT_THROW(simulate(C, constant(1e-3)), std::invalid_argument);
   // Static batching is not simulated with disaggregation yet.
   C = mg1(5, 10, 10);
   C.Static = true;
@@ -431,7 +437,8 @@ TEST(Simulator, HistogramQuantilesWithinHalfABin) {
 
 /// The step model of a compiled scenario drives the simulator: a request
 /// alone takes its prefill, by the same code the graph's TTFT uses, and
-/// then its decode steps, context growing one token each.
+/// then its decode steps, context growing one token each; its prompt in
+/// chunks when an iteration's prompt tokens are bounded.
 TEST(Simulator, OneRequestAloneTakesTheStepModelsTimes) {
   auto Comp = test::compileText(test::SmallDecoderScenario, "t.mls");
   ASSERT_TRUE(Comp);
@@ -452,6 +459,19 @@ TEST(Simulator, OneRequestAloneTakesTheStepModelsTimes) {
   EXPECT_NEAR(R.TTFT.Mean, Prefill, 1e-12);
   EXPECT_NEAR(R.E2E.Mean, Prefill + Decodes, 1e-12);
   EXPECT_NEAR(R.TPOT.Mean, Decodes / 4, 1e-12);
+  EXPECT_EQ(R.Iterations, 1u + 4u);
+
+  // Chunked prefill (the workload's prefill_chunk): the prompt in chunks
+  // of 256 takes four iterations, 256, 256, 256 and 232 tokens, each over
+  // the KV cache its earlier chunks wrote, though the budget would take it
+  // in one.
+  C.PromptChunk = 256;
+  R = simulate(C, [&](const StepShape &S) { return M->shape(S).Time; });
+  double Chunked = M->time(1, 0, 256) + M->time(1, 256, 256) +
+                   M->time(1, 512, 256) + M->time(1, 768, 232);
+  EXPECT_NEAR(R.TTFT.Mean, Chunked, 1e-12);
+  EXPECT_GT(R.TTFT.Mean, Prefill);
+  EXPECT_EQ(R.Iterations, 4u + 4u);
 }
 
 /// Arrival times of every request, in arrival order.

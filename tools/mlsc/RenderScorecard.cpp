@@ -674,10 +674,13 @@ void printSimulated(const ScenarioResult &R, llvm::raw_ostream &OS) {
   const Dimension Sec = Dimension::base(BaseDim::Time);
   OS << fmt::format(
       "\nSimulated    {} requests, seed {}, {}, {} replica{} of {} "
-      "slots, {} tokens an iteration [docs/simulator.md]\n",
+      "slots, {} tokens an iteration{} [docs/simulator.md]\n",
       formatNumber(static_cast<double>(C.Requests)), C.Seed,
       sim::routingName(C.Route, false), C.Replicas, C.Replicas == 1 ? "" : "s",
-      C.MaxSequences, formatNumber(C.MaxBatchedTokens));
+      C.MaxSequences, formatNumber(C.MaxBatchedTokens),
+      C.PromptChunk > 0 ? fmt::format(", at most {} of them prompt tokens",
+                                      formatNumber(C.PromptChunk))
+                        : std::string());
   if (const std::optional<sim::LinearStep> &L = R.Simulated->Linear) {
     OS << fmt::format(
         "  steps: the scenario's linear model, {} + {} a "

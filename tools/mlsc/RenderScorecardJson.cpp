@@ -62,6 +62,8 @@ void simulatedJSON(const ScenarioResult &R, llvm::json::OStream &J) {
     J.attribute("replicas", static_cast<int64_t>(C.Replicas));
     J.attribute("slots", static_cast<int64_t>(C.MaxSequences));
     number(J, "max_batched_tokens", C.MaxBatchedTokens);
+    if (C.PromptChunk > 0)
+      number(J, "prompt_chunk", C.PromptChunk);
     number(J, "kv_capacity_tokens", C.KVCapacityTokens);
     if (C.PipelineStages > 1)
       J.attribute("pipeline_stages", static_cast<int64_t>(C.PipelineStages));
