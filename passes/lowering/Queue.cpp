@@ -13,6 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "passes/lowering/Phase.h"
 #include "passes/lowering/Steps.h"
 
 namespace mlsc {
@@ -124,13 +125,14 @@ bool lowerQueue(LoweringContext &Ctx) {
                         "queue.log_erlang_c");
   struct Percentile {
     double P;
+    const char *Name;
     MetricId Ttft, Latency;
   };
   const Percentile Percentiles[] = {
-      {0.5, MetricId::TtftP50, MetricId::LatencyP50},
-      {0.9, MetricId::TtftP90, MetricId::LatencyP90},
-      {0.99, MetricId::TtftP99, MetricId::LatencyP99},
-      {0.999, MetricId::TtftP999, MetricId::LatencyP999}};
+      {0.5, "p50", MetricId::TtftP50, MetricId::LatencyP50},
+      {0.9, "p90", MetricId::TtftP90, MetricId::LatencyP90},
+      {0.99, "p99", MetricId::TtftP99, MetricId::LatencyP99},
+      {0.999, "p999", MetricId::TtftP999, MetricId::LatencyP999}};
   for (const Percentile &P : Percentiles) {
     NodeId Level = B.constant(P.P, "the percentile");
     // Chunked, the iterations to the first token also carry the chunks of
@@ -165,15 +167,28 @@ bool lowerQueue(LoweringContext &Ctx) {
     }
     // Lengths that vary: a request at the percentile has the prompt's and
     // the output's lognormal quantiles (each at the same level: an upper
-    // bound on the quantile of their sum), its prefill in proportion to
-    // its prompt and its gaps at the mean time per token.
+    // bound on the quantile of their sum), its prefill run at its own
+    // prompt (the same kernel classes: the weights read once whatever the
+    // length, the GEMMs in proportion, attention faster than linear) and
+    // its gaps at the mean time per token.
     if (PromptCV && !D.Static) {
       NodeId Prompt =
           B.apply(FormulaId::LengthQuantile, {D.Prompt, *PromptCV, Level}, "");
+      std::string Label = std::string("request_prefill_at_") + P.Name;
+      // A prefix cache skips the same share of every prompt.
+      NodeId Computed =
+          B.op(Op::Mul, {Prompt, B.op(Op::Div, {D.Computed, D.Prompt})});
+      B.label(Computed, Label + ".tokens");
+      PhaseWork Work = decoderWork(
+          Ctx, PhaseId::RequestPrefill, DecoderPass::Prefill,
+          DecoderShape{D.ComputeParams, D.Layers, D.AttnDim, D.KV, D.KVShards},
+          weightsRead(Ctx, Computed, std::nullopt),
+          B.constant(1, "one sequence"), Computed, Computed, D.TP, Label);
       NodeId Extra =
-          B.op(Op::Mul, {D.RequestPrefill,
-                         B.op(Op::Sub, {B.op(Op::Div, {Prompt, D.Prompt}),
-                                        B.constant(1, "the mean prompt")})});
+          B.op(Op::Sub, {lowerHiddenPhase(Ctx, PhaseId::RequestPrefill,
+                                          D.Machine, Work, Label)
+                             .Step,
+                         D.RequestPrefill});
       B.label(Extra, "prompt_quantile_extra_prefill");
       Ttft = B.op(Op::Add, {Ttft, Extra});
       Latency = B.op(Op::Add, {Latency, Extra});
