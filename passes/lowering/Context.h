@@ -193,6 +193,11 @@ struct DecoderState {
   /// the iterations its chunks ride on (chunk_extra_time). Set only where
   /// chunks ride on decode iterations.
   std::optional<NodeId> ChunkExtra;
+  /// Chunked prefill whose chunks ride on decode iterations: `prefill_chunk`
+  /// on a colocated replica batching continuously (not a static batch, not
+  /// a disaggregated platform, whose prefills run whole). Set by the
+  /// serving step; the simulator plays the same replicas.
+  bool ChunksRide = false;
   /// Prefill/decode disaggregation with sized pools: the prefill pool's
   /// replicas (Replicas is then the decode pool's).
   std::optional<NodeId> PrefillReplicas;

@@ -34,8 +34,8 @@ bool lowerRequests(LoweringContext &Ctx) {
   // ride on, and a decode replica carries no chunk.
   NodeId ITLTail = D.TPOT;
   const ir::Entity *Fabric = Ctx.entity(W, "disaggregation.fabric");
-  const bool Riding = D.Chunk && !D.Static && !Fabric;
-  if (Riding) {
+  D.ChunksRide = D.Chunk && !D.Static && !Fabric;
+  if (D.ChunksRide) {
     RequestPrefill =
         chunksOnStep(Ctx, RequestPrefill, D.Decode, Computed, *D.Chunk);
     B.publish(MetricId::RequestChunkedPrefillTime, RequestPrefill);
@@ -97,7 +97,7 @@ bool lowerRequests(LoweringContext &Ctx) {
                        Hiding, StepTokens, Packed, D.ChunkCarried,
                        *D.Machine.Overlap},
                       "chunks_extra_time");
-      if (Riding)
+      if (D.ChunksRide)
         D.ChunkExtra = Extra;
     }
     NodeId F = B.apply(FormulaId::PrefillInterference, {Rate, Extra}, "");

@@ -784,10 +784,8 @@ bool lowerSimulation(LoweringContext &Ctx) {
     }
   In.Static = D.Static;
   // Chunked prefill, as the closed forms take it (wall 4): at most C prompt
-  // tokens an iteration, riding on the decodes; not on a static batch or a
-  // disaggregated platform, whose prefills run whole as wall 4's do.
-  if (D.Chunk && !D.Static && !D.PrefillReplicas &&
-      !Ctx.entity(W, "disaggregation.fabric"))
+  // tokens an iteration, riding on the decodes.
+  if (D.ChunksRide)
     In.PromptChunk = *D.Chunk;
   In.Stages = D.PP;
   B.G.Sim = In;
