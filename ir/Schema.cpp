@@ -113,7 +113,8 @@ std::vector<KindSchema> buildKinds() {
 #include "ir/Schema.def"
 #define FIELD(Kind, Path, Ty, Arg, Required, Doc)                              \
   {                                                                            \
-    FieldSchema F{Path, FieldType::Ty, Dimension(), "", {}, Required, Doc};    \
+    FieldSchema F{Path,     FieldType::Ty, Dimension(),      "", {},           \
+                  Required, Doc,           ValueDomain::Any, ""};              \
     if (F.Type == FieldType::Quantity ||                                       \
         (F.Type == FieldType::Terms && *Arg)) {                                \
       F.Dim = dimensionOf(Arg);                                                \

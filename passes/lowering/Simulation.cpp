@@ -521,7 +521,12 @@ bool lowerSimulation(LoweringContext &Ctx) {
   In.Router = Ctx.choice(S, "simulate.router", 0,
                          "0: round robin, 1: least outstanding, 2: a shared "
                          "queue");
-  In.MaxBatchedTokens = Ctx.orDefault(S, DefaultId::SimMaxBatchedTokens);
+  // The iteration's token budget is the engine's, the workload's
+  // `max_batch_tokens` (the closed forms' too), unless the simulation
+  // tries another.
+  std::optional<NodeId> Budget = Ctx.field(S, "simulate.max_batched_tokens");
+  In.MaxBatchedTokens =
+      Budget ? *Budget : Ctx.orDefault(W, DefaultId::MaxBatchTokens);
   In.Replicas = D.Replicas;
   In.Slots = D.Batch;
   In.Prompt = D.Prompt;
