@@ -184,8 +184,9 @@ std::optional<Simulated> simulateScenario(const Evaluator &E, std::string &Why,
         static_cast<uint32_t>(std::clamp(v(In.LocalBelow), 0.0, 4e9));
   }
   if (C.MaxBatchedTokens < C.MaxSequences) {
-    Why = fmt::format("simulate.max_batched_tokens ({}) must hold a decode "
-                      "token of each of the {} slots",
+    Why = fmt::format("an iteration's token budget ({}: the workload's "
+                      "`max_batch_tokens`, or `simulate.max_batched_tokens`) "
+                      "must hold a decode token of each of the {} slots",
                       C.MaxBatchedTokens, C.MaxSequences);
     return std::nullopt;
   }
