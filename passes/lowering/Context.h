@@ -176,6 +176,9 @@ struct DecoderState {
   /// all-to-alls). A prompt's chunks carry it share by share. Lowered only
   /// with `prefill_chunk` and continuous batching.
   NodeId ChunkCarried;
+  /// The latencies of that prefill's collectives, which the iterations'
+  /// own collectives pay (lowered with `prefill_chunk` only).
+  NodeId PrefillCommLatency;
   /// A request's share of a prefill pass batched up to the token budget:
   /// the replica time its prefill takes under load (unchunked).
   NodeId PrefillShare;
@@ -198,6 +201,10 @@ struct DecoderState {
   /// a disaggregated platform, whose prefills run whole). Set by the
   /// serving step; the simulator plays the same replicas.
   bool ChunksRide = false;
+  /// Prefill/decode disaggregation: a prompt's KV-cache transfer, its
+  /// bytes per token a TP shard moves, the rate and the fixed latency
+  /// (kv_transfer_time), for a prompt of another length (wall 7).
+  std::optional<NodeId> TransferShard, TransferRate, TransferLatency;
   /// Prefill/decode disaggregation with sized pools: the prefill pool's
   /// replicas (Replicas is then the decode pool's).
   std::optional<NodeId> PrefillReplicas;

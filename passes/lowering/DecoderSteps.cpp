@@ -76,13 +76,24 @@ ChunkHiding chunkHiding(LoweringContext &Ctx, const PhaseTimes &Step) {
 
 NodeId chunksOnStep(LoweringContext &Ctx, NodeId Prefill,
                     const PhaseTimes &Step, NodeId Prompt, NodeId Chunk,
-                    bool Hybrid) {
+                    bool Hybrid, std::optional<NodeId> Carried) {
   auto [Gemm, Weights, Tokens] = chunkHiding(Ctx, Step);
   return Ctx.B.apply(Hybrid ? FormulaId::HybridIterationTime
                             : FormulaId::ChunkedPrefillTime,
                      {Prefill, Step.Step, Prompt, Chunk, Gemm, Weights, Tokens,
-                      Ctx.Decoder.ChunkCarried, *Ctx.Decoder.Machine.Overlap},
+                      Carried ? *Carried : Ctx.Decoder.ChunkCarried,
+                      *Ctx.Decoder.Machine.Overlap},
                      "");
+}
+
+NodeId chunkCarried(LoweringContext &Ctx, const PhaseTimes &Parts,
+                    NodeId CommLatency) {
+  GraphBuilder &B = Ctx.B;
+  NodeId Attention =
+      Parts.AttentionCompute.isValid()
+          ? B.op(Op::Max, {Parts.AttentionCompute, Parts.KVTraffic})
+          : B.constant(0, "one roofline: no attention class apart");
+  return B.op(Op::Add, {Attention, B.op(Op::Sub, {Parts.Comm, CommLatency})});
 }
 
 bool lowerDecoderSteps(LoweringContext &Ctx) {

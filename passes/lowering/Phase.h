@@ -76,7 +76,14 @@ ChunkHiding chunkHiding(LoweringContext &Ctx, const PhaseTimes &Step);
 /// roofline has no kernel classes: its chunks hide under it whole.
 NodeId chunksOnStep(LoweringContext &Ctx, NodeId Prefill,
                     const PhaseTimes &Step, NodeId Prompt, NodeId Chunk,
-                    bool Hybrid = false);
+                    bool Hybrid = false,
+                    std::optional<NodeId> Carried = std::nullopt);
+/// What a prefill's chunks carry into the iterations they ride on besides
+/// their GEMMs: its attention kernel class (compute or KV traffic,
+/// whichever is longer) and the bytes of its communication (\p Comm less
+/// \p CommLatency, the latencies the iteration's own collectives pay).
+NodeId chunkCarried(LoweringContext &Ctx, const PhaseTimes &Parts,
+                    NodeId CommLatency);
 
 /// Weight bytes a pass over \p Tokens tokens reads per device: all of them
 /// for a dense model, the experts it touches for an MoE model (published as

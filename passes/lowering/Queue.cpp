@@ -135,13 +135,63 @@ bool lowerQueue(LoweringContext &Ctx) {
       {0.999, "p999", MetricId::TtftP999, MetricId::LatencyP999}};
   for (const Percentile &P : Percentiles) {
     NodeId Level = B.constant(P.P, "the percentile");
+    // Lengths that vary: a request at the percentile has the prompt's and
+    // the output's lognormal quantiles (each at the same level: an upper
+    // bound on the quantile of their sum), its prefill run at its own
+    // prompt (the same kernel classes: the weights read once whatever the
+    // length, the GEMMs in proportion, attention faster than linear; in
+    // its own chunks when chunks ride on the decodes; its KV cache sent
+    // to the decode pool under disaggregation) and its gaps at the mean
+    // time per token.
+    NodeId FirstToken = D.FirstToken, Computed = D.Computed;
+    std::optional<NodeId> PromptExtra;
+    if (PromptCV && !D.Static) {
+      NodeId Prompt =
+          B.apply(FormulaId::LengthQuantile, {D.Prompt, *PromptCV, Level}, "");
+      std::string Label = std::string("request_prefill_at_") + P.Name;
+      // A prefix cache skips the same share of every prompt.
+      Computed = B.op(Op::Mul, {Prompt, B.op(Op::Div, {D.Computed, D.Prompt})});
+      B.label(Computed, Label + ".tokens");
+      PhaseWork Work = decoderWork(
+          Ctx, PhaseId::RequestPrefill, DecoderPass::Prefill,
+          DecoderShape{D.ComputeParams, D.Layers, D.AttnDim, D.KV, D.KVShards},
+          weightsRead(Ctx, Computed, std::nullopt),
+          B.constant(1, "one sequence"), Computed, Computed, D.TP, Label);
+      PhaseTimes Parts = lowerHiddenPhase(Ctx, PhaseId::RequestPrefill,
+                                          D.Machine, Work, Label);
+      NodeId At = Parts.Step;
+      NodeId Mean = D.RequestPrefill;
+      if (D.ChunksRide) {
+        NodeId Carried = chunkCarried(Ctx, Parts, D.PrefillCommLatency);
+        B.label(Carried, Label + ".chunk_carried_time");
+        At = chunksOnStep(Ctx, At, D.Decode, Computed, *D.Chunk,
+                          /*Hybrid=*/false, Carried);
+        B.label(At, Label + ".chunked_time");
+        Mean = B.G.get(MetricId::RequestChunkedPrefillTime);
+      }
+      NodeId Extra = B.op(Op::Sub, {At, Mean});
+      if (D.TransferRate) {
+        NodeId Transfer = B.apply(
+            FormulaId::KVTransferTime,
+            {Prompt, *D.TransferShard, *D.TransferRate, *D.TransferLatency},
+            Label + ".kv_transfer_time");
+        Extra = B.op(
+            Op::Add,
+            {Extra, B.op(Op::Sub, {Transfer,
+                                   B.G.get(MetricId::RequestKVTransferTime)})});
+      }
+      B.label(Extra, Label + ".extra");
+      FirstToken = B.op(Op::Add, {D.FirstToken, Extra});
+      B.label(FirstToken, Label + ".first_token_time");
+      PromptExtra = Extra;
+    }
     // Chunked, the iterations to the first token also carry the chunks of
     // the requests that arrive meanwhile, in the budget its own leave.
-    NodeId First = D.FirstToken;
+    NodeId First = FirstToken;
     if (D.ChunkExtra && PrefillRate)
       First = B.apply(FormulaId::ChunkedFirstTokenQuantile,
-                      {D.FirstToken, *D.ChunkExtra, *EngineRate, *Iteration,
-                       D.Computed, *D.Chunk, Level},
+                      {FirstToken, *D.ChunkExtra, *EngineRate, *Iteration,
+                       Computed, *D.Chunk, Level},
                       "");
     NodeId Ttft =
         B.apply(FormulaId::TtftQuantileGiven,
@@ -159,40 +209,16 @@ bool lowerQueue(LoweringContext &Ctx) {
                                  ""),
                          D.RequestPrefill});
       B.label(Wait, "prefill_pool.wait");
-      Ttft = B.op(Op::Add, {Wait, D.FirstToken});
+      Ttft = B.op(Op::Add, {Wait, FirstToken});
       Latency =
           B.op(Op::Add,
                {B.op(Op::Add, {Wait, B.G.get(MetricId::RequestPrefillTime)}),
                 Latency});
     }
-    // Lengths that vary: a request at the percentile has the prompt's and
-    // the output's lognormal quantiles (each at the same level: an upper
-    // bound on the quantile of their sum), its prefill run at its own
-    // prompt (the same kernel classes: the weights read once whatever the
-    // length, the GEMMs in proportion, attention faster than linear) and
-    // its gaps at the mean time per token.
-    if (PromptCV && !D.Static) {
-      NodeId Prompt =
-          B.apply(FormulaId::LengthQuantile, {D.Prompt, *PromptCV, Level}, "");
-      std::string Label = std::string("request_prefill_at_") + P.Name;
-      // A prefix cache skips the same share of every prompt.
-      NodeId Computed =
-          B.op(Op::Mul, {Prompt, B.op(Op::Div, {D.Computed, D.Prompt})});
-      B.label(Computed, Label + ".tokens");
-      PhaseWork Work = decoderWork(
-          Ctx, PhaseId::RequestPrefill, DecoderPass::Prefill,
-          DecoderShape{D.ComputeParams, D.Layers, D.AttnDim, D.KV, D.KVShards},
-          weightsRead(Ctx, Computed, std::nullopt),
-          B.constant(1, "one sequence"), Computed, Computed, D.TP, Label);
-      NodeId Extra =
-          B.op(Op::Sub, {lowerHiddenPhase(Ctx, PhaseId::RequestPrefill,
-                                          D.Machine, Work, Label)
-                             .Step,
-                         D.RequestPrefill});
-      B.label(Extra, "prompt_quantile_extra_prefill");
-      Ttft = B.op(Op::Add, {Ttft, Extra});
-      Latency = B.op(Op::Add, {Latency, Extra});
-    }
+    // The latency's own first token is the mean request's (the service
+    // time's); the percentile's prompt adds its difference.
+    if (PromptExtra)
+      Latency = B.op(Op::Add, {Latency, *PromptExtra});
     if (OutputCV && !D.Static) {
       NodeId Output =
           B.apply(FormulaId::LengthQuantile, {D.Output, *OutputCV, Level}, "");

@@ -53,14 +53,9 @@ bool lowerRunningBatch(LoweringContext &Ctx) {
     // the chunk's tokens riding in their messages. Lowered only for
     // chunks: the evaluator runs every node it is given.
     if (D.Chunk) {
-      NodeId Attention =
-          Parts.AttentionCompute.isValid()
-              ? B.op(Op::Max, {Parts.AttentionCompute, Parts.KVTraffic})
-              : B.constant(0, "one roofline: no attention class apart");
-      NodeId Bytes = B.op(
-          Op::Sub, {Parts.Comm, lowerCommLatency(Ctx, PhaseId::RequestPrefill,
-                                                 D.Machine, Work)});
-      D.ChunkCarried = B.op(Op::Add, {Attention, Bytes});
+      D.PrefillCommLatency =
+          lowerCommLatency(Ctx, PhaseId::RequestPrefill, D.Machine, Work);
+      D.ChunkCarried = chunkCarried(Ctx, Parts, D.PrefillCommLatency);
       B.label(D.ChunkCarried, "request_prefill.chunk_carried_time");
     }
   }

@@ -58,9 +58,12 @@ bool lowerRequests(LoweringContext &Ctx) {
     if (Ctx.Failed)
       return false;
     NodeId Shard = B.op(Op::Div, {D.KV, D.KVStoreShards});
-    NodeId Transfer = B.apply(
-        FormulaId::KVTransferTime,
-        {D.Prompt, Shard, B.op(Op::Mul, {BW, D.Machine.EtaComm}), Latency}, "");
+    NodeId Rate = B.op(Op::Mul, {BW, D.Machine.EtaComm});
+    NodeId Transfer = B.apply(FormulaId::KVTransferTime,
+                              {D.Prompt, Shard, Rate, Latency}, "");
+    D.TransferShard = Shard;
+    D.TransferRate = Rate;
+    D.TransferLatency = Latency;
     B.publish(MetricId::RequestKVTransferTime, Transfer);
     FirstToken =
         B.apply(FormulaId::TimeToFirstToken,
