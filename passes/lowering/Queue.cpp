@@ -133,16 +133,23 @@ bool lowerQueue(LoweringContext &Ctx) {
       {0.9, "p90", MetricId::TtftP90, MetricId::LatencyP90},
       {0.99, "p99", MetricId::TtftP99, MetricId::LatencyP99},
       {0.999, "p999", MetricId::TtftP999, MetricId::LatencyP999}};
-  for (const Percentile &P : Percentiles) {
+  // A request's first token at each percentile's own prompt: computed for
+  // every level first, as the TTFT of each reads the median's and the
+  // 99th percentile's to carry the prompt's spread.
+  struct LevelFirst {
+    NodeId At, FirstToken, First;
+    std::optional<NodeId> PromptExtra;
+  };
+  LevelFirst Levels[std::size(Percentiles)];
+  for (size_t I = 0; I < std::size(Percentiles); ++I) {
+    const Percentile &P = Percentiles[I];
     NodeId Level = B.constant(P.P, "the percentile");
-    // Lengths that vary: a request at the percentile has the prompt's and
-    // the output's lognormal quantiles (each at the same level: an upper
-    // bound on the quantile of their sum), its prefill run at its own
-    // prompt (the same kernel classes: the weights read once whatever the
-    // length, the GEMMs in proportion, attention faster than linear; in
-    // its own chunks when chunks ride on the decodes; its KV cache sent
-    // to the decode pool under disaggregation) and its gaps at the mean
-    // time per token.
+    // Lengths that vary: a request at the percentile has the prompt's
+    // lognormal quantile, its prefill run at its own prompt (the same
+    // kernel classes: the weights read once whatever the length, the
+    // GEMMs in proportion, attention faster than linear; in its own chunks
+    // when chunks ride on the decodes; its KV cache sent to the decode
+    // pool under disaggregation) and its gaps at the mean time per token.
     NodeId FirstToken = D.FirstToken, Computed = D.Computed;
     std::optional<NodeId> PromptExtra;
     if (PromptCV && !D.Static) {
@@ -193,23 +200,52 @@ bool lowerQueue(LoweringContext &Ctx) {
                       {FirstToken, *D.ChunkExtra, *EngineRate, *Iteration,
                        Computed, *D.Chunk, Level},
                       "");
-    NodeId Ttft =
-        B.apply(FormulaId::TtftQuantileGiven,
-                {LogC, Arrival, D.Service, D.Servers, CV, First, Level}, "");
+    Levels[I] = {Level, FirstToken, First, PromptExtra};
+  }
+  // The parts of a TTFT that are not its own first token: the wait for a
+  // slot (for the prefill pool's replicas when the pools are sized), for
+  // the prefills queued ahead and for the iteration in flight; zeros where
+  // a part does not apply.
+  NodeId NoTime = B.op(Op::Mul, {D.DecodeStep, B.constant(0, "no such wait")});
+  NodeId NoRate = B.op(Op::Mul, {Arrival, B.constant(0, "no other prefills")});
+  NodeId None = B.constant(0, "no such wait");
+  NodeId SpreadCV = PromptCV && !D.Static
+                        ? *PromptCV
+                        : B.constant(0, "prompts of one length");
+  const NodeId SlotQueue[] = {PoolLogC ? *PoolLogC : LogC, Arrival,
+                              PoolLogC ? D.RequestPrefill : D.Service,
+                              PoolLogC ? *D.PrefillReplicas : D.Servers,
+                              PoolLogC ? *PoolCV : CV};
+  auto FirstOf = [&](const LevelFirst &L) {
+    return PoolLogC ? L.FirstToken : L.First;
+  };
+  for (size_t I = 0; I < std::size(Percentiles); ++I) {
+    const Percentile &P = Percentiles[I];
+    const LevelFirst &L = Levels[I];
+    // The parts added by their moments (an upper bound no longer: at the
+    // median the sum of the parts' medians falls below the sum's).
+    NodeId Ttft = B.apply(
+        FormulaId::FirstTokenSumQuantile,
+        {FirstOf(L), FirstOf(Levels[0]), FirstOf(Levels[2]), SpreadCV,
+         SlotQueue[0], SlotQueue[1], SlotQueue[2], SlotQueue[3], SlotQueue[4],
+         PrefillRate ? *PrefillRate : NoRate,
+         PrefillWork ? *PrefillWork : NoTime, PrefillCV ? *PrefillCV : None,
+         Residual ? *Residual : NoTime, PrefillRho ? *PrefillRho : None,
+         Others ? *Others : None, L.At},
+        "");
     NodeId Latency =
         B.apply(FormulaId::LatencyQuantileGiven,
-                {LogC, Arrival, D.Service, D.Servers, CV, Level}, "");
+                {LogC, Arrival, D.Service, D.Servers, CV, L.At}, "");
     if (PoolLogC) {
       // The prefill pool's wait, then the first token; the decode pool's
       // wait and decode follow it.
       NodeId Wait =
           B.op(Op::Sub, {B.apply(FormulaId::LatencyQuantileGiven,
                                  {*PoolLogC, Arrival, D.RequestPrefill,
-                                  *D.PrefillReplicas, *PoolCV, Level},
+                                  *D.PrefillReplicas, *PoolCV, L.At},
                                  ""),
                          D.RequestPrefill});
       B.label(Wait, "prefill_pool.wait");
-      Ttft = B.op(Op::Add, {Wait, FirstToken});
       Latency =
           B.op(Op::Add,
                {B.op(Op::Add, {Wait, B.G.get(MetricId::RequestPrefillTime)}),
@@ -217,11 +253,11 @@ bool lowerQueue(LoweringContext &Ctx) {
     }
     // The latency's own first token is the mean request's (the service
     // time's); the percentile's prompt adds its difference.
-    if (PromptExtra)
-      Latency = B.op(Op::Add, {Latency, *PromptExtra});
+    if (L.PromptExtra)
+      Latency = B.op(Op::Add, {Latency, *L.PromptExtra});
     if (OutputCV && !D.Static) {
       NodeId Output =
-          B.apply(FormulaId::LengthQuantile, {D.Output, *OutputCV, Level}, "");
+          B.apply(FormulaId::LengthQuantile, {D.Output, *OutputCV, L.At}, "");
       NodeId Extra =
           B.op(Op::Mul,
                {B.op(Op::Div, {B.op(Op::Sub, {Output, D.Output}), D.OneToken}),
@@ -229,18 +265,15 @@ bool lowerQueue(LoweringContext &Ctx) {
       B.label(Extra, "output_quantile_extra_decode");
       Latency = B.op(Op::Add, {Latency, Extra});
     }
-    // The wait for a slot, then the wait behind other prefills (each at
-    // the same percentile: an upper bound on the quantile of their sum).
+    // The latency's waits behind other prefills and for the iteration in
+    // flight, each at the same percentile (an upper bound on the quantile
+    // of their sum at the upper percentiles).
     if (PrefillRate) {
-      NodeId Wait =
-          B.apply(FormulaId::PrefillWaitQuantile,
-                  {*PrefillRate, *PrefillWork, *PrefillCV, Level}, "");
-      // And for the decode iteration in flight when it arrives.
-      Wait =
-          B.op(Op::Add,
-               {Wait, B.apply(FormulaId::IterationResidualQuantile,
-                              {*Residual, *PrefillRho, *Others, Level}, "")});
-      Ttft = B.op(Op::Add, {Ttft, Wait});
+      NodeId Wait = B.apply(FormulaId::PrefillWaitQuantile,
+                            {*PrefillRate, *PrefillWork, *PrefillCV, L.At}, "");
+      Wait = B.op(Op::Add,
+                  {Wait, B.apply(FormulaId::IterationResidualQuantile,
+                                 {*Residual, *PrefillRho, *Others, L.At}, "")});
       Latency = B.op(Op::Add, {Latency, Wait});
     }
     B.publish(P.Ttft, Ttft);

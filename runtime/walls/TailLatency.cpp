@@ -11,10 +11,15 @@
 
 #include "runtime/walls/Formulas.h"
 
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/SmallVector.h"
+
 #include <boost/math/distributions/lognormal.hpp>
+#include <boost/math/distributions/normal.hpp>
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 namespace mlsc::walls {
@@ -285,6 +290,280 @@ Time prefillWaitQuantile(RequestRate Rate, Time Prefill, Number PrefillCV,
     return in<Time>(0); // this often, the replica has no prefill queued
   double Mean = Rho * S * (1 + Cs * Cs) / (2 * (1 - Rho));
   return in<Time>(Mean / Rho * std::log(Rho / (1 - P)));
+}
+
+namespace {
+
+/// Raw moments E[X], E[X^2], E[X^3] of one part of a sum.
+struct RawMoments {
+  double E1 = 0, E2 = 0, E3 = 0;
+};
+
+/// A sum of independent continuous parts read as the shifted lognormal
+/// with its mean, variance and third central moment (each adds over
+/// independent parts), or the normal when it has no skew, or a point when
+/// nothing varies.
+class ThreeMomentFit {
+public:
+  ThreeMomentFit() = default;
+  explicit ThreeMomentFit(llvm::ArrayRef<RawMoments> Parts) {
+    double Mean = 0, Var = 0, Third = 0;
+    for (const RawMoments &M : Parts) {
+      Mean += M.E1;
+      Var += M.E2 - M.E1 * M.E1;
+      Third += M.E3 - 3 * M.E1 * M.E2 + 2 * M.E1 * M.E1 * M.E1;
+    }
+    init(Mean, Var, Third);
+  }
+  /// The fit of given mean, variance and third central moment.
+  void init(double Mean, double Var, double Third) {
+    At = Mean;
+    Variance = Var;
+    Mu3 = Third;
+    if (!(Var > 0))
+      return; // a point
+    Sd = std::sqrt(Var);
+    double G = Third / (Var * Sd);
+    if (!(G > 1e-9))
+      return;                                        // the normal limit
+    double W = 2 * std::sinh(std::asinh(G / 2) / 3); // w^3 + 3w = g
+    double S2 = std::log1p(W * W), MY = Sd / W;
+    Shift = Mean - MY;
+    LogScale = std::log(MY) - S2 / 2;
+    Sigma = std::sqrt(S2);
+  }
+  /// P(sum <= X) and the density there (0 for a point).
+  void cdfPdf(double X, double &F, double &D) const {
+    constexpr double InvSqrt2Pi = 0.3989422804014327,
+                     InvSqrt2 = 0.7071067811865476;
+    if (!(Sd > 0)) {
+      F = X >= At ? 1 : 0;
+      D = 0;
+      return;
+    }
+    double U, Scale;
+    if (!(Sigma > 0)) {
+      U = (X - At) / Sd;
+      Scale = Sd;
+    } else {
+      if (X <= Shift) {
+        F = D = 0;
+        return;
+      }
+      U = (std::log(X - Shift) - LogScale) / Sigma;
+      Scale = Sigma * (X - Shift);
+    }
+    F = 0.5 * std::erfc(-U * InvSqrt2);
+    D = InvSqrt2Pi * std::exp(-0.5 * U * U) / Scale;
+  }
+  /// Raw moments of the sum.
+  RawMoments raw() const {
+    return {At, Variance + At * At, Mu3 + 3 * At * Variance + At * At * At};
+  }
+  /// The sum's p-quantile, Z = the standard normal's.
+  double quantile(double Z) const {
+    if (!(Sd > 0))
+      return At;
+    if (!(Sigma > 0))
+      return At + Sd * Z;
+    return Shift + std::exp(LogScale + Sigma * Z);
+  }
+
+private:
+  double At = 0, Variance = 0, Mu3 = 0, Sd = 0, Shift = 0, LogScale = 0,
+         Sigma = 0;
+};
+
+double normalQuantileOf(double P) {
+  using namespace boost::math::policies;
+  using Quiet =
+      policy<domain_error<ignore_error>, overflow_error<ignore_error>,
+             underflow_error<ignore_error>, evaluation_error<ignore_error>>;
+  return boost::math::quantile(
+      boost::math::normal_distribution<double, Quiet>(), P);
+}
+
+/// The standard normal's p-quantile; the four percentiles every scenario
+/// asks for are computed once.
+double normalQuantile(double P) {
+  static const double Z50 = normalQuantileOf(0.5), Z90 = normalQuantileOf(0.9),
+                      Z99 = normalQuantileOf(0.99),
+                      Z999 = normalQuantileOf(0.999);
+  if (P == 0.5)
+    return Z50;
+  if (P == 0.9)
+    return Z90;
+  if (P == 0.99)
+    return Z99;
+  if (P == 0.999)
+    return Z999;
+  return normalQuantileOf(P);
+}
+
+/// An exponential of mean M: its raw moments.
+RawMoments exponentialMoments(double M) {
+  return {M, 2 * M * M, 6 * M * M * M};
+}
+
+/// The branches of a first token's sum, conditioned on which of its two
+/// waits occur (without the first token's own constant time), and the
+/// inputs they were built from: a scenario's four TTFT percentiles share
+/// them within one evaluation, so each thread keeps the last set.
+struct FirstTokenBranches {
+  static constexpr size_t Keys = 14;
+  double Key[Keys];
+  bool Valid = false;
+  int Random = 0;    ///< parts that vary
+  double Offset = 0; ///< the first token's shift under a prompt spread
+  size_t Count = 0;
+  double Weight[4];
+  ThreeMomentFit Fit[4];
+  ThreeMomentFit Whole; ///< the mixture's own three moments: a first guess
+};
+
+} // namespace
+
+Time firstTokenSumQuantile(
+    Time FirstToken, Time FirstMedian, Time First99, Number PromptCV,
+    Number LogC, RequestRate ArrivalRate, Time ServiceTime, Number Servers,
+    Number ServiceCV, RequestRate PrefillRate, Time Prefill, Number PrefillCV,
+    Time Iteration, Number PrefillShare, Number Others, Number Percentile) {
+  double P = Percentile.value(), First = FirstToken.value();
+  double Slot =
+      waitGiven(LogC.value(), ArrivalRate, ServiceTime, Servers, ServiceCV, P);
+  double Queued =
+      prefillWaitQuantile(PrefillRate, Prefill, PrefillCV, Percentile).value();
+  double Rest =
+      iterationResidualQuantile(Iteration, PrefillShare, Others, Percentile)
+          .value();
+  double Cv = PromptCV.value(), A50 = FirstMedian.value(),
+         A99 = First99.value();
+  for (double X : {P, First, Slot, Queued, Rest, Cv, A50, A99})
+    if (std::isnan(X))
+      return in<Time>(NaN);
+  if (std::isinf(First) || std::isinf(Slot) || std::isinf(Queued) ||
+      std::isinf(Rest))
+    return in<Time>(Inf);
+  if (!(P > 0 && P < 1))
+    return in<Time>(NaN);
+  bool Spread = Cv > 0 && A99 > A50 && std::isfinite(A99);
+  thread_local FirstTokenBranches Memo;
+  const double Key[FirstTokenBranches::Keys] = {
+      Spread ? A50 : 0,     Spread ? A99 : 0,    Spread ? Cv : 0,
+      LogC.value(),         ArrivalRate.value(), ServiceTime.value(),
+      Servers.value(),      ServiceCV.value(),   PrefillRate.value(),
+      Prefill.value(),      PrefillCV.value(),   Iteration.value(),
+      PrefillShare.value(), Others.value()};
+  FirstTokenBranches &Br = Memo;
+  if (!Br.Valid || std::memcmp(Br.Key, Key, sizeof Key) != 0) {
+    std::memcpy(Br.Key, Key, sizeof Key);
+    Br.Valid = true;
+    Br.Random = 0;
+    Br.Offset = 0;
+    Br.Count = 0;
+    // The parts every request has: the first token's own time under a
+    // prompt spread (a shifted lognormal with the prompt's sigma through
+    // its median and 99th percentile: E[Y^k] = scale^k e^(k^2 sigma^2 /
+    // 2)) and the iteration in flight (uniform on [0, T] with probability
+    // q).
+    llvm::SmallVector<RawMoments, 4> Always;
+    if (Spread) {
+      double S2 = std::log1p(Cv * Cv), Sigma = std::sqrt(S2);
+      double Scale = (A99 - A50) / std::expm1(Sigma * normalQuantile(0.99));
+      Br.Offset = A50 - Scale;
+      Always.push_back({Scale * std::exp(S2 / 2),
+                        Scale * Scale * std::exp(2 * S2),
+                        Scale * Scale * Scale * std::exp(4.5 * S2)});
+      ++Br.Random;
+    }
+    double T = Iteration.value();
+    double Q = std::clamp(1 - PrefillShare.value(), 0.0, 1.0) *
+               -std::expm1(-std::max(Others.value(), 0.0));
+    if (Q > 0 && T > 0) {
+      Always.push_back({Q * T / 2, Q * T * T / 3, Q * T * T * T / 4});
+      ++Br.Random;
+    }
+    // The two waits that may be rare and long, each an atom at 0 and an
+    // exponential: the slot's (or the prefill pool's), P(wait) = C, mean
+    // F S / (c - a); the queued prefills', P(wait) = rho, mean E[W] / rho.
+    double C = wholeServers(Servers), A = erlangs(ArrivalRate, ServiceTime);
+    double SlotP = 0, SlotMean = 0, QueueP = 0, QueueMean = 0;
+    if (A < C && LogC.value() > -Inf) {
+      SlotP = std::min(1.0, std::exp(LogC.value()));
+      SlotMean =
+          poissonArrivalFactor(ServiceCV) * ServiceTime.value() / (C - A);
+    }
+    double Rho = (PrefillRate * Prefill / in<Requests>(1.0)).value();
+    if (Rho > 0 && Rho < 1) {
+      double Cs = PrefillCV.value();
+      QueueP = Rho;
+      QueueMean = Prefill.value() * (1 + Cs * Cs) / (2 * (1 - Rho));
+    }
+    bool SlotVaries = SlotP > 0 && SlotMean > 0,
+         QueueVaries = QueueP > 0 && QueueMean > 0;
+    Br.Random += SlotVaries + QueueVaries;
+    for (int S = 0; S <= SlotVaries; ++S)
+      for (int W = 0; W <= QueueVaries; ++W) {
+        double Weight = (S ? SlotP : 1 - SlotP) * (W ? QueueP : 1 - QueueP);
+        if (!(Weight > 0))
+          continue;
+        llvm::SmallVector<RawMoments, 4> Parts(Always.begin(), Always.end());
+        if (S)
+          Parts.push_back(exponentialMoments(SlotMean));
+        if (W)
+          Parts.push_back(exponentialMoments(QueueMean));
+        Br.Weight[Br.Count] = Weight;
+        Br.Fit[Br.Count++] = ThreeMomentFit(Parts);
+      }
+    RawMoments Mixed;
+    for (size_t K = 0; K < Br.Count; ++K) {
+      RawMoments R = Br.Fit[K].raw();
+      Mixed.E1 += Br.Weight[K] * R.E1;
+      Mixed.E2 += Br.Weight[K] * R.E2;
+      Mixed.E3 += Br.Weight[K] * R.E3;
+    }
+    Br.Whole = ThreeMomentFit(llvm::ArrayRef<RawMoments>(Mixed));
+  }
+  if (Br.Random <= 1)
+    return in<Time>(First + Slot + Queued + Rest); // its own quantile
+  // The constant the branches add: the shift of the first token's spread,
+  // or its one time.
+  double Offset = Spread ? Br.Offset : First;
+  double Least = Spread ? std::max(Br.Offset, 0.0) : First;
+  double Floor = std::max(First, Least + std::max({Slot, Queued, Rest}));
+  double Z = normalQuantile(P);
+  if (Br.Count == 1)
+    return in<Time>(std::max(Offset + Br.Fit[0].quantile(Z), Floor));
+  // The mixture's p-quantile lies between its branches' own (F = sum w_k
+  // F_k is at least the least F_k and at most the largest): Newton's
+  // steps from the mixture's own three-moment fit, bisecting when one
+  // leaves the bracket, until a step is below 1e-6 of the value (the
+  // next would be below 1e-12: finer than the four figures printed).
+  double Lo = Inf, Hi = -Inf;
+  for (size_t K = 0; K < Br.Count; ++K) {
+    double At = Br.Fit[K].quantile(Z);
+    Lo = std::min(Lo, At);
+    Hi = std::max(Hi, At);
+  }
+  double X = std::clamp(Br.Whole.quantile(Z), Lo, Hi);
+  for (int I = 0; I < 100 && Hi - Lo > 1e-7 * std::abs(Hi); ++I) {
+    double F = 0, D = 0;
+    for (size_t K = 0; K < Br.Count; ++K) {
+      double Fk, Dk;
+      Br.Fit[K].cdfPdf(X, Fk, Dk);
+      F += Br.Weight[K] * Fk;
+      D += Br.Weight[K] * Dk;
+    }
+    (F >= P ? Hi : Lo) = X;
+    double Next = D > 0 ? X - (F - P) / D : NaN;
+    if (!(Next > Lo && Next < Hi))
+      Next = 0.5 * (Lo + Hi);
+    bool Done = std::abs(Next - X) <= 1e-6 * std::abs(X);
+    X = Next;
+    if (Done)
+      break;
+  }
+  return in<Time>(std::max(Offset + X, Floor));
 }
 
 Time ttftQuantile(RequestRate ArrivalRate, Time ServiceTime, Number Servers,
