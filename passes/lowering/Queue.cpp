@@ -206,8 +206,8 @@ bool lowerQueue(LoweringContext &Ctx) {
   // slot (for the prefill pool's replicas when the pools are sized), for
   // the prefills queued ahead and for the iteration in flight; zeros where
   // a part does not apply.
-  NodeId NoTime = B.op(Op::Mul, {D.DecodeStep, B.constant(0, "no such wait")});
-  NodeId NoRate = B.op(Op::Mul, {Arrival, B.constant(0, "no other prefills")});
+  NodeId NoTime = Ctx.none("s", "0 s", "no such wait");
+  NodeId NoRate = Ctx.none("req/s", "0 req/s", "no other prefills");
   NodeId None = B.constant(0, "no such wait");
   NodeId SpreadCV = PromptCV && !D.Static
                         ? *PromptCV

@@ -21,6 +21,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <optional>
 
 namespace mlsc::walls {
 
@@ -306,6 +307,21 @@ struct RawMoments {
 class ThreeMomentFit {
 public:
   ThreeMomentFit() = default;
+  /// A lone exponential of mean M, or a lone uniform on [0, T]: exact.
+  static ThreeMomentFit exponential(double M) {
+    ThreeMomentFit F;
+    F.init(M, M * M, 2 * M * M * M);
+    F.Exact = Kind::Exponential;
+    F.Scale = M;
+    return F;
+  }
+  static ThreeMomentFit uniform(double T) {
+    ThreeMomentFit F;
+    F.init(T / 2, T * T / 12, 0);
+    F.Exact = Kind::Uniform;
+    F.Scale = T;
+    return F;
+  }
   explicit ThreeMomentFit(llvm::ArrayRef<RawMoments> Parts) {
     double Mean = 0, Var = 0, Third = 0;
     for (const RawMoments &M : Parts) {
@@ -336,32 +352,47 @@ public:
   void cdfPdf(double X, double &F, double &D) const {
     constexpr double InvSqrt2Pi = 0.3989422804014327,
                      InvSqrt2 = 0.7071067811865476;
+    if (Exact == Kind::Exponential) {
+      double E = X > 0 ? std::exp(-X / Scale) : 1;
+      F = 1 - E;
+      D = X > 0 ? E / Scale : 0;
+      return;
+    }
+    if (Exact == Kind::Uniform) {
+      F = std::clamp(X / Scale, 0.0, 1.0);
+      D = X > 0 && X < Scale ? 1 / Scale : 0;
+      return;
+    }
     if (!(Sd > 0)) {
       F = X >= At ? 1 : 0;
       D = 0;
       return;
     }
-    double U, Scale;
+    double U, Width;
     if (!(Sigma > 0)) {
       U = (X - At) / Sd;
-      Scale = Sd;
+      Width = Sd;
     } else {
       if (X <= Shift) {
         F = D = 0;
         return;
       }
       U = (std::log(X - Shift) - LogScale) / Sigma;
-      Scale = Sigma * (X - Shift);
+      Width = Sigma * (X - Shift);
     }
     F = 0.5 * std::erfc(-U * InvSqrt2);
-    D = InvSqrt2Pi * std::exp(-0.5 * U * U) / Scale;
+    D = InvSqrt2Pi * std::exp(-0.5 * U * U) / Width;
   }
   /// Raw moments of the sum.
   RawMoments raw() const {
     return {At, Variance + At * At, Mu3 + 3 * At * Variance + At * At * At};
   }
   /// The sum's p-quantile, Z = the standard normal's.
-  double quantile(double Z) const {
+  double quantile(double P, double Z) const {
+    if (Exact == Kind::Exponential)
+      return -Scale * std::log1p(-P);
+    if (Exact == Kind::Uniform)
+      return P * Scale;
     if (!(Sd > 0))
       return At;
     if (!(Sigma > 0))
@@ -370,8 +401,10 @@ public:
   }
 
 private:
+  enum class Kind { Fitted, Exponential, Uniform };
+  Kind Exact = Kind::Fitted;
   double At = 0, Variance = 0, Mu3 = 0, Sd = 0, Shift = 0, LogScale = 0,
-         Sigma = 0;
+         Sigma = 0, Scale = 0;
 };
 
 double normalQuantileOf(double P) {
@@ -405,21 +438,120 @@ RawMoments exponentialMoments(double M) {
   return {M, 2 * M * M, 6 * M * M * M};
 }
 
-/// The branches of a first token's sum, conditioned on which of its two
+/// The branches of a first token's sum, conditioned on which of its
 /// waits occur (without the first token's own constant time), and the
 /// inputs they were built from: a scenario's four TTFT percentiles share
 /// them within one evaluation, so each thread keeps the last set.
 struct FirstTokenBranches {
-  static constexpr size_t Keys = 14;
+  static constexpr size_t Keys = 14, Most = 8;
   double Key[Keys];
   bool Valid = false;
   int Random = 0;    ///< parts that vary
   double Offset = 0; ///< the first token's shift under a prompt spread
   size_t Count = 0;
-  double Weight[4];
-  ThreeMomentFit Fit[4];
+  double Weight[Most];
+  ThreeMomentFit Fit[Most];
   ThreeMomentFit Whole; ///< the mixture's own three moments: a first guess
 };
+
+/// Builds \p Br: the slot's wait occurs or not, and at the replica the
+/// queued prefills' wait, the iteration's rest, both or neither.
+void buildBranches(FirstTokenBranches &Br, bool Spread, double Cv, double A50,
+                   double A99, Number LogC, RequestRate ArrivalRate,
+                   Time ServiceTime, Number Servers, Number ServiceCV,
+                   RequestRate PrefillRate, Time Prefill, Number PrefillCV,
+                   Time Iteration, Number PrefillShare, Number Others) {
+  Br.Random = 0;
+  Br.Offset = 0;
+  Br.Count = 0;
+  // The first token's own time under a prompt spread: a shifted lognormal
+  // with the prompt's sigma through its median and 99th percentile,
+  // E[Y^k] = scale^k e^(k^2 sigma^2 / 2).
+  std::optional<RawMoments> First;
+  if (Spread) {
+    double S2 = std::log1p(Cv * Cv), Sigma = std::sqrt(S2);
+    double Scale = (A99 - A50) / std::expm1(Sigma * normalQuantile(0.99));
+    Br.Offset = A50 - Scale;
+    First =
+        RawMoments{Scale * std::exp(S2 / 2), Scale * Scale * std::exp(2 * S2),
+                   Scale * Scale * Scale * std::exp(4.5 * S2)};
+    ++Br.Random;
+  }
+  // The slot's (or the prefill pool's) wait: P = C, then exponential of
+  // mean F S / (c - a).
+  double C = wholeServers(Servers), A = erlangs(ArrivalRate, ServiceTime);
+  double SlotP = 0, SlotMean = 0;
+  if (A < C && LogC.value() > -Inf) {
+    SlotP = std::min(1.0, std::exp(LogC.value()));
+    SlotMean = poissonArrivalFactor(ServiceCV) * ServiceTime.value() / (C - A);
+  }
+  // The queued prefills' wait: P = rho, then exponential of mean E[W] /
+  // rho. The iteration's rest: P = q, then uniform on [0, T].
+  double Rho = (PrefillRate * Prefill / in<Requests>(1.0)).value();
+  double QueueP = 0, QueueMean = 0;
+  if (Rho > 0 && Rho < 1) {
+    double Cs = PrefillCV.value();
+    QueueP = Rho;
+    QueueMean = Prefill.value() * (1 + Cs * Cs) / (2 * (1 - Rho));
+  }
+  double T = Iteration.value();
+  double Q = std::clamp(1 - PrefillShare.value(), 0.0, 1.0) *
+             -std::expm1(-std::max(Others.value(), 0.0));
+  if (!(Q > 0 && T > 0))
+    Q = 0;
+  if (!(SlotP > 0 && SlotMean > 0))
+    SlotP = 0;
+  if (!(QueueP > 0 && QueueMean > 0))
+    QueueP = 0;
+  Br.Random += (SlotP > 0) + (QueueP > 0) + (Q > 0);
+  // At the replica: unchunked, an arrival lands in a prefill (rho, the
+  // share the iteration's q leaves out) or in a decode iteration (q) or
+  // in neither; chunked (no prefill share), the budget's queue and the
+  // iteration in flight are apart.
+  struct Outcome {
+    double P;
+    bool Queued, Rest;
+  };
+  llvm::SmallVector<Outcome, 4> AtReplica;
+  if (PrefillShare.value() > 0) {
+    AtReplica = {{QueueP, true, false},
+                 {Q, false, true},
+                 {std::max(0.0, 1 - QueueP - Q), false, false}};
+  } else {
+    AtReplica = {{QueueP * Q, true, true},
+                 {QueueP * (1 - Q), true, false},
+                 {(1 - QueueP) * Q, false, true},
+                 {(1 - QueueP) * (1 - Q), false, false}};
+  }
+  RawMoments Mixed;
+  for (int S = 0; S < 2; ++S)
+    for (const Outcome &O : AtReplica) {
+      double Weight = (S ? SlotP : 1 - SlotP) * O.P;
+      if (!(Weight > 0))
+        continue;
+      llvm::SmallVector<RawMoments, 4> Parts;
+      if (First)
+        Parts.push_back(*First);
+      if (S)
+        Parts.push_back(exponentialMoments(SlotMean));
+      if (O.Queued)
+        Parts.push_back(exponentialMoments(QueueMean));
+      if (O.Rest)
+        Parts.push_back({T / 2, T * T / 3, T * T * T / 4});
+      // One exponential or one uniform alone is taken exactly.
+      ThreeMomentFit Fit(Parts);
+      if (Parts.size() == 1 && !First)
+        Fit = O.Rest ? ThreeMomentFit::uniform(T)
+                     : ThreeMomentFit::exponential(S ? SlotMean : QueueMean);
+      RawMoments R = Fit.raw();
+      Mixed.E1 += Weight * R.E1;
+      Mixed.E2 += Weight * R.E2;
+      Mixed.E3 += Weight * R.E3;
+      Br.Weight[Br.Count] = Weight;
+      Br.Fit[Br.Count++] = Fit;
+    }
+  Br.Whole = ThreeMomentFit(llvm::ArrayRef<RawMoments>(Mixed));
+}
 
 } // namespace
 
@@ -458,71 +590,9 @@ Time firstTokenSumQuantile(
   if (!Br.Valid || std::memcmp(Br.Key, Key, sizeof Key) != 0) {
     std::memcpy(Br.Key, Key, sizeof Key);
     Br.Valid = true;
-    Br.Random = 0;
-    Br.Offset = 0;
-    Br.Count = 0;
-    // The parts every request has: the first token's own time under a
-    // prompt spread (a shifted lognormal with the prompt's sigma through
-    // its median and 99th percentile: E[Y^k] = scale^k e^(k^2 sigma^2 /
-    // 2)) and the iteration in flight (uniform on [0, T] with probability
-    // q).
-    llvm::SmallVector<RawMoments, 4> Always;
-    if (Spread) {
-      double S2 = std::log1p(Cv * Cv), Sigma = std::sqrt(S2);
-      double Scale = (A99 - A50) / std::expm1(Sigma * normalQuantile(0.99));
-      Br.Offset = A50 - Scale;
-      Always.push_back({Scale * std::exp(S2 / 2),
-                        Scale * Scale * std::exp(2 * S2),
-                        Scale * Scale * Scale * std::exp(4.5 * S2)});
-      ++Br.Random;
-    }
-    double T = Iteration.value();
-    double Q = std::clamp(1 - PrefillShare.value(), 0.0, 1.0) *
-               -std::expm1(-std::max(Others.value(), 0.0));
-    if (Q > 0 && T > 0) {
-      Always.push_back({Q * T / 2, Q * T * T / 3, Q * T * T * T / 4});
-      ++Br.Random;
-    }
-    // The two waits that may be rare and long, each an atom at 0 and an
-    // exponential: the slot's (or the prefill pool's), P(wait) = C, mean
-    // F S / (c - a); the queued prefills', P(wait) = rho, mean E[W] / rho.
-    double C = wholeServers(Servers), A = erlangs(ArrivalRate, ServiceTime);
-    double SlotP = 0, SlotMean = 0, QueueP = 0, QueueMean = 0;
-    if (A < C && LogC.value() > -Inf) {
-      SlotP = std::min(1.0, std::exp(LogC.value()));
-      SlotMean =
-          poissonArrivalFactor(ServiceCV) * ServiceTime.value() / (C - A);
-    }
-    double Rho = (PrefillRate * Prefill / in<Requests>(1.0)).value();
-    if (Rho > 0 && Rho < 1) {
-      double Cs = PrefillCV.value();
-      QueueP = Rho;
-      QueueMean = Prefill.value() * (1 + Cs * Cs) / (2 * (1 - Rho));
-    }
-    bool SlotVaries = SlotP > 0 && SlotMean > 0,
-         QueueVaries = QueueP > 0 && QueueMean > 0;
-    Br.Random += SlotVaries + QueueVaries;
-    for (int S = 0; S <= SlotVaries; ++S)
-      for (int W = 0; W <= QueueVaries; ++W) {
-        double Weight = (S ? SlotP : 1 - SlotP) * (W ? QueueP : 1 - QueueP);
-        if (!(Weight > 0))
-          continue;
-        llvm::SmallVector<RawMoments, 4> Parts(Always.begin(), Always.end());
-        if (S)
-          Parts.push_back(exponentialMoments(SlotMean));
-        if (W)
-          Parts.push_back(exponentialMoments(QueueMean));
-        Br.Weight[Br.Count] = Weight;
-        Br.Fit[Br.Count++] = ThreeMomentFit(Parts);
-      }
-    RawMoments Mixed;
-    for (size_t K = 0; K < Br.Count; ++K) {
-      RawMoments R = Br.Fit[K].raw();
-      Mixed.E1 += Br.Weight[K] * R.E1;
-      Mixed.E2 += Br.Weight[K] * R.E2;
-      Mixed.E3 += Br.Weight[K] * R.E3;
-    }
-    Br.Whole = ThreeMomentFit(llvm::ArrayRef<RawMoments>(Mixed));
+    buildBranches(Br, Spread, Cv, A50, A99, LogC, ArrivalRate, ServiceTime,
+                  Servers, ServiceCV, PrefillRate, Prefill, PrefillCV,
+                  Iteration, PrefillShare, Others);
   }
   if (Br.Random <= 1)
     return in<Time>(First + Slot + Queued + Rest); // its own quantile
@@ -533,35 +603,44 @@ Time firstTokenSumQuantile(
   double Floor = std::max(First, Least + std::max({Slot, Queued, Rest}));
   double Z = normalQuantile(P);
   if (Br.Count == 1)
-    return in<Time>(std::max(Offset + Br.Fit[0].quantile(Z), Floor));
-  // The mixture's p-quantile lies between its branches' own (F = sum w_k
-  // F_k is at least the least F_k and at most the largest): Newton's
-  // steps from the mixture's own three-moment fit, bisecting when one
-  // leaves the bracket, until a step is below 1e-6 of the value (the
-  // next would be below 1e-12: finer than the four figures printed).
-  double Lo = Inf, Hi = -Inf;
-  for (size_t K = 0; K < Br.Count; ++K) {
-    double At = Br.Fit[K].quantile(Z);
-    Lo = std::min(Lo, At);
-    Hi = std::max(Hi, At);
-  }
-  double X = std::clamp(Br.Whole.quantile(Z), Lo, Hi);
-  for (int I = 0; I < 100 && Hi - Lo > 1e-7 * std::abs(Hi); ++I) {
-    double F = 0, D = 0;
+    return in<Time>(std::max(Offset + Br.Fit[0].quantile(P, Z), Floor));
+  // The mixture's p-quantile, the least X with F(X) >= p, lies between its
+  // branches' own (F = sum w_k F_k is at least the least F_k and at most
+  // the largest); a branch with nothing varying is a point. Newton's steps
+  // from the mixture's own three-moment fit, bisecting when one leaves
+  // the bracket, until F is within 1e-12 of p or the bracket within 1e-10
+  // of the value.
+  auto Cdf = [&](double X, double &F, double &D) {
+    F = D = 0;
     for (size_t K = 0; K < Br.Count; ++K) {
       double Fk, Dk;
       Br.Fit[K].cdfPdf(X, Fk, Dk);
       F += Br.Weight[K] * Fk;
       D += Br.Weight[K] * Dk;
     }
+  };
+  double Lo = Inf, Hi = -Inf;
+  for (size_t K = 0; K < Br.Count; ++K) {
+    double At = Br.Fit[K].quantile(P, Z);
+    Lo = std::min(Lo, At);
+    Hi = std::max(Hi, At);
+  }
+  double F, D;
+  Cdf(Lo, F, D);
+  if (F >= P) // the lowest branch's quantile: a point holding p
+    return in<Time>(std::max(Offset + Lo, Floor));
+  double X = std::clamp(Br.Whole.quantile(P, Z), Lo, Hi);
+  for (int I = 0; I < 200; ++I) {
+    Cdf(X, F, D);
     (F >= P ? Hi : Lo) = X;
-    double Next = D > 0 ? X - (F - P) / D : NaN;
-    if (!(Next > Lo && Next < Hi))
-      Next = 0.5 * (Lo + Hi);
-    bool Done = std::abs(Next - X) <= 1e-6 * std::abs(X);
-    X = Next;
-    if (Done)
+    if (std::abs(F - P) <= 1e-12)
       break;
+    if (Hi - Lo <= 1e-10 * (std::abs(Offset) + std::abs(Hi)) + 1e-15) {
+      X = Hi;
+      break;
+    }
+    double Next = D > 0 ? X - (F - P) / D : NaN;
+    X = Next > Lo && Next < Hi ? Next : 0.5 * (Lo + Hi);
   }
   return in<Time>(std::max(Offset + X, Floor));
 }
