@@ -135,16 +135,31 @@ bool AtomicFile::open(llvm::StringRef Target, std::string &Error) {
   // A short temporary name, so that any valid target name fits beside it.
   llvm::SmallString<256> Model = Folder;
   llvm::sys::path::append(Model, ".mlsc-%%%%%%%%.tmp");
+  // The name is scheduled for removal on SIGINT and SIGTERM before the file
+  // exists: a signal that lands between creating the file and scheduling it
+  // (fs::createUniqueFile, then RemoveFileOnSignal) would leave it behind.
+  // A signal before the create finds nothing to remove.
   int FD = -1;
-  llvm::SmallString<256> Created;
-  if (std::error_code EC = fs::createUniqueFile(Model, FD, Created)) {
+  std::error_code EC;
+  for (int Attempt = 0; Attempt < 128; ++Attempt) {
+    llvm::SmallString<256> Name;
+    fs::createUniquePath(Model, Name, /*MakeAbsolute=*/false);
+    llvm::sys::RemoveFileOnSignal(Name);
+    EC = fs::openFileForWrite(Name, FD, fs::CD_CreateNew, fs::OF_None);
+    if (!EC) {
+      Temp = std::string(Name);
+      break;
+    }
+    llvm::sys::DontRemoveFileOnSignal(Name);
+    if (EC != std::errc::file_exists)
+      break;
+  }
+  if (Temp.empty()) {
     Error = "cannot write: cannot create a temporary file in its folder (" +
             EC.message() + ")";
     return false;
   }
-  Temp = std::string(Created);
   Path = Target.str();
-  llvm::sys::RemoveFileOnSignal(Temp);
   OS = std::make_unique<llvm::raw_fd_ostream>(FD, /*shouldClose=*/true);
   return true;
 }
