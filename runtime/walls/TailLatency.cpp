@@ -514,9 +514,12 @@ void buildBranches(FirstTokenBranches &Br, bool Spread, double Cv, double A50,
   };
   llvm::SmallVector<Outcome, 4> AtReplica;
   if (PrefillShare.value() > 0) {
-    AtReplica = {{QueueP, true, false},
-                 {Q, false, true},
-                 {std::max(0.0, 1 - QueueP - Q), false, false}};
+    // Exclusive outcomes: q leaves out the prefill share, so rho + q <= 1
+    // when the share is rho; a share given apart from rho is normalised.
+    double Busy = QueueP + Q, Scale = Busy > 1 ? 1 / Busy : 1;
+    AtReplica = {{QueueP * Scale, true, false},
+                 {Q * Scale, false, true},
+                 {std::max(0.0, 1 - Busy * Scale), false, false}};
   } else {
     AtReplica = {{QueueP * Q, true, true},
                  {QueueP * (1 - Q), true, false},
@@ -573,11 +576,11 @@ Time firstTokenSumQuantile(
   for (double X : {P, First, Slot, Queued, Rest, Cv, A50, A99})
     if (std::isnan(X))
       return in<Time>(NaN);
+  if (!(P > 0 && P < 1))
+    return in<Time>(NaN);
   if (std::isinf(First) || std::isinf(Slot) || std::isinf(Queued) ||
       std::isinf(Rest))
     return in<Time>(Inf);
-  if (!(P > 0 && P < 1))
-    return in<Time>(NaN);
   bool Spread = Cv > 0 && A99 > A50 && std::isfinite(A99);
   thread_local FirstTokenBranches Memo;
   const double Key[FirstTokenBranches::Keys] = {
@@ -629,7 +632,8 @@ Time firstTokenSumQuantile(
   Cdf(Lo, F, D);
   if (F >= P) // the lowest branch's quantile: a point holding p
     return in<Time>(std::max(Offset + Lo, Floor));
-  double X = std::clamp(Br.Whole.quantile(P, Z), Lo, Hi);
+  double Start = Br.Whole.quantile(P, Z);
+  double X = std::isfinite(Start) ? std::clamp(Start, Lo, Hi) : 0.5 * (Lo + Hi);
   for (int I = 0; I < 200; ++I) {
     Cdf(X, F, D);
     (F >= P ? Hi : Lo) = X;

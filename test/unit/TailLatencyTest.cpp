@@ -580,12 +580,29 @@ TEST(TailLatency, PromptSpreadEntersTheSumThroughItsQuantiles) {
   EXPECT_GE(At(0.080, 0.99), 0.080);
 }
 
+TEST(TailLatency, ExclusiveWaitsAreNormalisedWhenTheShareIsNotRho) {
+  // Unchunked, with a prefill share (0.1) given apart from rho = 120/s * 5
+  // ms = 0.6: q = 0.9 (1 - e^-50) = 0.9 and rho + q = 1.5, so the
+  // exclusive outcomes are scaled to 0.4 (a queued prefill, exponential of
+  // mean 5 (1 + 1) / (2 x 0.4) = 12.5 ms) and 0.6 (the iteration's rest,
+  // uniform on 10 ms), none left for neither. F(10 + x) = 0.4 (1 -
+  // e^(-x / 12.5)) + 0.06 x: the median at x = 5.8438 ms (bisection), above
+  // the floor's 10 + 4.44 ms. Unscaled, the weights summed to 1.5 and put
+  // the median near 14.3 ms.
+  EXPECT_NEAR(
+      sumQuantile(0.010, 0.010, 0.010, 0, 120, 0.005, 1, 0.010, 0.1, 50, 0.5),
+      0.0158438, 1e-7);
+}
+
 TEST(TailLatency, FirstTokenSumIsUnboundedOrUnknownWhenAPartIs) {
   // Prefills alone fill the replica (rho = 20/s * 0.1 s = 2): unbounded.
   EXPECT_TRUE(std::isinf(
       sumQuantile(0.010, 0.010, 0.010, 0, 20, 0.1, 1, 0.012, 0, 50, 0.5)));
   EXPECT_TRUE(std::isnan(
       sumQuantile(NAN, 0.010, 0.010, 0, 1, 0.005, 1, 0.012, 0, 50, 0.5)));
+  // A percentile outside (0, 1) is unknown even when a part is unbounded.
+  EXPECT_TRUE(std::isnan(
+      sumQuantile(0.010, 0.010, 0.010, 0, 20, 0.1, 1, 0.012, 0, 50, 1.5)));
 }
 
 } // namespace
