@@ -197,7 +197,8 @@ Number solveRunningBatch(const StepAt &One, const StepAt &AtSlots, Number Slots,
     double InSlot = Fixed + Gaps * At.step().value() / (1.0 - F);
     return std::min(B, 1.0 + Lambda * InSlot);
   };
-  double Lo = 1.0, Hi = B; // g(Lo) >= Lo, g(Hi) < Hi
+  double Lo = 1.0, Hi = B;                       // g(Lo) >= Lo, g(Hi) < Hi
+  double GLo = std::nan(""), GHi = std::nan(""); // g there, once known
   if (Scan > 0) {
     // Several roots are possible: the smallest one below which g stays
     // above the diagonal is the batch a replica settles at, filling from
@@ -210,9 +211,11 @@ Number solveRunningBatch(const StepAt &One, const StepAt &AtSlots, Number Slots,
         return in<Number>(std::nan(""));
       if (V < At) {
         Hi = At;
+        GHi = V;
         Found = true;
       } else {
         Lo = At;
+        GLo = V;
       }
     }
     if (!Found)
@@ -223,10 +226,42 @@ Number solveRunningBatch(const StepAt &One, const StepAt &AtSlots, Number Slots,
       return in<Number>(std::nan(""));
     if (AtB >= B)
       return Slots;
+    GHi = AtB;
   }
+  // The root of h(b) = g(b) - b in [Lo, Hi], h(Lo) >= 0 > h(Hi): false
+  // position with the Illinois rule (the end kept twice has its h halved,
+  // so neither end stalls), bisecting when a step leaves the bracket,
+  // until h is exactly 0 (g is linear between the kinks of its roofline,
+  // so the first step often lands there) or the bracket is within 1e-12
+  // of the root, as the bisection it replaced.
+  if (std::isnan(GLo))
+    GLo = g(Lo);
+  if (std::isnan(GLo))
+    return in<Number>(std::nan(""));
+  double HLo = GLo - Lo, HHi = GHi - Hi;
+  int Kept = 0; // -1: Hi was kept last time; +1: Lo was
   for (int I = 0; I < 200 && Hi - Lo > 1e-12 * Hi; ++I) {
-    double Mid = 0.5 * (Lo + Hi);
-    (g(Mid) >= Mid ? Lo : Hi) = Mid;
+    double X = Lo - HLo * (Hi - Lo) / (HHi - HLo);
+    if (!(X > Lo && X < Hi))
+      X = 0.5 * (Lo + Hi);
+    double H = g(X) - X;
+    if (std::isnan(H))
+      return in<Number>(std::nan(""));
+    if (H == 0)
+      return in<Number>(X);
+    if (H > 0) {
+      Lo = X;
+      HLo = H;
+      if (Kept == -1)
+        HHi *= 0.5;
+      Kept = -1;
+    } else {
+      Hi = X;
+      HHi = H;
+      if (Kept == 1)
+        HLo *= 0.5;
+      Kept = 1;
+    }
   }
   return in<Number>(0.5 * (Lo + Hi));
 }
