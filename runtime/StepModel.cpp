@@ -104,10 +104,27 @@ StepTime StepModel::shape(const StepShape &S) const {
   const FlopsPerToken Two = in<FlopsPerToken>(2);
   const Tokens OneToken = in<Tokens>(1);
   StepTime T;
+  // Expert parallelism over ep > 1 (as the graph's decoderWork): the
+  // busiest of the ep groups carries Share of the step's sequences, G =
+  // max(B / ep, min(B, 1)), their attention, KV reads, all-reduces and
+  // always-active parameters; each rank the routed experts (the busiest's
+  // imbalance x the mean) for B / ep sequences' tokens.
+  double Share = 1, ParamsPerToken = Params;
+  if (Moe && EP > 1 && S.Sequences > 0) {
+    double G = std::max(S.Sequences / EP, std::min(S.Sequences, 1.0));
+    Share = G / S.Sequences;
+    double PerExpert = (MoeParams - MoeActive) / (MoeExperts - MoeTopK);
+    double Always = MoeParams - MoeExperts * PerExpert;
+    double Routed = MoeImbalance * (MoeActive - Always);
+    ParamsPerToken = Always + Routed * std::min(S.Sequences / EP, 1.0);
+  }
   Flops Attention =
       Two * OneToken * L *
-      in<Number>(DecodeAttnDim * S.DecodePairs + AttnDim * S.PrefillPairs) / Tp;
-  Flops Weights = Two * in<Number>(Params) * in<Tokens>(S.Tokens) / Tp;
+      in<Number>((DecodeAttnDim * S.DecodePairs + AttnDim * S.PrefillPairs) *
+                 Share) /
+      Tp;
+  Flops Weights =
+      Two * in<Number>(ParamsPerToken) * in<Tokens>(S.Tokens * Share) / Tp;
   Flops Total = Weights + Attention;
   // A step runs every pipeline stage in turn: a tensor-parallel rank reads
   // its share of every stage's weights (an MoE model's: sharded tp ways).
@@ -119,8 +136,8 @@ StepTime StepModel::shape(const StepShape &S) const {
                               in<Number>(MoeExperts), in<Number>(MoeTopK),
                               in<Tokens>(S.Tokens * MoeImbalance),
                               in<Bytes>(BytesPerWeight), Tp, in<Number>(EP));
-  Bytes Moved = Read + in<Tokens>(S.ContextTokens) * in<BytesPerToken>(KV) /
-                           in<Number>(KVShards);
+  Bytes Moved = Read + in<Tokens>(S.ContextTokens * Share) *
+                           in<BytesPerToken>(KV) / in<Number>(KVShards);
   Number Eta = blendedEfficiency(Total, Attention, in<Number>(EtaGemm),
                                  in<Number>(EtaAttention));
   Time Compute = computeTime(Total, in<FlopRate>(Peak), Eta);
@@ -153,7 +170,7 @@ StepTime StepModel::shape(const StepShape &S) const {
   if (Fabric) {
     // The step's tokens' hidden states, whichever sequences they are of.
     Bytes Message =
-        tensorParallelMessage(in<Number>(S.Tokens), in<Tokens>(New),
+        tensorParallelMessage(in<Number>(S.Tokens * Share), in<Tokens>(New),
                               in<Number>(Hidden), in<Bytes>(ActivationBytes));
     Comm = L * tensorParallelLayerTime(
                    Message, Tp, in<Number>(NodeRanks), in<Bandwidth>(FabricBW),

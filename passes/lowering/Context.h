@@ -119,6 +119,20 @@ struct MoeShape {
   NodeId Params, Active, Experts, TopK;
 };
 
+/// Serving under expert parallelism (ep > 1): attention and the dense
+/// layers run data-parallel over the replica's ep groups (each a tp x pp
+/// group holding its own sequences and their KV cache), the routed experts
+/// split over all of them (SGLang's data-parallel attention with EP,
+/// DeepSeek-V3's serving). A step's busiest group carries max(B / ep,
+/// min(B, 1)) of its B sequences; each rank computes its share B / ep of
+/// the routed experts' tokens, imbalance times the mean.
+struct ExpertGroups {
+  NodeId EP;
+  /// The parameters every token computes (attention, dense layers, shared
+  /// experts) and the routed experts' active ones, times the imbalance.
+  NodeId AlwaysActive, Routed;
+};
+
 /// What a decoder's steps share.
 struct DecoderState {
   Roofline Machine;
@@ -136,10 +150,14 @@ struct DecoderState {
   /// kv_heads) (past kv_heads each rank holds one head, replicated), 1 for
   /// a latent (MLA) cache, which every rank keeps whole.
   NodeId KVShards;
-  /// The ways a replica's devices split a token's KV cache in memory:
-  /// KVShards x pp, each pipeline stage holding its own layers' (what
-  /// memory, the simulator's cache and a KV transfer count; a step, which
-  /// crosses every stage, reads KVShards' share).
+  /// The ways one group of a replica splits a sequence's KV cache in
+  /// memory: KVShards x pp, each pipeline stage holding its own layers'
+  /// (what a KV transfer sends a device; a step, which crosses every stage,
+  /// reads KVShards' share).
+  NodeId KVGroupShards;
+  /// The ways a replica's devices split its sequences' KV cache: the
+  /// group's, times ep when the ep groups hold sequences of their own
+  /// (what memory and the simulator's cache count, at the mean group).
   NodeId KVStoreShards;
   /// The memory step's parts the batching step reads: a sequence's paged
   /// KV cache, the weights and activations, the runtime's reserve.
@@ -149,6 +167,8 @@ struct DecoderState {
   std::optional<MoeShape> Moe;
   /// Expert parallelism: the busiest rank's routed tokens over the mean's.
   std::optional<NodeId> MoeImbalance;
+  /// Expert parallelism over ep > 1: the groups that split the batch.
+  std::optional<ExpertGroups> Groups;
   bool Static = false;
   bool Fused = true;                ///< fused attention (FlashAttention)
   std::optional<NodeId> GemmFactor; ///< pruning: GEMM time factor

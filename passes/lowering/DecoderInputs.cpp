@@ -186,6 +186,26 @@ bool lowerDecoderInputs(LoweringContext &Ctx) {
   if (!checkLayout(Ctx, D.TP, D.PP, D.ReplicaDevices, "ep",
                    D.Moe ? Ctx.foldedNumber(W, "parallel.ep") : 1))
     return false;
+  if (D.Moe && W.field("parallel.ep")) {
+    // Every expert-parallel rank holds the same number of experts.
+    double Ep = Ctx.foldedNumber(W, "parallel.ep");
+    double E = Ctx.foldedNumber(Model, "experts");
+    if (!isWhole(E / Ep)) {
+      Ctx.C.Diags.report(
+          DiagKind::InvalidLayout, fieldAt(W, "parallel.ep"),
+          fmt::format("`{}.parallel.ep` = {} does not divide the {} experts "
+                      "of `{}`; expert parallelism gives each rank the same "
+                      "number of experts",
+                      W.Name, Ep, E, Model.Name));
+      Ctx.Failed = true;
+      return false;
+    }
+    NodeId PerRank = B.op(Op::Div, {D.Moe->Experts, D.EP});
+    B.label(PerRank, "layout.experts_per_ep_rank");
+    B.G.DomainChecks.push_back({PerRank, ValueDomain::Whole,
+                                Model.Name + ".experts / parallel.ep",
+                                fieldAt(W, "parallel.ep")});
+  }
   // Expert parallelism waits for its busiest rank, whose experts get
   // moe_imbalance times the mean rank's routed tokens: more expert FLOPs,
   // more experts read, a larger share of the all-to-all (wall 14).
@@ -195,6 +215,19 @@ bool lowerDecoderInputs(LoweringContext &Ctx) {
                               {D.Moe->Params, D.Moe->Active, D.Moe->Experts,
                                D.Moe->TopK, *D.MoeImbalance},
                               "moe.busiest_rank_params");
+    // The ep groups split the batch (attention data-parallel, docs/
+    // language.md): each computes the always-active parameters for its
+    // own sequences, every rank its experts for all of theirs.
+    NodeId PerExpert =
+        B.op(Op::Div, {B.op(Op::Sub, {D.Moe->Params, D.Moe->Active}),
+                       B.op(Op::Sub, {D.Moe->Experts, D.Moe->TopK})});
+    NodeId Always = B.op(
+        Op::Sub, {D.Moe->Params, B.op(Op::Mul, {D.Moe->Experts, PerExpert})});
+    B.label(Always, "moe.always_active_params");
+    NodeId Routed = B.op(
+        Op::Mul, {*D.MoeImbalance, B.op(Op::Sub, {D.Moe->Active, Always})});
+    B.label(Routed, "moe.busiest_rank_routed_params");
+    D.Groups = ExpertGroups{D.EP, Always, Routed};
   }
 
   // Wall 3 and the memory side of the roofline.
@@ -325,8 +358,14 @@ bool lowerDecoderInputs(LoweringContext &Ctx) {
     D.KVShards = B.op(Op::Min, {D.TP, *KVHeads});
     B.label(D.KVShards, "kv_shards");
   }
-  D.KVStoreShards = B.op(Op::Mul, {D.KVShards, D.PP});
-  B.label(D.KVStoreShards, "kv_store_shards");
+  D.KVGroupShards = B.op(Op::Mul, {D.KVShards, D.PP});
+  B.label(D.KVGroupShards, "kv_store_shards");
+  D.KVStoreShards = D.KVGroupShards;
+  if (D.Groups) {
+    // Each ep group holds its own sequences' KV cache.
+    D.KVStoreShards = B.op(Op::Mul, {D.KVGroupShards, D.EP});
+    B.label(D.KVStoreShards, "kv_store_shards_over_ep_groups");
+  }
   B.publish(MetricId::TP, D.TP);
   B.publish(MetricId::PP, D.PP);
   B.publish(MetricId::Batch, D.Batch);

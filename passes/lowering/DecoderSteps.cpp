@@ -28,7 +28,7 @@ PhaseTimes lowerDecodeAt(LoweringContext &Ctx, NodeId Batch,
   DecoderState &D = Ctx.Decoder;
   GraphBuilder &B = Ctx.B;
   DecoderShape DecodeShape{D.ComputeParams, D.Layers, D.DecodeAttnDim, D.KV,
-                           D.KVShards};
+                           D.KVShards,      D.Groups};
   NodeId MicroBatches =
       B.op(Op::Max, {B.constant(1, "at least one micro-batch"),
                      B.op(Op::Min, {D.PP, Batch})});
@@ -99,7 +99,8 @@ NodeId chunkCarried(LoweringContext &Ctx, const PhaseTimes &Parts,
 bool lowerDecoderSteps(LoweringContext &Ctx) {
   DecoderState &D = Ctx.Decoder;
   GraphBuilder &B = Ctx.B;
-  DecoderShape Shape{D.ComputeParams, D.Layers, D.AttnDim, D.KV, D.KVShards};
+  DecoderShape Shape{D.ComputeParams, D.Layers, D.AttnDim, D.KV,
+                     D.KVShards,      D.Groups};
   NodeId PromptTokens = B.op(Op::Mul, {D.Batch, D.Prompt});
   NodeId PrefillWeights = weightsRead(Ctx, PromptTokens, PhaseId::Prefill);
   PhaseWork Prefill =
@@ -129,11 +130,18 @@ bool lowerDecoderSteps(LoweringContext &Ctx) {
   D.CapacityTPOT = D.CapacityStep;
   NodeId DecodeWeights = D.DecodeWeights;
   NodeId Eta = D.DecodeEta;
+  // Under expert parallelism a batch of B spreads over the ep groups (at
+  // B >= ep): as tp x ep ranks sharing its FLOPs and KV cache.
+  NodeId WorkShards = D.TP, KVWorkShards = D.KVShards;
+  if (D.Groups) {
+    WorkShards = B.op(Op::Mul, {D.TP, D.EP});
+    KVWorkShards = B.op(Op::Mul, {D.KVShards, D.EP});
+  }
   B.publish(MetricId::DecodeCrossoverBatch,
             B.apply(FormulaId::DecodeCrossoverBatch,
                     {D.ComputeParams, D.Layers, D.DecodeAttnDim, D.Context,
-                     D.TP, DecodeWeights, D.KV, D.KVShards, D.Peak, Eta, D.BW,
-                     D.Machine.EtaMem},
+                     WorkShards, DecodeWeights, D.KV, KVWorkShards, D.Peak, Eta,
+                     D.BW, D.Machine.EtaMem},
                     ""));
   B.publish(MetricId::RidgePoint,
             B.apply(FormulaId::RidgePoint, {D.Peak, D.BW}, ""));
@@ -209,18 +217,24 @@ bool lowerBestBatch(LoweringContext &Ctx) {
   std::optional<NodeId> Limit = Ctx.field(*Ctx.Workload, "tpot_limit");
   if (!Limit)
     return true;
+  // Under expert parallelism, a sequence's share of a device at B >= ep.
+  NodeId WorkShards = D.TP, KVWorkShards = D.KVShards;
+  if (D.Groups) {
+    WorkShards = B.op(Op::Mul, {D.TP, D.EP});
+    KVWorkShards = B.op(Op::Mul, {D.KVShards, D.EP});
+  }
   NodeId PerSequenceFlops =
       B.apply(FormulaId::DecodeStepFlops,
               {D.ComputeParams, D.Layers, D.DecodeAttnDim,
-               B.constant(1, "one sequence"), D.Context, D.TP},
+               B.constant(1, "one sequence"), D.Context, WorkShards},
               "decode.flops_per_sequence");
   NodeId PerSequenceAttention =
       B.apply(FormulaId::DecodeAttentionFlops,
               {D.Layers, D.DecodeAttnDim, B.constant(1, "one sequence"),
-               D.Context, D.TP},
+               D.Context, WorkShards},
               "decode.attention_flops_per_sequence");
   NodeId PerSequenceBytes =
-      B.op(Op::Div, {B.op(Op::Mul, {D.Context, D.KV}), D.KVShards});
+      B.op(Op::Div, {B.op(Op::Mul, {D.Context, D.KV}), KVWorkShards});
   B.label(PerSequenceBytes, "decode.kv_bytes_per_sequence");
   const Roofline &M = D.Machine;
   B.publish(

@@ -39,19 +39,37 @@ PhaseWork decoderWork(LoweringContext &Ctx, PhaseId P, DecoderPass Pass,
   PhaseWork W;
   W.Sequences = Sequences;
   W.Tokens = Tokens;
+  // Expert parallelism: the busiest group attends over, and reads the KV
+  // cache of, its G = max(B / ep, min(B, 1)) sequences and computes the
+  // always-active parameters a for them; each rank computes the routed
+  // experts' r (imbalance x the mean) for B / ep sequences' tokens.
+  // Together: the FLOPs of G sequences at a + r min(1, B / ep) parameters
+  // (G = B / ep from B = ep on; one sequence below it).
+  NodeId Seqs = Sequences, Params = S.Params;
+  if (S.Groups) {
+    NodeId One = B.constant(1, "one sequence");
+    NodeId PerGroup = B.op(Op::Div, {Sequences, S.Groups->EP});
+    Seqs = B.op(Op::Max, {PerGroup, B.op(Op::Min, {Sequences, One})});
+    B.label(Seqs, Pub.prefix() + ".group_sequences");
+    Params = B.op(Op::Add, {S.Groups->AlwaysActive,
+                            B.op(Op::Mul, {S.Groups->Routed,
+                                           B.op(Op::Min, {PerGroup, One})})});
+    B.label(Params, Pub.prefix() + ".group_params");
+    W.GroupSequences = Seqs;
+  }
   // Built in the order the graph has always listed them: bytes, attention
   // FLOPs, FLOPs.
   W.Bytes =
       B.apply(Prefill ? FormulaId::PrefillBytes : FormulaId::DecodeStepBytes,
-              {Weights, S.KV, Sequences, Span, S.KVShards}, "");
+              {Weights, S.KV, Seqs, Span, S.KVShards}, "");
   Pub(PM::Bytes, W.Bytes);
   W.AttentionFlops = B.apply(Prefill ? FormulaId::PrefillAttentionFlops
                                      : FormulaId::DecodeAttentionFlops,
-                             {S.Layers, S.AttnDim, Sequences, Span, TP}, "");
+                             {S.Layers, S.AttnDim, Seqs, Span, TP}, "");
   Pub(PM::AttentionFlops, W.AttentionFlops);
   W.Flops =
       B.apply(Prefill ? FormulaId::PrefillFlops : FormulaId::DecodeStepFlops,
-              {S.Params, S.Layers, S.AttnDim, Sequences, Span, TP}, "");
+              {Params, S.Layers, S.AttnDim, Seqs, Span, TP}, "");
   Pub(PM::Flops, W.Flops);
   W.WeightBytes = Weights;
   return W;
@@ -69,15 +87,17 @@ static bool oneTokenPhase(PhaseId P) {
 /// each routed copy straight to its expert. Publishes its parts through
 /// \p Pub when given.
 static NodeId machineComm(LoweringContext &Ctx, const Roofline &M,
-                          NodeId Sequences, NodeId Tokens,
-                          const std::string &Prefix, const PhasePublisher *Pub,
-                          bool Decode) {
+                          NodeId Sequences, std::optional<NodeId> InGroup,
+                          NodeId Tokens, const std::string &Prefix,
+                          const PhasePublisher *Pub, bool Decode) {
   GraphBuilder &B = Ctx.B;
   NodeId Comm;
   if (M.FabricBW) {
-    NodeId Message = B.apply(FormulaId::TensorParallelMessage,
-                             {Sequences, Tokens, M.Hidden, M.ActivationBytes},
-                             Prefix + ".tp_message");
+    // A group's all-reduces and sends carry its own sequences' tokens.
+    NodeId Message = B.apply(
+        FormulaId::TensorParallelMessage,
+        {InGroup ? *InGroup : Sequences, Tokens, M.Hidden, M.ActivationBytes},
+        Prefix + ".tp_message");
     NodeId Layer =
         B.apply(FormulaId::TensorParallelLayerTime,
                 {Message, M.TP, M.NodeRanks, *M.FabricBW, *M.FabricLatency,
@@ -210,8 +230,8 @@ static PhaseTimes lowerPhaseTimes(LoweringContext &Ctx, PhaseId P,
     Out.Compute = B.op(Op::Max, {Compute, Streaming});
   }
   NodeId Comm = W.Comm ? *W.Comm
-                       : machineComm(Ctx, M, W.Sequences, W.Tokens, Prefix,
-                                     &Pub, oneTokenPhase(P));
+                       : machineComm(Ctx, M, W.Sequences, W.GroupSequences,
+                                     W.Tokens, Prefix, &Pub, oneTokenPhase(P));
   Pub(PM::CommTime, Comm);
   Out.Comm = Comm;
   Out.Added = Comm;
@@ -248,8 +268,9 @@ NodeId lowerCommLatency(LoweringContext &Ctx, PhaseId P, const Roofline &M,
   std::string Prefix = phaseInfo(P).Prefix;
   NodeId Latency =
       W.Comm ? Ctx.B.constant(0, "communication given whole")
-             : machineComm(Ctx, M, Ctx.B.constant(0, "no tokens"), W.Tokens,
-                           Prefix + ".no_tokens", nullptr, oneTokenPhase(P));
+             : machineComm(Ctx, M, Ctx.B.constant(0, "no tokens"), std::nullopt,
+                           W.Tokens, Prefix + ".no_tokens", nullptr,
+                           oneTokenPhase(P));
   Ctx.B.label(Latency, Prefix + ".comm_latency_time");
   return Latency;
 }

@@ -19,7 +19,10 @@ namespace mlsc {
 /// The work of one phase per device.
 struct PhaseWork {
   NodeId Sequences; ///< sequences in the step
-  NodeId Tokens;    ///< positions per sequence (1 in decode)
+  /// Under expert parallelism, the busiest group's share of them (its
+  /// tensor-parallel all-reduces carry those); otherwise none.
+  std::optional<NodeId> GroupSequences;
+  NodeId Tokens; ///< positions per sequence (1 in decode)
   NodeId Flops, AttentionFlops, Bytes;
   /// The phase's efficiency when it is given (a CNN's whole-model kernel
   /// efficiency) rather than blended from the GEMM and attention classes.
@@ -98,6 +101,9 @@ struct DecoderShape {
   /// The ways the KV cache is split across a tensor-parallel group:
   /// min(tp, kv_heads), 1 for a latent (MLA) cache.
   NodeId KVShards;
+  /// Expert parallelism over ep > 1: the step's sequences are split over
+  /// the ep groups, the routed experts' work over all ranks.
+  std::optional<ExpertGroups> Groups = std::nullopt;
 };
 
 /// A prefill (from an empty cache) or a decode step of a decoder.

@@ -161,7 +161,8 @@ bool lowerQueue(LoweringContext &Ctx) {
       B.label(Computed, Label + ".tokens");
       PhaseWork Work = decoderWork(
           Ctx, PhaseId::RequestPrefill, DecoderPass::Prefill,
-          DecoderShape{D.ComputeParams, D.Layers, D.AttnDim, D.KV, D.KVShards},
+          DecoderShape{D.ComputeParams, D.Layers, D.AttnDim, D.KV, D.KVShards,
+                       D.Groups},
           weightsRead(Ctx, Computed, std::nullopt),
           B.constant(1, "one sequence"), Computed, Computed, D.TP, Label);
       PhaseTimes Parts = lowerHiddenPhase(Ctx, PhaseId::RequestPrefill,

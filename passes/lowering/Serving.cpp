@@ -57,7 +57,7 @@ bool lowerRequests(LoweringContext &Ctx) {
     NodeId Latency = Ctx.required(*Fabric, "latency", "the KV-cache transfer");
     if (Ctx.Failed)
       return false;
-    NodeId Shard = B.op(Op::Div, {D.KV, D.KVStoreShards});
+    NodeId Shard = B.op(Op::Div, {D.KV, D.KVGroupShards});
     NodeId Rate = B.op(Op::Mul, {BW, D.Machine.EtaComm});
     NodeId Transfer = B.apply(FormulaId::KVTransferTime,
                               {D.Prompt, Shard, Rate, Latency}, "");

@@ -699,7 +699,7 @@ bool lowerSimulation(LoweringContext &Ctx) {
                         "is not simulated: the KV cache needs a path";
     } else {
       In.PrefillReplicas = *D.PrefillReplicas;
-      In.KVBytesPerToken = B.op(Op::Div, {D.KV, D.KVStoreShards});
+      In.KVBytesPerToken = B.op(Op::Div, {D.KV, D.KVGroupShards});
       In.KVBandwidth =
           B.op(Op::Mul, {Ctx.required(*Fabric, "bandwidth", "the KV transfer"),
                          D.Machine.EtaComm});
