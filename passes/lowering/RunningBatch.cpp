@@ -41,7 +41,8 @@ bool lowerRunningBatch(LoweringContext &Ctx) {
     NodeId Weights = weightsRead(Ctx, D.Computed, PhaseId::RequestPrefill);
     PhaseWork Work = decoderWork(
         Ctx, PhaseId::RequestPrefill, DecoderPass::Prefill,
-        DecoderShape{D.ComputeParams, D.Layers, D.AttnDim, D.KV, D.KVShards},
+        DecoderShape{D.ComputeParams, D.Layers, D.AttnDim, D.KV, D.KVShards,
+                     D.Groups},
         Weights, B.constant(1, "one sequence"), D.Computed, D.Computed, D.TP);
     PhaseTimes Parts =
         lowerPhaseParts(Ctx, PhaseId::RequestPrefill, D.Machine, Work);
@@ -71,6 +72,12 @@ bool lowerRunningBatch(LoweringContext &Ctx) {
                  D.RequestPrefill, Ctx.orDefault(W, DefaultId::MaxBatchTokens),
                  D.Computed},
                 "request.prefill_share");
+    // Pipeline stages prefill different prompts at once (as many as the
+    // slots let in): a prompt holds each stage for its time there, 1 /
+    // min(pp, batch) of its prefill's latency.
+    D.PrefillShare =
+        B.op(Op::Div, {D.PrefillShare, B.op(Op::Min, {D.PP, D.Batch})});
+    B.label(D.PrefillShare, "request.prefill_share_per_stage");
   }
 
   // Every replica (tp x pp x ep devices) serves `batch` requests at once:
