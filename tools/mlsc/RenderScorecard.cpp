@@ -398,13 +398,31 @@ void printQueue(const ScenarioResult &R, llvm::raw_ostream &OS) {
       "{} slots ({} replica{} x batch {})", formatNumber(R[M::Servers]),
       formatNumber(R[M::Replicas]), R[M::Replicas] == 1 ? "" : "s",
       formatNumber(R[M::Servers] / R[M::Replicas]));
-  row(OS, "queue",
-      Unstable ? fmt::format("UNSTABLE: utilisation {}% of {} (>= 100%); "
-                             "waits grow without bound",
-                             formatNumber(100 * R[M::Utilisation]), Slots)
-               : fmt::format("utilisation {}% of {}",
-                             formatNumber(100 * R[M::Utilisation]), Slots),
-      "[wall 7: tail latency]");
+  // Name what saturates: the prefills (a replica's own, or the prefill
+  // pool's) before the slots, whose utilisation is then unbounded or
+  // beside the point.
+  std::string Unbounded;
+  if (Unstable && R.has(M::PrefillUtilisation) && R[M::PrefillUtilisation] >= 1)
+    Unbounded =
+        (R.has(M::PrefillReplicas) ? "the prefill pool is "
+                                   : "prefills alone take ") +
+        formatNumber(100 * R[M::PrefillUtilisation]) +
+        (R.has(M::PrefillReplicas) ? "% busy" : "% of a replica's time");
+  else if (Unstable && std::isinf(R[M::Utilisation]))
+    Unbounded = "a slot's time is unbounded";
+  std::string Line;
+  if (!Unstable)
+    Line = fmt::format("utilisation {}% of {}",
+                       formatNumber(100 * R[M::Utilisation]), Slots);
+  else if (Unbounded.empty())
+    Line = fmt::format("UNSTABLE: utilisation {}% of {} (>= 100%); waits "
+                       "grow without bound",
+                       formatNumber(100 * R[M::Utilisation]), Slots);
+  else
+    Line = fmt::format("UNSTABLE: {} (>= 100%); waits grow without bound; "
+                       "{}",
+                       Unbounded, Slots);
+  row(OS, "queue", Line, "[wall 7: tail latency]");
   if (R.has(M::PrefillReplicas))
     row(OS, "prefill pool",
         fmt::format("{} replica{}, utilisation {}%; the {} above decode",
