@@ -77,6 +77,13 @@ void condition(LoweringContext &Ctx, const ir::Expr &E, llvm::SMRange R,
         Scenario == Ctx.G.Scenario && M && !Ctx.G.NotLowered.empty();
     bool NotSimulated = M && metricInfo(*M).Where == Applies::Simulated &&
                         !(Ctx.G.Sim && Ctx.G.Sim->Requested);
+    // A queueing figure (wall 7) of a serving scenario without an arrival
+    // rate: the queue is what is missing, not the wall.
+    bool NeedsArrival = Scenario == Ctx.G.Scenario && M &&
+                        metricInfo(*M).W == Wall::TailLatency &&
+                        metricInfo(*M).Where != Applies::Simulated &&
+                        Ctx.G.has(MetricId::DecodeStepTime) &&
+                        !Ctx.G.has(MetricId::Utilisation);
     // A let that reads another scenario's values, in this one's SLA.
     bool Elsewhere = !IsAssert && Scenario != Ctx.G.Scenario &&
                      Ctx.C.Program.entity(Scenario) &&
@@ -98,6 +105,12 @@ void condition(LoweringContext &Ctx, const ir::Expr &E, llvm::SMRange R,
             ? fmt::format("`{}` is not computed: {}; this condition stays "
                           "unknown",
                           Missing, Ctx.G.NotLowered)
+        : NeedsArrival
+            ? fmt::format("`{}` needs a queue: the workload of scenario `{}` "
+                          "has no `arrival` rate (give it one, e.g. "
+                          "`arrival = 10 req/s`, wall 7); this condition "
+                          "stays unknown",
+                          Missing, Scenario.str())
         : Inapplicable
             ? fmt::format("`{}` does not apply to this scenario's workload "
                           "(`mlsc eval` lists the metrics it has); this "
