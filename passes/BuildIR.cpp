@@ -927,6 +927,28 @@ private:
       }
       return error(R);
     }
+    // `ttft.p95`: the head names a family of metrics, the rest is wrong.
+    std::vector<std::string> Family;
+    if (Name.Parts.size() > 1)
+      for (const std::string &C : Candidates)
+        if (llvm::StringRef(C).startswith(Head + "."))
+          Family.push_back(C.substr(Head.size() + 1));
+    if (!Family.empty()) {
+      Diagnostic &D = Diags.report(
+          DiagKind::UnknownName, Name.Range,
+          fmt::format(
+              "unknown metric `{}`; `{}` has {}{}", Full, Head,
+              llvm::join(Family.begin(),
+                         Family.begin() + std::min<size_t>(Family.size(), 8),
+                         ", "),
+              Family.size() > 8 ? ", ..." : ""));
+      std::string Close = closestMatch(Full, Candidates, &SuggestBudget);
+      if (!Close.empty()) {
+        D.Message += fmt::format("; did you mean `{}`?", Close);
+        D.fixIt(Name.Range, Close);
+      }
+      return error(R);
+    }
     Diagnostic &D = Diags.report(DiagKind::UnknownName, Name.PartRanges[0],
                                  fmt::format("unknown name `{}`", Head));
     if (std::string Hint = importHint(Head); !Hint.empty()) {

@@ -43,8 +43,10 @@ public:
       for (ir::Field &F : E->Fields)
         field(*E, F);
     for (auto &E : P.Entities)
-      for (ir::Field &F : E->Fields)
+      for (ir::Field &F : E->Fields) {
         checkDomain(*E, F);
+        checkBits(*E, F);
+      }
     for (auto &E : P.Entities)
       checkMode(*E);
     for (ir::Assert &A : P.Asserts)
@@ -132,6 +134,37 @@ private:
                                F.Schema->OnlyMode == "inference" ? "an" : "a",
                                F.Schema->OnlyMode);
     }
+  }
+
+  /// A device's memory written in bits (`hbm.capacity = 80 Gb`, `3.35
+  /// Tb/s`) is a valid quantity, an eighth of the bytes a datasheet means:
+  /// said where it is written, with the bytes it was read as.
+  void checkBits(const ir::Entity &E, const ir::Field &F) {
+    if (E.Kind != "accelerator" || F.InheritedFrom || !F.Value ||
+        F.Value->Kind != ExprKind::Number || !F.Folded ||
+        (F.Path != "hbm.capacity" && F.Path != "hbm.bandwidth"))
+      return;
+    llvm::StringRef Unit = F.Value->UnitText;
+    llvm::StringRef Per = Unit.endswith("/s") ? "/s" : "";
+    llvm::StringRef Size = Unit.drop_back(Per.size());
+    if (Size.consume_back("bps"))
+      Per = "/s";
+    else if (!Size.consume_back("bit") && !Size.consume_back("b"))
+      return;
+    if (!Size.empty() &&
+        !(Size.size() == 1 && llvm::StringRef("kKMGTPE").contains(Size[0])))
+      return;
+    std::string Bytes =
+        (Size == "k" ? std::string("k") : Size.upper()) + "B" + Per.str();
+    Diagnostic &D =
+        Diags.report(DiagKind::BitsForBytes, F.Value->Range,
+                     fmt::format("`{}.{}` = {} is in bits: {:.4g} {}", E.Name,
+                                 F.Path, F.Value->Spelling,
+                                 F.Value->Number / (Per.empty() ? 1e9 : 1e12),
+                                 Per.empty() ? "GB" : "TB/s"));
+    D.Message += fmt::format("; a device's memory is given in bytes: did "
+                             "you mean `{} {}`?",
+                             F.Value->NumberText, Bytes);
   }
 
   /// A folded quantity outside what its field can physically be (a
