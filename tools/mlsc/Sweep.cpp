@@ -109,9 +109,19 @@ int sweepCommand(const DriverOptions &O,
         OS << written(Q, R, Path);
         continue;
       }
+      // Without conditions every valid point is kept: say how many of
+      // them do not fit rather than that they all "meet" none.
+      std::string Kept = fmt::format(", {} meet the conditions", R.Kept);
+      if (Q.Conditions.empty()) {
+        size_t Infeasible = 0;
+        for (const GridRow &Row : R.Rows)
+          Infeasible += Row.Binding == 0;
+        Kept = R.Rows.size() == R.Kept && Infeasible
+                   ? fmt::format(", {} of them infeasible", Infeasible)
+                   : "";
+      }
       OS << (I ? "\n" : "")
-         << fmt::format("sweep {}: {} points, {} meet the conditions{}{}\n",
-                        Q.Name, R.Points, R.Kept,
+         << fmt::format("sweep {}: {} points{}{}{}\n", Q.Name, R.Points, Kept,
                         R.Rows.size() < R.Kept
                             ? fmt::format(", first {} shown", R.Rows.size())
                             : "",
