@@ -148,8 +148,19 @@ bool lowerRunningBatch(LoweringContext &Ctx) {
   }
 
   // The batch: b = min(B, 1 + lambda_r x S(b)), the step at b interpolated
-  // between the step at one sequence and at the slots.
+  // between the step at one sequence and at the slots; an MoE step's
+  // weight read on the curve of the experts its tokens touch, each token
+  // missing a given expert with probability (1 - k/E)^imbalance.
   const PhaseTimes &One = D.DecodeAtOne, &Slots = D.DecodeAtSlots;
+  NodeId Curve = B.constant(0, "a dense step's weight read is the same at "
+                               "any batch");
+  if (D.Moe) {
+    Curve = B.op(Op::Sub, {B.constant(1, "all experts"),
+                           B.op(Op::Div, {D.Moe->TopK, D.Moe->Experts})});
+    if (D.MoeImbalance)
+      Curve = B.op(Op::Pow, {Curve, *D.MoeImbalance});
+    B.label(Curve, "running_batch.expert_miss_per_token");
+  }
   NodeId Running;
   if (OtherRate && D.Chunk) {
     ChunkHiding HideOne = chunkHiding(Ctx, One),
@@ -182,7 +193,8 @@ bool lowerRunningBatch(LoweringContext &Ctx) {
                        HideSlots.Gemm,
                        HideSlots.Weights,
                        D.ChunkCarried,
-                       *D.Machine.Overlap},
+                       *D.Machine.Overlap,
+                       Curve},
                       "");
   } else {
     Running = B.apply(FormulaId::RunningDecodeBatch,
@@ -190,7 +202,7 @@ bool lowerRunningBatch(LoweringContext &Ctx) {
                        One.KVTraffic, One.Added, Slots.GemmCompute,
                        Slots.WeightRead, Slots.AttentionCompute,
                        Slots.KVTraffic, Slots.Added, D.Batch, D.PP, PerReplica,
-                       InSlotFixed, D.Output, F, *D.Machine.Overlap},
+                       InSlotFixed, D.Output, F, *D.Machine.Overlap, Curve},
                       "");
   }
   B.publish(MetricId::RunningBatch, Running);

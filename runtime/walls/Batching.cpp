@@ -143,8 +143,13 @@ struct StepAt {
 /// sequence and at the slots' micro-batch (u = b / min(pp, b)).
 struct Chord {
   double USlots;
-  Chord(Number Slots, Number PP)
-      : USlots(micro(Slots.value(), std::max(PP.value(), 1.0))) {}
+  /// An MoE step's weight read is not affine in u: a micro-batch of u
+  /// tokens reads the experts it touches, W(u) = W_always + c (1 - q^u), q
+  /// = (1 - k / E)^imbalance (moe_weight_bytes_read); 0 for a dense model.
+  double Q = 0;
+  Chord(Number Slots, Number PP, Number WeightCurve = in<Number>(0))
+      : USlots(micro(Slots.value(), std::max(PP.value(), 1.0))),
+        Q(WeightCurve.value()) {}
   static double micro(double Batch, double Stages) {
     return Batch / std::max(1.0, std::min(Stages, Batch));
   }
@@ -152,6 +157,16 @@ struct Chord {
     if (!(USlots > 1))
       return Full;
     return AtOne + (Full - AtOne) * ((U - 1.0) / (USlots - 1.0));
+  }
+  /// The weight read at u: on the MoE curve through its two ends, or on
+  /// the chord.
+  Time weights(Time AtOne, Time Full, double U) const {
+    if (!(USlots > 1) || !(Q > 0 && Q < 1))
+      return at(AtOne, Full, U);
+    double Span = Q - std::pow(Q, USlots);
+    if (!(Span > 0))
+      return at(AtOne, Full, U);
+    return AtOne + (Full - AtOne) * ((Q - std::pow(Q, U)) / Span);
   }
 };
 
@@ -164,7 +179,7 @@ struct Chord {
 template <typename Fn>
 Number solveRunningBatch(const StepAt &One, const StepAt &AtSlots, Number Slots,
                          Number PP, RequestRate Rate, Tokens Output,
-                         unsigned Scan, Fn FixedAndShare) {
+                         Number WeightCurve, unsigned Scan, Fn FixedAndShare) {
   const double B = Slots.value(), Stages = std::max(PP.value(), 1.0);
   const double Lambda = (Rate / in<Requests>(1.0)).value();
   const double Gaps = std::max((Output / OneToken).value() - 1.0, 0.0);
@@ -179,12 +194,12 @@ Number solveRunningBatch(const StepAt &One, const StepAt &AtSlots, Number Slots,
     return Slots;
   if (std::isinf(Lambda))
     return Slots;
-  const Chord Part(Slots, PP);
+  const Chord Part(Slots, PP, WeightCurve);
   // B once the slots never empty (f >= 1, or an infinite fixed time).
   auto g = [&](double Batch) {
     double U = Chord::micro(Batch, Stages);
     StepAt At{Part.at(One.Gemm, AtSlots.Gemm, U),
-              Part.at(One.Weights, AtSlots.Weights, U),
+              Part.weights(One.Weights, AtSlots.Weights, U),
               Part.at(One.Attention, AtSlots.Attention, U),
               Part.at(One.KV, AtSlots.KV, U),
               Part.at(One.Added, AtSlots.Added, U),
@@ -271,13 +286,14 @@ Number runningDecodeBatch(Time Gemm1, Time Weights1, Time Attention1, Time KV1,
                           Time Added1, Time GemmSlots, Time WeightsSlots,
                           Time AttentionSlots, Time KVSlots, Time AddedSlots,
                           Number Slots, Number PP, RequestRate Rate, Time Fixed,
-                          Tokens Output, Number Interference, Number Overlap) {
+                          Tokens Output, Number Interference, Number Overlap,
+                          Number WeightCurve) {
   const std::pair<double, double> Constant{Fixed.value(), Interference.value()};
   return solveRunningBatch(
       StepAt{Gemm1, Weights1, Attention1, KV1, Added1, Overlap},
       StepAt{GemmSlots, WeightsSlots, AttentionSlots, KVSlots, AddedSlots,
              Overlap},
-      Slots, PP, Rate, Output, /*Scan=*/0,
+      Slots, PP, Rate, Output, WeightCurve, /*Scan=*/0,
       [&](const StepAt &, double) { return Constant; });
 }
 
@@ -287,7 +303,7 @@ Number runningDecodeBatchChunked(
     Time AddedSlots, Number Slots, Number PP, RequestRate Rate, Tokens Output,
     Time Prefill, Tokens Prompt, Tokens Chunk, RequestRate OtherRate,
     Number Packed, Time HiddenGemm1, Time HidingWeights1, Time HiddenGemmSlots,
-    Time HidingWeightsSlots, Time Carried, Number Overlap) {
+    Time HidingWeightsSlots, Time Carried, Number Overlap, Number WeightCurve) {
   // At each batch tried: a request's own chunks ride on steps of that
   // batch (chunked_prefill_time), and each other request's chunks add what
   // they take beyond the steps they ride on, shared by the prompts packed
@@ -297,13 +313,13 @@ Number runningDecodeBatchChunked(
   const StepAt One{Gemm1, Weights1, Attention1, KV1, Added1, Overlap};
   const StepAt Full{GemmSlots, WeightsSlots, AttentionSlots,
                     KVSlots,   AddedSlots,   Overlap};
-  const Chord Part(Slots, PP);
+  const Chord Part(Slots, PP, WeightCurve);
   return solveRunningBatch(
-      One, Full, Slots, PP, Rate, Output, /*Scan=*/64,
+      One, Full, Slots, PP, Rate, Output, WeightCurve, /*Scan=*/64,
       [&](const StepAt &At, double U) {
         Time Step = At.step();
         Time Gemm = Part.at(HiddenGemm1, HiddenGemmSlots, U),
-             Hiding = Part.at(HidingWeights1, HidingWeightsSlots, U);
+             Hiding = Part.weights(HidingWeights1, HidingWeightsSlots, U);
         Time Own = chunkedPrefillTime(Prefill, Step, Prompt, Chunk, Gemm,
                                       Hiding, U * OneToken, Carried, Overlap);
         Time Extra = chunkExtraTime(Prefill, Step, Prompt, Chunk, Gemm, Hiding,
