@@ -209,8 +209,20 @@ bool lowerDecoderInputs(LoweringContext &Ctx) {
   // Expert parallelism waits for its busiest rank, whose experts get
   // moe_imbalance times the mean rank's routed tokens: more expert FLOPs,
   // more experts read, a larger share of the all-to-all (wall 14).
-  if (D.Moe && Ctx.foldedNumber(W, "parallel.ep") > 1) {
-    D.MoeImbalance = Ctx.orDefault(W, DefaultId::MoeImbalance);
+  // Built for every MoE model, so that a sweep or solve that moves ep
+  // from 1 finds them (the imbalance counts only from ep = 2 on).
+  if (D.Moe) {
+    NodeId One = B.constant(1, "one rank: no imbalance");
+    NodeId Split =
+        B.op(Op::Min, {One, B.op(Op::Max, {B.constant(0, "no split"),
+                                           B.op(Op::Sub, {D.EP, One})})});
+    D.MoeImbalance = B.op(
+        Op::Add,
+        {One,
+         B.op(Op::Mul,
+              {B.op(Op::Sub, {Ctx.orDefault(W, DefaultId::MoeImbalance), One}),
+               Split})});
+    B.label(*D.MoeImbalance, "moe.imbalance_over_ep_ranks");
     D.ComputeParams = B.apply(FormulaId::MoeBusiestRankParams,
                               {D.Moe->Params, D.Moe->Active, D.Moe->Experts,
                                D.Moe->TopK, *D.MoeImbalance},
