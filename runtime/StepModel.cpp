@@ -95,6 +95,10 @@ StepTime StepModel::step(double Batch, double Cached, double New) const {
   // tokens as a prefill.
   (New == 1 ? S.DecodePairs : S.PrefillPairs) = Pairs;
   S.ContextTokens = Batch * (Cached + New);
+  if (New == 1) {
+    S.DecodeTokens = S.DecodeSequences = Batch;
+    S.DecodeContextTokens = S.ContextTokens;
+  }
   return shape(S);
 }
 
@@ -105,26 +109,34 @@ StepTime StepModel::shape(const StepShape &S) const {
   const Tokens OneToken = in<Tokens>(1);
   StepTime T;
   // Expert parallelism over ep > 1 (as the graph's decoderWork): the
-  // busiest of the ep groups carries Share of the step's sequences, G =
-  // max(B / ep, min(B, 1)), their attention, KV reads, all-reduces and
-  // always-active parameters; each rank the routed experts (the busiest's
-  // imbalance x the mean) for B / ep sequences' tokens.
-  double Share = 1, ParamsPerToken = Params;
-  if (Moe && EP > 1 && S.Sequences > 0) {
-    double G = std::max(S.Sequences / EP, std::min(S.Sequences, 1.0));
-    Share = G / S.Sequences;
+  // decodes spread over the ep groups and each prompt chunk stays whole on
+  // one, so the busiest group carries G(n) = max(n / ep, min(n, 1)) of
+  // each kind's n sequences: their attention, KV reads, all-reduces and
+  // always-active parameters; each rank computes the routed experts (the
+  // busiest's imbalance x the mean) for Tokens / ep.
+  double DecodeShare = 1, PromptShare = 1;
+  double GroupTokens = S.Tokens, Flopping = Params * S.Tokens;
+  double Context = S.ContextTokens;
+  if (Moe && EP > 1) {
+    auto share = [&](double N) {
+      return N > 0 ? std::max(N / EP, std::min(N, 1.0)) / N : 0.0;
+    };
+    DecodeShare = share(S.DecodeSequences);
+    PromptShare = share(S.Sequences - S.DecodeSequences);
+    const double PromptTokens = S.Tokens - S.DecodeTokens;
+    GroupTokens = S.DecodeTokens * DecodeShare + PromptTokens * PromptShare;
     double PerExpert = (MoeParams - MoeActive) / (MoeExperts - MoeTopK);
     double Always = MoeParams - MoeExperts * PerExpert;
     double Routed = MoeImbalance * (MoeActive - Always);
-    ParamsPerToken = Always + Routed * std::min(S.Sequences / EP, 1.0);
+    Flopping = Always * GroupTokens + Routed * S.Tokens / EP;
+    Context = S.DecodeContextTokens * DecodeShare +
+              (S.ContextTokens - S.DecodeContextTokens) * PromptShare;
   }
-  Flops Attention =
-      Two * OneToken * L *
-      in<Number>((DecodeAttnDim * S.DecodePairs + AttnDim * S.PrefillPairs) *
-                 Share) /
-      Tp;
-  Flops Weights =
-      Two * in<Number>(ParamsPerToken) * in<Tokens>(S.Tokens * Share) / Tp;
+  Flops Attention = Two * OneToken * L *
+                    in<Number>(DecodeAttnDim * S.DecodePairs * DecodeShare +
+                               AttnDim * S.PrefillPairs * PromptShare) /
+                    Tp;
+  Flops Weights = Two * OneToken * in<Number>(Flopping) / Tp;
   Flops Total = Weights + Attention;
   // A step runs every pipeline stage in turn: a tensor-parallel rank reads
   // its share of every stage's weights (an MoE model's: sharded tp ways).
@@ -136,8 +148,8 @@ StepTime StepModel::shape(const StepShape &S) const {
                               in<Number>(MoeExperts), in<Number>(MoeTopK),
                               in<Tokens>(S.Tokens * MoeImbalance),
                               in<Bytes>(BytesPerWeight), Tp, in<Number>(EP));
-  Bytes Moved = Read + in<Tokens>(S.ContextTokens * Share) *
-                           in<BytesPerToken>(KV) / in<Number>(KVShards);
+  Bytes Moved =
+      Read + in<Tokens>(Context) * in<BytesPerToken>(KV) / in<Number>(KVShards);
   Number Eta = blendedEfficiency(Total, Attention, in<Number>(EtaGemm),
                                  in<Number>(EtaAttention));
   Time Compute = computeTime(Total, in<FlopRate>(Peak), Eta);
@@ -170,7 +182,7 @@ StepTime StepModel::shape(const StepShape &S) const {
   if (Fabric) {
     // The step's tokens' hidden states, whichever sequences they are of.
     Bytes Message =
-        tensorParallelMessage(in<Number>(S.Tokens * Share), in<Tokens>(New),
+        tensorParallelMessage(in<Number>(GroupTokens), in<Tokens>(New),
                               in<Number>(Hidden), in<Bytes>(ActivationBytes));
     Comm = L * tensorParallelLayerTime(
                    Message, Tp, in<Number>(NodeRanks), in<Bandwidth>(FabricBW),

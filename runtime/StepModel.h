@@ -52,6 +52,10 @@ struct StepShape {
   double PrefillPairs = 0;  ///< attention pairs of prompt chunks
   double ContextTokens = 0; ///< cached + new tokens whose KV is read
   double DecodeTokens = 0;  ///< of Tokens, the decodes' (one a sequence)
+  /// Of Sequences and ContextTokens, the decodes' (the rest are prompt
+  /// chunks): under expert parallelism decodes spread over the ep groups
+  /// and each prompt stays whole on one.
+  double DecodeSequences = 0, DecodeContextTokens = 0;
 };
 
 class StepModel {

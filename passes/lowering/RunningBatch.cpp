@@ -78,6 +78,25 @@ bool lowerRunningBatch(LoweringContext &Ctx) {
     D.PrefillShare =
         B.op(Op::Div, {D.PrefillShare, B.op(Op::Min, {D.PP, D.Batch})});
     B.label(D.PrefillShare, "request.prefill_share_per_stage");
+    if (D.Groups) {
+      // Expert parallelism: the ep groups prefill different prompts at
+      // once, min(ep, batch) of them, each on its own group for the
+      // always-active parameters a; the routed experts' r / ep on every
+      // rank is not shared. Of a prompt's a + r / ep, the share a / (a +
+      // r / ep) divides (attention, which also divides, is left with the
+      // experts: an upper bound).
+      const ExpertGroups &G = *D.Groups;
+      NodeId Own =
+          B.op(Op::Add, {G.AlwaysActive, B.op(Op::Div, {G.Routed, G.EP})});
+      NodeId Divides = B.op(Op::Div, {G.AlwaysActive, Own});
+      NodeId Together = B.op(Op::Min, {G.EP, D.Batch});
+      NodeId Factor =
+          B.op(Op::Add, {B.op(Op::Div, {Divides, Together}),
+                         B.op(Op::Sub, {B.constant(1, "all of it"), Divides})});
+      B.label(Factor, "request.prefill_share_over_ep_groups");
+      D.PrefillShare = B.op(Op::Mul, {D.PrefillShare, Factor});
+      B.label(D.PrefillShare, "request.prefill_share_per_group");
+    }
   }
 
   // Every replica (tp x pp x ep devices) serves `batch` requests at once:

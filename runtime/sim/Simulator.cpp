@@ -1569,6 +1569,8 @@ private:
       Shape.DecodeTokens += N * Verify;
       Shape.DecodePairs += Verify * Ctx + N * Verify * (Verify + 1) / 2;
       Shape.ContextTokens += Ctx + N * Verify;
+      Shape.DecodeSequences += N;
+      Shape.DecodeContextTokens += Ctx + N * Verify;
       Budget -= N * Verify;
     };
     addDecodes(P.Decoding, P.DecodeCtx);
@@ -1832,11 +1834,14 @@ private:
       Draft.DecodeTokens -= Extra;
       Draft.DecodePairs = P.DecodeCtx + P.Decoding;
       Draft.ContextTokens -= Extra;
+      Draft.DecodeContextTokens -= Extra;
       Took += C.Speculate.Draft(Draft);
       for (unsigned J = 1; J < C.Speculate.Tokens && P.Decoding > 0; ++J) {
         StepShape D;
         D.Sequences = D.Tokens = D.DecodeTokens = P.Decoding;
         D.DecodePairs = D.ContextTokens = P.DecodeCtx + P.Decoding * (J + 1);
+        D.DecodeSequences = P.Decoding;
+        D.DecodeContextTokens = D.ContextTokens;
         Took += C.Speculate.Draft(D);
       }
     }
