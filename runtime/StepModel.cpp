@@ -196,10 +196,15 @@ StepTime StepModel::shape(const StepShape &S) const {
             .value();
     Comm = Comm + in<Time>(T.PipelineSends);
     if (Moe) {
-      Bytes Routed = tensorParallelMessage(in<Number>(S.Tokens / EP),
-                                           in<Tokens>(New), in<Number>(Hidden),
+      // The busiest rank receives imbalance x the mean rank's tokens, or
+      // sends its own group's, whichever is more.
+      double Share = S.Tokens / EP * MoeImbalance;
+      if (EP > 1)
+        Share = std::max(Share, GroupTokens);
+      Bytes Routed = tensorParallelMessage(in<Number>(Share), in<Tokens>(New),
+                                           in<Number>(Hidden),
                                            in<Bytes>(ActivationBytes)) *
-                     in<Number>(MoeTopK * MoeImbalance);
+                     in<Number>(MoeTopK);
       T.ExpertAllToAll =
           (in<Number>(MoeLayers) *
            expertAllToAllTime(

@@ -118,16 +118,18 @@ static NodeId machineComm(LoweringContext &Ctx, const Roofline &M,
     }
     if (M.EP) {
       // Each expert-parallel rank routes its share of the tokens to their
-      // top_k experts and back, in every MoE layer.
-      NodeId Routed =
-          B.op(Op::Mul, {B.apply(FormulaId::TensorParallelMessage,
-                                 {B.op(Op::Div, {Sequences, *M.EP}), Tokens,
-                                  M.Hidden, M.ActivationBytes},
-                                 ""),
-                         M.TopK});
-      // The busiest rank receives imbalance x the mean rank's tokens.
+      // top_k experts and back, in every MoE layer. The busiest rank
+      // receives imbalance x the mean rank's tokens, or sends its own
+      // group's, whichever is more (a lone prompt's group sends all of it).
+      NodeId Share = B.op(Op::Div, {Sequences, *M.EP});
       if (M.MoeImbalance)
-        Routed = B.op(Op::Mul, {Routed, *M.MoeImbalance});
+        Share = B.op(Op::Mul, {Share, *M.MoeImbalance});
+      if (InGroup)
+        Share = B.op(Op::Max, {Share, *InGroup});
+      NodeId Routed = B.op(
+          Op::Mul, {B.apply(FormulaId::TensorParallelMessage,
+                            {Share, Tokens, M.Hidden, M.ActivationBytes}, ""),
+                    M.TopK});
       B.label(Routed, Prefix + ".expert_routed_bytes");
       NodeId Layer =
           B.apply(FormulaId::ExpertAllToAllTime,
