@@ -69,6 +69,10 @@ StepModel StepModel::of(const Evaluator &E, const graph::StepInputs &In) {
     M.MoeLayers = v(In.MoeLayers);
     if (In.MoeImbalance.isValid())
       M.MoeImbalance = v(In.MoeImbalance);
+    const double PerExpert =
+        (M.MoeParams - M.MoeActive) / (M.MoeExperts - M.MoeTopK);
+    M.MoeAlways = M.MoeParams - M.MoeExperts * PerExpert;
+    M.MoeRouted = M.MoeImbalance * (M.MoeActive - M.MoeAlways);
     M.MoeInterBW = M.InterBW;
     M.MoeInterLatency = M.InterLatency;
     if (In.MoeInterBW.isValid()) {
@@ -125,10 +129,7 @@ StepTime StepModel::shape(const StepShape &S) const {
     PromptShare = share(S.Sequences - S.DecodeSequences);
     const double PromptTokens = S.Tokens - S.DecodeTokens;
     GroupTokens = S.DecodeTokens * DecodeShare + PromptTokens * PromptShare;
-    double PerExpert = (MoeParams - MoeActive) / (MoeExperts - MoeTopK);
-    double Always = MoeParams - MoeExperts * PerExpert;
-    double Routed = MoeImbalance * (MoeActive - Always);
-    Flopping = Always * GroupTokens + Routed * S.Tokens / EP;
+    Flopping = MoeAlways * GroupTokens + MoeRouted * S.Tokens / EP;
     Context = S.DecodeContextTokens * DecodeShare +
               (S.ContextTokens - S.DecodeContextTokens) * PromptShare;
   }

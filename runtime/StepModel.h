@@ -95,6 +95,10 @@ private:
   bool Moe = false;
   double MoeParams = 0, MoeActive = 0, MoeExperts = 0, MoeTopK = 0;
   double MoeLayers = 0, MoeImbalance = 1;
+  /// The parameters every token computes, and the routed experts' active
+  /// ones times the imbalance (the graph's moe.always_active_params and
+  /// moe.busiest_rank_routed_params), set once in of().
+  double MoeAlways = 0, MoeRouted = 0;
   double MoeGroups = 0, MoeGroupsPerToken = 0, MoeDispatchRatio = 1;
   double MoeInterBW = 0, MoeInterLatency = 0;
   double StepOverhead = 0, LayerOverhead = 0;

@@ -188,6 +188,29 @@ bool LoweringContext::checkExpertParallel(const ir::Entity &W,
   return false;
 }
 
+bool LoweringContext::checkExpertsSplit(const ir::Entity &W,
+                                        const ir::Entity &Model, NodeId Experts,
+                                        NodeId EP) {
+  double Ep = foldedNumber(W, "parallel.ep");
+  double E = foldedNumber(Model, "experts");
+  if (!isWhole(E / Ep)) {
+    C.Diags.report(
+        DiagKind::InvalidLayout, fieldAt(W, "parallel.ep"),
+        fmt::format("`{}.parallel.ep` = {} does not divide the {} experts of "
+                    "`{}`; expert parallelism gives each rank the same "
+                    "number of experts",
+                    W.Name, Ep, E, Model.Name));
+    Failed = true;
+    return false;
+  }
+  NodeId PerRank = B.op(Op::Div, {Experts, EP});
+  B.label(PerRank, "layout.experts_per_ep_rank");
+  B.G.DomainChecks.push_back({PerRank, ValueDomain::Whole,
+                              Model.Name + ".experts / parallel.ep",
+                              fieldAt(W, "parallel.ep")});
+  return true;
+}
+
 NodeId LoweringContext::storageBytes(const ir::Entity &Precision,
                                      llvm::StringRef Why) {
   NodeId Bytes = required(Precision, "bytes", Why);

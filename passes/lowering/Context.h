@@ -167,8 +167,11 @@ struct DecoderState {
   std::optional<MoeShape> Moe;
   /// Expert parallelism: the busiest rank's routed tokens over the mean's.
   std::optional<NodeId> MoeImbalance;
-  /// Expert parallelism over ep > 1: the groups that split the batch.
+  /// Expert parallelism: the groups that split the batch.
   std::optional<ExpertGroups> Groups;
+  /// The ways a batch's FLOPs and KV cache are split across devices at B
+  /// >= ep: tp and KVShards, times ep under expert parallelism.
+  NodeId WorkShards, KVWorkShards;
   bool Static = false;
   bool Fused = true;                ///< fused attention (FlashAttention)
   std::optional<NodeId> GemmFactor; ///< pruning: GEMM time factor
@@ -383,6 +386,13 @@ public:
   /// error. False (reported) when so.
   bool checkExpertParallel(const ir::Entity &W, const ir::Entity &Model,
                            bool Moe);
+  /// Every expert-parallel rank holds the same number of experts: ep
+  /// (node \p EP) must divide \p Model's experts (node \p Experts), an
+  /// InvalidLayout error at `parallel.ep` when it does not, and a domain
+  /// check for a sweep or solve that moves either. False (reported) when
+  /// it does not.
+  bool checkExpertsSplit(const ir::Entity &W, const ir::Entity &Model,
+                         NodeId Experts, NodeId EP);
   /// Bytes an element of \p Precision takes in memory: its `bytes`, plus
   /// the share of its block scales (`scale_bits` over `scale_group`) for
   /// a block-scaled format (MXFP4, NVFP4, group-wise int4). The two scale

@@ -186,26 +186,9 @@ bool lowerDecoderInputs(LoweringContext &Ctx) {
   if (!checkLayout(Ctx, D.TP, D.PP, D.ReplicaDevices, "ep",
                    D.Moe ? Ctx.foldedNumber(W, "parallel.ep") : 1))
     return false;
-  if (D.Moe && W.field("parallel.ep")) {
-    // Every expert-parallel rank holds the same number of experts.
-    double Ep = Ctx.foldedNumber(W, "parallel.ep");
-    double E = Ctx.foldedNumber(Model, "experts");
-    if (!isWhole(E / Ep)) {
-      Ctx.C.Diags.report(
-          DiagKind::InvalidLayout, fieldAt(W, "parallel.ep"),
-          fmt::format("`{}.parallel.ep` = {} does not divide the {} experts "
-                      "of `{}`; expert parallelism gives each rank the same "
-                      "number of experts",
-                      W.Name, Ep, E, Model.Name));
-      Ctx.Failed = true;
-      return false;
-    }
-    NodeId PerRank = B.op(Op::Div, {D.Moe->Experts, D.EP});
-    B.label(PerRank, "layout.experts_per_ep_rank");
-    B.G.DomainChecks.push_back({PerRank, ValueDomain::Whole,
-                                Model.Name + ".experts / parallel.ep",
-                                fieldAt(W, "parallel.ep")});
-  }
+  if (D.Moe && W.field("parallel.ep") &&
+      !Ctx.checkExpertsSplit(W, Model, D.Moe->Experts, D.EP))
+    return false;
   // Expert parallelism waits for its busiest rank, whose experts get
   // moe_imbalance times the mean rank's routed tokens: more expert FLOPs,
   // more experts read, a larger share of the all-to-all (wall 14).
@@ -373,10 +356,15 @@ bool lowerDecoderInputs(LoweringContext &Ctx) {
   D.KVGroupShards = B.op(Op::Mul, {D.KVShards, D.PP});
   B.label(D.KVGroupShards, "kv_store_shards");
   D.KVStoreShards = D.KVGroupShards;
+  D.WorkShards = D.TP;
+  D.KVWorkShards = D.KVShards;
   if (D.Groups) {
-    // Each ep group holds its own sequences' KV cache.
+    // Each ep group holds its own sequences' KV cache, and a batch of B >=
+    // ep spreads its work over tp x ep ranks.
     D.KVStoreShards = B.op(Op::Mul, {D.KVGroupShards, D.EP});
     B.label(D.KVStoreShards, "kv_store_shards_over_ep_groups");
+    D.WorkShards = B.op(Op::Mul, {D.TP, D.EP});
+    D.KVWorkShards = B.op(Op::Mul, {D.KVShards, D.EP});
   }
   B.publish(MetricId::TP, D.TP);
   B.publish(MetricId::PP, D.PP);

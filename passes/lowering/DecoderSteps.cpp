@@ -130,18 +130,11 @@ bool lowerDecoderSteps(LoweringContext &Ctx) {
   D.CapacityTPOT = D.CapacityStep;
   NodeId DecodeWeights = D.DecodeWeights;
   NodeId Eta = D.DecodeEta;
-  // Under expert parallelism a batch of B spreads over the ep groups (at
-  // B >= ep): as tp x ep ranks sharing its FLOPs and KV cache.
-  NodeId WorkShards = D.TP, KVWorkShards = D.KVShards;
-  if (D.Groups) {
-    WorkShards = B.op(Op::Mul, {D.TP, D.EP});
-    KVWorkShards = B.op(Op::Mul, {D.KVShards, D.EP});
-  }
   B.publish(MetricId::DecodeCrossoverBatch,
             B.apply(FormulaId::DecodeCrossoverBatch,
                     {D.ComputeParams, D.Layers, D.DecodeAttnDim, D.Context,
-                     WorkShards, DecodeWeights, D.KV, KVWorkShards, D.Peak, Eta,
-                     D.BW, D.Machine.EtaMem},
+                     D.WorkShards, DecodeWeights, D.KV, D.KVWorkShards, D.Peak,
+                     Eta, D.BW, D.Machine.EtaMem},
                     ""));
   B.publish(MetricId::RidgePoint,
             B.apply(FormulaId::RidgePoint, {D.Peak, D.BW}, ""));
@@ -217,24 +210,18 @@ bool lowerBestBatch(LoweringContext &Ctx) {
   std::optional<NodeId> Limit = Ctx.field(*Ctx.Workload, "tpot_limit");
   if (!Limit)
     return true;
-  // Under expert parallelism, a sequence's share of a device at B >= ep.
-  NodeId WorkShards = D.TP, KVWorkShards = D.KVShards;
-  if (D.Groups) {
-    WorkShards = B.op(Op::Mul, {D.TP, D.EP});
-    KVWorkShards = B.op(Op::Mul, {D.KVShards, D.EP});
-  }
   NodeId PerSequenceFlops =
       B.apply(FormulaId::DecodeStepFlops,
               {D.ComputeParams, D.Layers, D.DecodeAttnDim,
-               B.constant(1, "one sequence"), D.Context, WorkShards},
+               B.constant(1, "one sequence"), D.Context, D.WorkShards},
               "decode.flops_per_sequence");
   NodeId PerSequenceAttention =
       B.apply(FormulaId::DecodeAttentionFlops,
               {D.Layers, D.DecodeAttnDim, B.constant(1, "one sequence"),
-               D.Context, WorkShards},
+               D.Context, D.WorkShards},
               "decode.attention_flops_per_sequence");
   NodeId PerSequenceBytes =
-      B.op(Op::Div, {B.op(Op::Mul, {D.Context, D.KV}), KVWorkShards});
+      B.op(Op::Div, {B.op(Op::Mul, {D.Context, D.KV}), D.KVWorkShards});
   B.label(PerSequenceBytes, "decode.kv_bytes_per_sequence");
   const Roofline &M = D.Machine;
   B.publish(

@@ -165,24 +165,7 @@ bool moeAndMla(LoweringContext &Ctx) {
 
   // Experts split over ep; ep is carved from the data-parallel ranks
   // (Megatron-LM's expert-data-parallel group).
-  double Ep = Ctx.foldedNumber(W, "parallel.ep");
-  double E = Ctx.foldedNumber(Model, "experts");
-  if (!isWhole(E / Ep)) {
-    Ctx.C.Diags.report(
-        DiagKind::InvalidLayout, fieldAt(W, "parallel.ep"),
-        fmt::format("`{}.parallel.ep` = {} does not divide the {} experts of "
-                    "`{}`; expert parallelism gives each rank the same "
-                    "number of experts",
-                    W.Name, Ep, E, Model.Name));
-    Ctx.Failed = true;
-    return false;
-  }
-  NodeId PerRank = B.op(Op::Div, {*Experts, T.EP});
-  B.label(PerRank, "layout.experts_per_ep_rank");
-  B.G.DomainChecks.push_back({PerRank, ValueDomain::Whole,
-                              Model.Name + ".experts / parallel.ep",
-                              fieldAt(W, "parallel.ep")});
-  return true;
+  return Ctx.checkExpertsSplit(W, Model, *Experts, T.EP);
 }
 
 } // namespace
