@@ -235,22 +235,27 @@ std::string closestMatch(llvm::StringRef Word,
   if (Word.size() > LongestWord)
     return "";
   std::string Best;
-  unsigned Limit =
-      std::max<unsigned>(2, static_cast<unsigned>(Word.size()) / 3);
-  unsigned BestDistance = Limit + 1;
+  // A third of the longer word may differ (`thruput` is three edits from
+  // `throughput`), and never fewer than two edits.
+  auto limitFor = [&](const std::string &C) {
+    size_t Longer = std::max(C.size(), Word.size());
+    return std::max<unsigned>(2, static_cast<unsigned>(Longer) / 3);
+  };
+  unsigned BestDistance = static_cast<unsigned>(LongestWord) + 1;
   for (const std::string &C : Candidates) {
     // The distance is at least the difference in length.
     size_t Gap = C.size() > Word.size() ? C.size() - Word.size()
                                         : Word.size() - C.size();
-    if (Gap >= BestDistance)
+    unsigned Bound = std::min(BestDistance, limitFor(C) + 1);
+    if (Gap >= Bound)
       continue;
     if (Budget) {
       if (*Budget == 0)
         return "";
       --*Budget;
     }
-    unsigned D = llvm::StringRef(C).edit_distance(Word, true, BestDistance);
-    if (D < BestDistance) {
+    unsigned D = llvm::StringRef(C).edit_distance(Word, true, Bound);
+    if (D < Bound) {
       BestDistance = D;
       Best = C;
     }

@@ -348,6 +348,15 @@ std::optional<Unit> parseUnit(llvm::StringRef Text, UnitParseError &Err) {
         Close = Prefixed->second;
         Err.UnknownSymbol = false;
       }
+      // A month has no fixed length: say so rather than guess one.
+      if (Symbol.equals_insensitive("month") ||
+          Symbol.equals_insensitive("months") ||
+          Symbol.equals_insensitive("mo")) {
+        Err.Message += ": a month has no fixed length; write days (`30 day`) "
+                       "or hours (`730 h`, a 365-day year over 12)";
+        Err.UnknownSymbol = false;
+        Close.clear();
+      }
       if (!Close.empty())
         Err.Suggestion = Text.take_front(Pos).str() + Close +
                          Text.drop_front(Pos + Symbol.size()).str();
