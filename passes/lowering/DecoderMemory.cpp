@@ -182,6 +182,16 @@ bool lowerPagedBatch(LoweringContext &Ctx) {
       B.op(Op::And, {B.op(Op::And, {B.G.get(MetricId::MemoryFits),
                                     B.G.get(MetricId::ParallelismFits)}),
                      BatchFits});
+  // A request longer than the model's context is refused by the engine
+  // (vLLM and SGLang check prompt + max tokens against the model's length;
+  // TensorRT-LLM against max_seq_len): the declared lengths must fit.
+  if (std::optional<NodeId> Context = Ctx.field(*Ctx.Model, "context")) {
+    B.publish(MetricId::SequenceLength, D.Sequence);
+    B.publish(MetricId::ModelContext, *Context);
+    NodeId Fits = B.op(Op::Le, {D.Sequence, *Context});
+    B.publish(MetricId::ContextFits, Fits);
+    Feasible = B.op(Op::And, {Feasible, Fits});
+  }
   B.publish(MetricId::Feasible, Feasible);
   return true;
 }

@@ -296,6 +296,8 @@ void scorecardJSON(const ScenarioResult &R, llvm::json::OStream &J) {
           number(J, "max_concurrent_sequences", R[M::MaxConcurrentSequences]);
           J.attribute("batch_fits", R[M::BatchFits] != 0);
         }
+        if (R.has(M::ContextFits))
+          J.attribute("context_fits", R[M::ContextFits] != 0);
       });
     }
     J.attributeObject("performance", [&] {
