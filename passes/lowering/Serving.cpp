@@ -100,6 +100,10 @@ bool lowerRequests(LoweringContext &Ctx) {
                        Hiding, StepTokens, Packed, D.ChunkCarried,
                        *D.Machine.Overlap},
                       "chunks_extra_time");
+      // Pipeline stages carry different prompts' chunks at once: a chunk
+      // holds each stage for 1 / min(pp, batch) of what it adds.
+      Extra = B.op(Op::Div, {Extra, B.op(Op::Min, {D.PP, D.Batch})});
+      B.label(Extra, "chunks_extra_time_per_stage");
       if (D.ChunksRide)
         D.ChunkExtra = Extra;
     }
@@ -169,6 +173,9 @@ bool lowerRequests(LoweringContext &Ctx) {
           Op::Sub, {Chunked, B.op(Op::Mul, {B.apply(FormulaId::PrefillChunks,
                                                     {Computed, *D.Chunk}, ""),
                                             D.CapacityStep})});
+      // Held for 1 / min(pp, batch) of it by each pipeline stage.
+      PrefillExtra =
+          B.op(Op::Div, {PrefillExtra, B.op(Op::Min, {D.PP, D.Batch})});
       B.label(PrefillExtra, "capacity.prefill_extra_time");
     } else {
       PrefillExtra = D.PrefillShare;

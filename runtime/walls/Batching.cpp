@@ -314,6 +314,9 @@ Number runningDecodeBatchChunked(
   const StepAt Full{GemmSlots, WeightsSlots, AttentionSlots,
                     KVSlots,   AddedSlots,   Overlap};
   const Chord Part(Slots, PP, WeightCurve);
+  // Pipeline stages carry different prompts' chunks at once: a chunk holds
+  // each stage for 1 / min(pp, B) of what it adds to the latency.
+  const double Stages = std::min(PP.value(), Slots.value());
   return solveRunningBatch(
       One, Full, Slots, PP, Rate, Output, WeightCurve, /*Scan=*/64,
       [&](const StepAt &At, double U) {
@@ -325,7 +328,8 @@ Number runningDecodeBatchChunked(
         Time Extra = chunkExtraTime(Prefill, Step, Prompt, Chunk, Gemm, Hiding,
                                     U * OneToken, Packed, Carried, Overlap);
         return std::pair<double, double>{
-            Own.value(), prefillInterference(OtherRate, Extra).value()};
+            Own.value(),
+            prefillInterference(OtherRate, Extra / Stages).value()};
       });
 }
 
