@@ -64,6 +64,19 @@ bool lowerRunningBatch(LoweringContext &Ctx) {
   // to its token budget, which read the weights once: a request's share
   // of the replica's time (its own first token still takes a pass).
   D.PrefillShare = D.RequestPrefill;
+  // Another prompt's prefill under pipeline parallelism holds each stage
+  // for 1 / m of its latency (m = min(pp, batch) micro-batches, as many
+  // prompts prefill at once), but the sequences of its own micro-batch
+  // wait out all of it (their next iteration starts when it leaves the
+  // last stage): a running sequence is stalled by 1 / m x T / m x (m - 1)
+  // + 1 / m x T = (2m - 1) / m^2 x T a prompt, (2m - 1) / m times the
+  // share.
+  NodeId Stages = B.op(Op::Min, {D.PP, D.Batch});
+  D.StallOverShare =
+      B.op(Op::Div, {B.op(Op::Sub, {B.op(Op::Add, {Stages, Stages}),
+                                    B.constant(1, "its own micro-batch")}),
+                     Stages});
+  B.label(D.StallOverShare, "pipeline.stall_over_share");
   if (!D.Static && !D.Chunk) {
     D.PrefillShare =
         B.apply(FormulaId::BatchedPrefillShare,
@@ -75,8 +88,7 @@ bool lowerRunningBatch(LoweringContext &Ctx) {
     // Pipeline stages prefill different prompts at once (as many as the
     // slots let in): a prompt holds each stage for its time there, 1 /
     // min(pp, batch) of its prefill's latency.
-    D.PrefillShare =
-        B.op(Op::Div, {D.PrefillShare, B.op(Op::Min, {D.PP, D.Batch})});
+    D.PrefillShare = B.op(Op::Div, {D.PrefillShare, Stages});
     B.label(D.PrefillShare, "request.prefill_share_per_stage");
     if (D.Groups) {
       // Expert parallelism: the ep groups prefill different prompts at
@@ -162,7 +174,8 @@ bool lowerRunningBatch(LoweringContext &Ctx) {
     // chunked prefill, what its chunks add beyond the decode steps they
     // ride on, which grows with the batch: solved below at each batch).
     if (!D.Chunk)
-      F = B.apply(FormulaId::PrefillInterference, {Rate, D.PrefillShare},
+      F = B.apply(FormulaId::PrefillInterference,
+                  {Rate, prefillStall(Ctx, D.PrefillShare)},
                   "running_batch.interference");
   }
 

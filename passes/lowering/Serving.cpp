@@ -87,7 +87,7 @@ bool lowerRequests(LoweringContext &Ctx) {
   std::optional<NodeId> Arrival = D.SeqArrival;
   if (D.OtherPrefills) {
     NodeId Rate = *D.OtherPrefills;
-    NodeId Extra = D.Chunk ? RequestPrefill : D.PrefillShare;
+    NodeId Extra = D.Chunk ? RequestPrefill : prefillStall(Ctx, D.PrefillShare);
     if (D.Chunk) {
       // The chunks' time beyond the decode iterations they ride on, which
       // the prompts packed into one iteration share.
@@ -104,6 +104,7 @@ bool lowerRequests(LoweringContext &Ctx) {
       // holds each stage for 1 / min(pp, batch) of what it adds.
       Extra = B.op(Op::Div, {Extra, B.op(Op::Min, {D.PP, D.Batch})});
       B.label(Extra, "chunks_extra_time_per_stage");
+      Extra = prefillStall(Ctx, Extra);
       if (D.ChunksRide)
         D.ChunkExtra = Extra;
     }

@@ -315,8 +315,11 @@ Number runningDecodeBatchChunked(
                     KVSlots,   AddedSlots,   Overlap};
   const Chord Part(Slots, PP, WeightCurve);
   // Pipeline stages carry different prompts' chunks at once: a chunk holds
-  // each stage for 1 / min(pp, B) of what it adds to the latency.
+  // each stage for 1 / m of what it adds to the latency, m = min(pp, B),
+  // and its own micro-batch for all of it: a running sequence waits (2m -
+  // 1) / m^2 of it (lowerRunningBatch, prefill_stall).
   const double Stages = std::min(PP.value(), Slots.value());
+  const double Stall = (2 * Stages - 1) / (Stages * Stages);
   return solveRunningBatch(
       One, Full, Slots, PP, Rate, Output, WeightCurve, /*Scan=*/64,
       [&](const StepAt &At, double U) {
@@ -328,8 +331,7 @@ Number runningDecodeBatchChunked(
         Time Extra = chunkExtraTime(Prefill, Step, Prompt, Chunk, Gemm, Hiding,
                                     U * OneToken, Packed, Carried, Overlap);
         return std::pair<double, double>{
-            Own.value(),
-            prefillInterference(OtherRate, Extra / Stages).value()};
+            Own.value(), prefillInterference(OtherRate, Extra * Stall).value()};
       });
 }
 

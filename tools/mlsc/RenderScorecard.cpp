@@ -454,8 +454,8 @@ void printQueue(const ScenarioResult &R, llvm::raw_ostream &OS) {
                           show(R, M::TpotP50), show(R, M::TpotP99))
             : std::string("unbounded: prefills alone fill the replica"),
         fmt::format(
-            "other requests' prefills take {}% of a replica's "
-            "time{} [wall 4]",
+            "other requests' prefills stall a running sequence {}% of "
+            "its time{} [wall 4]",
             formatNumber(100 * R[M::PrefillInterference]),
             R.has(M::ItlStallProbability)
                 ? fmt::format(", stalling {}% of token gaps",
