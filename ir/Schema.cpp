@@ -235,10 +235,13 @@ std::string closestMatch(llvm::StringRef Word,
   if (Word.size() > LongestWord)
     return "";
   std::string Best;
-  // A third of the longer word may differ (`thruput` is three edits from
-  // `throughput`), and never fewer than two edits.
+  // A third of the word may differ, never fewer than two edits; a third
+  // of the longer word when the two begin alike (`thruput` is three edits
+  // from `throughput`; `num_layers` is not taken for `dense_layers`).
   auto limitFor = [&](const std::string &C) {
-    size_t Longer = std::max(C.size(), Word.size());
+    size_t Longer = llvm::StringRef(C).startswith(Word.take_front(3))
+                        ? std::max(C.size(), Word.size())
+                        : Word.size();
     return std::max<unsigned>(2, static_cast<unsigned>(Longer) / 3);
   };
   unsigned BestDistance = static_cast<unsigned>(LongestWord) + 1;

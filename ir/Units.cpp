@@ -349,9 +349,9 @@ std::optional<Unit> parseUnit(llvm::StringRef Text, UnitParseError &Err) {
         Err.UnknownSymbol = false;
       }
       // A month has no fixed length: say so rather than guess one.
-      if (Symbol.equals_insensitive("month") ||
-          Symbol.equals_insensitive("months") ||
-          Symbol.equals_insensitive("mo")) {
+      static const llvm::StringRef Months[] = {"month", "months", "mo", "mon",
+                                               "mth"};
+      if (llvm::is_contained(Months, Symbol.lower())) {
         Err.Message += ": a month has no fixed length; write days (`30 day`) "
                        "or hours (`730 h`, a 365-day year over 12)";
         Err.UnknownSymbol = false;

@@ -205,10 +205,15 @@ struct DecoderState {
   /// A request's share of a prefill pass batched up to the token budget:
   /// the replica time its prefill takes under load (unchunked).
   NodeId PrefillShare;
-  /// What another request's prefill (or its chunks' extra time) stalls a
-  /// running sequence by, over the prefill share: (2m - 1) / m for m =
-  /// min(pp, batch) micro-batches (1 without pipeline parallelism).
-  NodeId StallOverShare;
+  /// The micro-batches prefilling at once, m = min(pp, batch) (1 without
+  /// pipeline parallelism): a prompt holds each stage for 1 / m of its
+  /// prefill, the capacity's share.
+  NodeId Stages;
+  /// What another request's unchunked prefill stalls a running sequence
+  /// by (lowered under load, colocated): its whole share, less the decode
+  /// step its iteration replaces under pipeline parallelism, at least the
+  /// stage's share.
+  std::optional<NodeId> PrefillStall;
   /// The weight bytes a decode step reads (a tensor-parallel rank's share
   /// of every pipeline stage), and the sequences it runs: one micro-batch,
   /// batch / min(pp, batch).

@@ -185,10 +185,16 @@ bool lowerPagedBatch(LoweringContext &Ctx) {
   // A request longer than the model's context is refused by the engine
   // (vLLM and SGLang check prompt + max tokens against the model's length;
   // TensorRT-LLM against max_seq_len): the declared lengths must fit.
+  // The engine checks the output's cap, `max_output` where the workload
+  // gives one (a static batch's longest), else the mean output.
   if (std::optional<NodeId> Context = Ctx.field(*Ctx.Model, "context")) {
-    B.publish(MetricId::SequenceLength, D.Sequence);
+    NodeId Longest = D.Sequence;
+    if (std::optional<NodeId> Cap = Ctx.field(*Ctx.Workload, "max_output")) {
+      Longest = B.op(Op::Add, {D.Prompt, *Cap});
+    }
+    B.publish(MetricId::LongestRequest, Longest);
     B.publish(MetricId::ModelContext, *Context);
-    NodeId Fits = B.op(Op::Le, {D.Sequence, *Context});
+    NodeId Fits = B.op(Op::Le, {Longest, *Context});
     B.publish(MetricId::ContextFits, Fits);
     Feasible = B.op(Op::And, {Feasible, Fits});
   }

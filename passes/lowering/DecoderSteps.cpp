@@ -86,12 +86,6 @@ NodeId chunksOnStep(LoweringContext &Ctx, NodeId Prefill,
                      "");
 }
 
-NodeId prefillStall(LoweringContext &Ctx, NodeId Share) {
-  NodeId Stall = Ctx.B.op(graph::Op::Mul, {Share, Ctx.Decoder.StallOverShare});
-  Ctx.B.label(Stall, "prefill_stall");
-  return Stall;
-}
-
 NodeId chunkCarried(LoweringContext &Ctx, const PhaseTimes &Parts,
                     NodeId CommLatency) {
   GraphBuilder &B = Ctx.B;

@@ -88,12 +88,6 @@ NodeId chunksOnStep(LoweringContext &Ctx, NodeId Prefill,
 NodeId chunkCarried(LoweringContext &Ctx, const PhaseTimes &Parts,
                     NodeId CommLatency);
 
-/// What another request's prefill share \p Share (or its chunks' extra
-/// time per stage) stalls a running sequence by: \p Share x
-/// DecoderState::StallOverShare (pipeline parallelism: its own
-/// micro-batch waits out the whole latency).
-NodeId prefillStall(LoweringContext &Ctx, NodeId Share);
-
 /// Weight bytes a pass over \p Tokens tokens reads per device: all of them
 /// for a dense model, the experts it touches for an MoE model (published as
 /// the phase's weight_bytes), none when the weights stream in (wall 6).

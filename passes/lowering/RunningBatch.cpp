@@ -64,19 +64,11 @@ bool lowerRunningBatch(LoweringContext &Ctx) {
   // to its token budget, which read the weights once: a request's share
   // of the replica's time (its own first token still takes a pass).
   D.PrefillShare = D.RequestPrefill;
-  // Another prompt's prefill under pipeline parallelism holds each stage
-  // for 1 / m of its latency (m = min(pp, batch) micro-batches, as many
-  // prompts prefill at once), but the sequences of its own micro-batch
-  // wait out all of it (their next iteration starts when it leaves the
-  // last stage): a running sequence is stalled by 1 / m x T / m x (m - 1)
-  // + 1 / m x T = (2m - 1) / m^2 x T a prompt, (2m - 1) / m times the
-  // share.
-  NodeId Stages = B.op(Op::Min, {D.PP, D.Batch});
-  D.StallOverShare =
-      B.op(Op::Div, {B.op(Op::Sub, {B.op(Op::Add, {Stages, Stages}),
-                                    B.constant(1, "its own micro-batch")}),
-                     Stages});
-  B.label(D.StallOverShare, "pipeline.stall_over_share");
+  // Pipeline stages prefill different prompts at once, m = min(pp,
+  // batch) of them: a prompt holds each stage for 1 / m of its prefill's
+  // latency, its share of the capacity.
+  D.Stages = B.op(Op::Min, {D.PP, D.Batch});
+  B.label(D.Stages, "pipeline.prefilling_microbatches");
   if (!D.Static && !D.Chunk) {
     D.PrefillShare =
         B.apply(FormulaId::BatchedPrefillShare,
@@ -88,7 +80,7 @@ bool lowerRunningBatch(LoweringContext &Ctx) {
     // Pipeline stages prefill different prompts at once (as many as the
     // slots let in): a prompt holds each stage for its time there, 1 /
     // min(pp, batch) of its prefill's latency.
-    D.PrefillShare = B.op(Op::Div, {D.PrefillShare, Stages});
+    D.PrefillShare = B.op(Op::Div, {D.PrefillShare, D.Stages});
     B.label(D.PrefillShare, "request.prefill_share_per_stage");
     if (D.Groups) {
       // Expert parallelism: the ep groups prefill different prompts at
@@ -173,10 +165,24 @@ bool lowerRunningBatch(LoweringContext &Ctx) {
     // What each prefill adds to the replica's iterations: all of it (with
     // chunked prefill, what its chunks add beyond the decode steps they
     // ride on, which grows with the batch: solved below at each batch).
-    if (!D.Chunk)
-      F = B.apply(FormulaId::PrefillInterference,
-                  {Rate, prefillStall(Ctx, D.PrefillShare)},
+    // A running sequence waits longer than the stage's share: each stage
+    // serves the micro-batches first come, first served, so those behind
+    // a prompt's iteration follow it through every stage, each waiting
+    // its time there less their own (a convoy): T_share - T_step a prompt
+    // under pipeline parallelism, less the decode step its iteration
+    // replaces (the step at one sequence: an upper bound), and at least
+    // the stage's share T_share / m; the whole share without it (m = 1).
+    // The convoys of prompts in different micro-batches merge at high
+    // load, which this does not count (docs/walls.md, wall 4).
+    if (!D.Chunk) {
+      NodeId Whole = B.op(Op::Mul, {D.PrefillShare, D.Stages});
+      D.PrefillStall =
+          B.op(Op::Max,
+               {B.op(Op::Sub, {Whole, D.DecodeAtOne.Step}), D.PrefillShare});
+      B.label(*D.PrefillStall, "prefill_stall");
+      F = B.apply(FormulaId::PrefillInterference, {Rate, *D.PrefillStall},
                   "running_batch.interference");
+    }
   }
 
   // The batch: b = min(B, 1 + lambda_r x S(b)), the step at b interpolated

@@ -87,7 +87,7 @@ bool lowerRequests(LoweringContext &Ctx) {
   std::optional<NodeId> Arrival = D.SeqArrival;
   if (D.OtherPrefills) {
     NodeId Rate = *D.OtherPrefills;
-    NodeId Extra = D.Chunk ? RequestPrefill : prefillStall(Ctx, D.PrefillShare);
+    NodeId Extra = D.Chunk ? RequestPrefill : *D.PrefillStall;
     if (D.Chunk) {
       // The chunks' time beyond the decode iterations they ride on, which
       // the prompts packed into one iteration share.
@@ -100,11 +100,10 @@ bool lowerRequests(LoweringContext &Ctx) {
                        Hiding, StepTokens, Packed, D.ChunkCarried,
                        *D.Machine.Overlap},
                       "chunks_extra_time");
-      // Pipeline stages carry different prompts' chunks at once: a chunk
-      // holds each stage for 1 / min(pp, batch) of what it adds.
-      Extra = B.op(Op::Div, {Extra, B.op(Op::Min, {D.PP, D.Batch})});
-      B.label(Extra, "chunks_extra_time_per_stage");
-      Extra = prefillStall(Ctx, Extra);
+      // Under pipeline parallelism a chunk holds each stage for 1 / m of
+      // what it adds (the capacity's share), but the micro-batches behind
+      // it follow it through every stage (a convoy): a running sequence
+      // waits all of it, as without pipeline parallelism.
       if (D.ChunksRide)
         D.ChunkExtra = Extra;
     }
@@ -174,9 +173,8 @@ bool lowerRequests(LoweringContext &Ctx) {
           Op::Sub, {Chunked, B.op(Op::Mul, {B.apply(FormulaId::PrefillChunks,
                                                     {Computed, *D.Chunk}, ""),
                                             D.CapacityStep})});
-      // Held for 1 / min(pp, batch) of it by each pipeline stage.
-      PrefillExtra =
-          B.op(Op::Div, {PrefillExtra, B.op(Op::Min, {D.PP, D.Batch})});
+      // Held for 1 / m of it by each pipeline stage.
+      PrefillExtra = B.op(Op::Div, {PrefillExtra, D.Stages});
       B.label(PrefillExtra, "capacity.prefill_extra_time");
     } else {
       PrefillExtra = D.PrefillShare;

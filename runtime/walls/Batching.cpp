@@ -314,12 +314,9 @@ Number runningDecodeBatchChunked(
   const StepAt Full{GemmSlots, WeightsSlots, AttentionSlots,
                     KVSlots,   AddedSlots,   Overlap};
   const Chord Part(Slots, PP, WeightCurve);
-  // Pipeline stages carry different prompts' chunks at once: a chunk holds
-  // each stage for 1 / m of what it adds to the latency, m = min(pp, B),
-  // and its own micro-batch for all of it: a running sequence waits (2m -
-  // 1) / m^2 of it (lowerRunningBatch, prefill_stall).
-  const double Stages = std::min(PP.value(), Slots.value());
-  const double Stall = (2 * Stages - 1) / (Stages * Stages);
+  // Under pipeline parallelism the micro-batches behind a chunk follow it
+  // through every stage (a convoy): a running sequence waits all of what
+  // it adds, as without (lowerRunningBatch).
   return solveRunningBatch(
       One, Full, Slots, PP, Rate, Output, WeightCurve, /*Scan=*/64,
       [&](const StepAt &At, double U) {
@@ -331,7 +328,7 @@ Number runningDecodeBatchChunked(
         Time Extra = chunkExtraTime(Prefill, Step, Prompt, Chunk, Gemm, Hiding,
                                     U * OneToken, Packed, Carried, Overlap);
         return std::pair<double, double>{
-            Own.value(), prefillInterference(OtherRate, Extra * Stall).value()};
+            Own.value(), prefillInterference(OtherRate, Extra).value()};
       });
 }
 

@@ -310,7 +310,7 @@ void printDecoderFeasibility(const ScenarioResult &R, llvm::raw_ostream &OS) {
   if (R.has(M::ContextFits) && R[M::ContextFits] == 0)
     row(OS, "context",
         fmt::format("prompt + output {} exceeds the model's context {}",
-                    show(R, M::SequenceLength), show(R, M::ModelContext)),
+                    show(R, M::LongestRequest), show(R, M::ModelContext)),
         "FAIL: an engine refuses the request");
   double EP = R.has(M::ReplicaDevices)
                   ? R[M::ReplicaDevices] / (R[M::TP] * R[M::PP])
