@@ -77,9 +77,6 @@ bool lowerRunningBatch(LoweringContext &Ctx) {
                  D.RequestPrefill, Ctx.orDefault(W, DefaultId::MaxBatchTokens),
                  D.Computed},
                 "request.prefill_share");
-    // Pipeline stages prefill different prompts at once (as many as the
-    // slots let in): a prompt holds each stage for its time there, 1 /
-    // min(pp, batch) of its prefill's latency.
     D.PrefillShare = B.op(Op::Div, {D.PrefillShare, D.Stages});
     B.label(D.PrefillShare, "request.prefill_share_per_stage");
     if (D.Groups) {
@@ -165,21 +162,15 @@ bool lowerRunningBatch(LoweringContext &Ctx) {
     // What each prefill adds to the replica's iterations: all of it (with
     // chunked prefill, what its chunks add beyond the decode steps they
     // ride on, which grows with the batch: solved below at each batch).
-    // A running sequence waits longer than the stage's share: each stage
-    // serves the micro-batches first come, first served, so those behind
-    // a prompt's iteration follow it through every stage, each waiting
-    // its time there less their own (a convoy): T_share - T_step a prompt
-    // under pipeline parallelism, less the decode step its iteration
-    // replaces (the step at one sequence: an upper bound), and at least
-    // the stage's share T_share / m; the whole share without it (m = 1).
-    // The convoys of prompts in different micro-batches merge at high
-    // load, which this does not count (docs/walls.md, wall 4).
+    // A running sequence waits longer than the stage's share, the convoy
+    // of pipeline_prefill_stall (the decode step it replaces taken at one
+    // sequence: the stall's upper bound). The convoys of prompts in
+    // different micro-batches merge at high load, which this does not
+    // count (docs/walls.md, wall 4).
     if (!D.Chunk) {
-      NodeId Whole = B.op(Op::Mul, {D.PrefillShare, D.Stages});
       D.PrefillStall =
-          B.op(Op::Max,
-               {B.op(Op::Sub, {Whole, D.DecodeAtOne.Step}), D.PrefillShare});
-      B.label(*D.PrefillStall, "prefill_stall");
+          B.apply(FormulaId::PipelinePrefillStall,
+                  {D.PrefillShare, D.Stages, D.DecodeAtOne.Step}, "");
       F = B.apply(FormulaId::PrefillInterference, {Rate, *D.PrefillStall},
                   "running_batch.interference");
     }

@@ -100,10 +100,9 @@ bool lowerRequests(LoweringContext &Ctx) {
                        Hiding, StepTokens, Packed, D.ChunkCarried,
                        *D.Machine.Overlap},
                       "chunks_extra_time");
-      // Under pipeline parallelism a chunk holds each stage for 1 / m of
-      // what it adds (the capacity's share), but the micro-batches behind
-      // it follow it through every stage (a convoy): a running sequence
-      // waits all of it, as without pipeline parallelism.
+      // Under pipeline parallelism the micro-batches behind a chunk follow
+      // it through every stage (a convoy): a running sequence waits all of
+      // what it adds, as without; the capacity counts 1 / m of it.
       if (D.ChunksRide)
         D.ChunkExtra = Extra;
     }

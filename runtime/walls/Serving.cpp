@@ -207,6 +207,10 @@ Number prefillInterference(RequestRate Rate, Time ExtraPerRequest) {
   return Rate * ExtraPerRequest / in<Requests>(1.0);
 }
 
+Time pipelinePrefillStall(Time StageShare, Number Stages, Time DecodeStep) {
+  return std::max(Stages * StageShare - DecodeStep, StageShare);
+}
+
 Time interferedTokenTime(Time TPOT, Number Interference) {
   if (!(Interference.value() < 1))
     return in<Time>(std::numeric_limits<double>::infinity());

@@ -404,6 +404,28 @@ TEST(ServingWall, ChunkedFirstTokenCountsTheRidingChunks) {
           .value()));
 }
 
+TEST(ServingWall, PipelinePrefillStallIsAConvoy) {
+  using namespace mlsc::q;
+  using namespace mlsc::walls;
+  // pp 8: a prompt's 179.8 ms prefill holds each stage 22.48 ms; the
+  // micro-batches behind it wait 179.8 - 42.23 = 137.6 ms, less the decode
+  // step it replaces.
+  EXPECT_NEAR(pipelinePrefillStall(in<Time>(179.8e-3 / 8), in<Number>(8),
+                                   in<Time>(42.23e-3))
+                  .value(),
+              137.57e-3, 1e-9);
+  // Without pipeline parallelism the stall is the whole share.
+  EXPECT_DOUBLE_EQ(
+      pipelinePrefillStall(in<Time>(35e-3), in<Number>(1), in<Time>(7e-3))
+          .value(),
+      35e-3);
+  // A prompt shorter than the step it replaces still holds a stage.
+  EXPECT_DOUBLE_EQ(
+      pipelinePrefillStall(in<Time>(2e-3), in<Number>(2), in<Time>(10e-3))
+          .value(),
+      2e-3);
+}
+
 TEST(ServingWall, PrefillInterferenceStretchesTheMeanGap) {
   using namespace mlsc::q;
   using namespace mlsc::walls;
