@@ -260,6 +260,9 @@ struct SimInputs {
   bool Requested = false;
   /// Static batching (`batching = static`).
   bool Static = false;
+  /// kv_allocation = to_completion: admission reserves a request's KV
+  /// cache to the end of its output.
+  bool ReserveToCompletion = false;
 };
 
 struct Graph {

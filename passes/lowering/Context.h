@@ -173,6 +173,9 @@ struct DecoderState {
   /// >= ep: tp and KVShards, times ep under expert parallelism.
   NodeId WorkShards, KVWorkShards;
   bool Static = false;
+  /// The engine reserves a request's KV cache to completion when admitting
+  /// it (kv_allocation = to_completion: TensorRT-LLM's default).
+  bool ReserveToCompletion = false;
   bool Fused = true;                ///< fused attention (FlashAttention)
   std::optional<NodeId> GemmFactor; ///< pruning: GEMM time factor
   std::optional<NodeId> Chunk;

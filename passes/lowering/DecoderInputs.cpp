@@ -181,6 +181,8 @@ bool lowerDecoderInputs(LoweringContext &Ctx) {
                : B.constant(1, "a dense model has no experts to shard");
   D.Static =
       Ctx.enumField<BatchingPolicy>(W, "batching") == BatchingPolicy::Static;
+  D.ReserveToCompletion = Ctx.enumField<KVAllocation>(W, "kv_allocation") ==
+                          KVAllocation::ToCompletion;
   D.Chunk = Ctx.field(W, "prefill_chunk");
   D.ReplicaDevices = B.op(Op::Mul, {B.op(Op::Mul, {D.TP, D.PP}), D.EP});
   if (!checkLayout(Ctx, D.TP, D.PP, D.ReplicaDevices, "ep",

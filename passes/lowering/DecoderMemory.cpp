@@ -120,11 +120,20 @@ bool lowerDecoderMemory(LoweringContext &Ctx) {
   // slots hold sequences at every point of their output: on average the
   // prompt and half the output each (the decode's mean context), and with
   // many slots the sum stays close to that mean. A static batch's
-  // sequences grow together to their full length.
+  // sequences grow together to their full length. An engine that reserves
+  // a request's cache to completion (TensorRT-LLM's GUARANTEED_NO_EVICT
+  // capacity scheduler, its default: blocks for the prompt and max_tokens
+  // must be free before a request is admitted) holds each slot at its full
+  // length, the output's cap where the workload gives one.
   NodeId Block = Ctx.orDefault(W, DefaultId::KVBlock);
-  NodeId PerSequence = B.apply(
-      FormulaId::PagedKVBytesPerSequence,
-      {D.Static ? D.Sequence : D.Context, Block, D.KV, D.KVStoreShards}, "");
+  NodeId Held = D.Static ? D.Sequence : D.Context;
+  if (D.ReserveToCompletion && !D.Static) {
+    std::optional<NodeId> Cap = Ctx.field(W, "max_output");
+    Held = Cap ? B.op(Op::Add, {D.Prompt, *Cap}) : D.Sequence;
+    B.label(Held, "reserved_sequence_length");
+  }
+  NodeId PerSequence = B.apply(FormulaId::PagedKVBytesPerSequence,
+                               {Held, Block, D.KV, D.KVStoreShards}, "");
   B.publish(MetricId::KVBytesPerSequence, PerSequence);
   NodeId AllWeights = Resident;
   if (D.Draft) {
@@ -191,6 +200,7 @@ bool lowerPagedBatch(LoweringContext &Ctx) {
     NodeId Longest = D.Sequence;
     if (std::optional<NodeId> Cap = Ctx.field(*Ctx.Workload, "max_output")) {
       Longest = B.op(Op::Add, {D.Prompt, *Cap});
+      B.publish(MetricId::OutputCap, *Cap);
     }
     B.publish(MetricId::LongestRequest, Longest);
     B.publish(MetricId::ModelContext, *Context);

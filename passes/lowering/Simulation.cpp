@@ -788,6 +788,7 @@ bool lowerSimulation(LoweringContext &Ctx) {
                              std::move(O)));
     }
   In.Static = D.Static;
+  In.ReserveToCompletion = D.ReserveToCompletion && !D.Static;
   // Chunked prefill, as the closed forms take it (wall 4): at most C prompt
   // tokens an iteration, riding on the decodes.
   if (D.ChunksRide)

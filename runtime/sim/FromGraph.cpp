@@ -200,6 +200,7 @@ std::optional<Simulated> simulateScenario(const Evaluator &E, std::string &Why,
     return std::nullopt;
   }
   C.Static = In.Static;
+  C.ReserveToCompletion = In.ReserveToCompletion;
   if (In.Stages.isValid())
     C.PipelineStages =
         static_cast<unsigned>(std::clamp(std::round(v(In.Stages)), 1.0, 1e6));

@@ -113,6 +113,7 @@ struct Request {
   /// from the start).
   uint32_t Prefill = 0, Done = 0;
   uint32_t Generated = 0; ///< output tokens emitted
+  uint32_t Reserved = 0;  ///< to_completion: the KV tokens it reserved
   /// The tokens its decode runs to: its output, or a static batch's
   /// longest (the rest padding).
   uint32_t Until = 0;
@@ -238,6 +239,7 @@ struct Replica {
   unsigned Running = 0;  ///< admitted and not complete
   unsigned Incoming = 0; ///< KV transfers on their way here
   double KVUsed = 0;     ///< tokens whose KV the cache holds
+  double Reserved = 0;   ///< to_completion: its running requests' reservations
   bool Busy = false;
   bool PrefillOnly = false;
   /// Autoscaling: serving (routed to), starting (not yet), draining (no new
@@ -1304,6 +1306,29 @@ private:
     return Q.JoinCtx + static_cast<double>(emitted(Q.JoinIter, P.Iter));
   }
 
+  /// kv_allocation = to_completion: whether \p Q, holding \p Held tokens
+  /// when admitted, can reserve them and the rest of its output beside the
+  /// running requests' reservations; if so, reserves them. What it holds
+  /// at its last step is counted as fitsEmpty counts it, so that a request
+  /// that fits an empty replica is admitted once the others leave.
+  bool reserve(Replica &P, Request &Q, double Held) {
+    if (!C.ReserveToCompletion || C.KVCapacityTokens <= 0)
+      return true;
+    double Rest = Q.Output > Q.Generated ? Q.Output - Q.Generated : 0;
+    double R = std::max(std::ceil(Held), std::ceil(Held) + Rest - 2 + Verify);
+    if (P.Reserved + R > C.KVCapacityTokens)
+      return false;
+    Q.Reserved = static_cast<uint32_t>(R);
+    P.Reserved += Q.Reserved;
+    return true;
+  }
+
+  /// A request leaving a replica's running set gives its reservation back.
+  void unreserve(Replica &P, Request &Q) {
+    P.Reserved -= Q.Reserved;
+    Q.Reserved = 0;
+  }
+
   /// Evicts unreferenced cached prefixes, oldest first, until \p Need more
   /// tokens fit; false (evicting nothing) when they cannot.
   bool makeRoom(Replica &P, double Need) {
@@ -1524,6 +1549,7 @@ private:
     Q.Prefill = Q.Prompt + Q.Generated;
     Q.Done = 0;
     Q.KVReady = false; // recomputed where it is
+    unreserve(P, Q);
     --P.Running;
     ++Preemptions;
     ++Q.Preempted;
@@ -1636,8 +1662,12 @@ private:
         // Its KV cache comes back from the swap space, copied during this
         // iteration, and it decodes on.
         double Ctx = Q.SwapCtx;
-        if (!makeRoom(P, (P.Decoding + 1) * Emit + Ctx))
+        if (!reserve(P, Q, Ctx))
           break;
+        if (!makeRoom(P, (P.Decoding + 1) * Emit + Ctx)) {
+          unreserve(P, Q);
+          break;
+        }
         Waiting.popFront();
         P.SwapUsed -= Ctx;
         P.SwapBytes += Ctx * C.SwapBytesPerToken;
@@ -1655,6 +1685,8 @@ private:
         // out, sendKV); one it does not hold is cached here from the
         // arrived blocks, for the requests after it.
         double Ctx = Q.Prefill - 1.0;
+        if (!reserve(P, Q, Q.Prefill))
+          break;
         DecodeShare Sharing = decodeSideSharing(P, Q, Ctx);
         if (Sharing != DecodeShare::None) {
           // A conversation's turn shares its system prompt here (leave()
@@ -1671,6 +1703,7 @@ private:
             Q.Shared = true;
             release(P, Q, Held);
           }
+          unreserve(P, Q);
           break;
         }
         Waiting.popFront();
@@ -1689,8 +1722,9 @@ private:
         P.Joined.push_back(S);
         continue;
       }
-      // A prompt to compute needs room in the iteration's prompt tokens.
-      if (PromptRoom < 1)
+      // A prompt to compute needs room in the iteration's prompt tokens
+      // (and a to_completion engine room for its whole sequence).
+      if (PromptRoom < 1 || !reserve(P, Q, Q.Prefill))
         break;
       // Admitted when the cache holds its prompt beside the decodes' next
       // tokens; a prefix the replica has computed is not computed again.
@@ -1721,6 +1755,7 @@ private:
           Q.Shared = true;
           release(P, Q, P.Prefix[Q.Group].Tokens);
         }
+        unreserve(P, Q);
         break; // waits for a completion to free its cache
       }
       Waiting.popFront();
@@ -2162,6 +2197,7 @@ private:
                                               : 0);
       P.KVUsed -= Ctx - Real;
       leave(P, Q, Real);
+      unreserve(P, Q);
       --P.Running;
       Q.Decoding = false;
       complete(S);
@@ -2178,6 +2214,7 @@ private:
           std::find(P.Prefilling.begin(), P.Prefilling.end(), K.S));
       if (P.PrefillOnly) {
         leave(P, Q, Q.Prefill);
+        unreserve(P, Q);
         --P.Running;
         ++Q.Gen;
         sendKV(P, K.S);
@@ -2193,6 +2230,7 @@ private:
       ++OutputTokens;
       if (Q.Generated >= Q.Until) {
         leave(P, Q, Q.Prefill);
+        unreserve(P, Q);
         --P.Running;
         complete(K.S);
         continue;

@@ -275,6 +275,12 @@ struct Config {
   /// ends (the others padding), when every request of the batch completes
   /// (Orca, OSDI 2022, section 2).
   bool Static = false;
+  /// kv_allocation = to_completion (TensorRT-LLM's GUARANTEED_NO_EVICT
+  /// capacity scheduler): a request is admitted only while the cache holds
+  /// every running request's reservation, its prompt (or the context it
+  /// arrives with) and the rest of its output, and its own beside them; the
+  /// cache never runs out, so nothing is preempted.
+  bool ReserveToCompletion = false;
   /// Pipeline parallelism: each replica is PipelineStages stages, run as
   /// vLLM V0 runs them, as that many virtual engines, each with its own
   /// scheduler, its share of the replica's MaxSequences slots (B / P, the

@@ -177,17 +177,24 @@ TEST(Simulator, SpeculativeRequestsTooLargeForTheCacheAreRejected) {
   }
 }
 
-TEST(Simulator, PreemptsTheNewestWhenTheCacheRunsOut) {
-  // A cache of 200 tokens; requests of 20 prompt and 30 output tokens are
-  // admitted on their prompts (8 slots x 20 = 160), then grow by a token
-  // an iteration: at 50 tokens each only 4 fit, so the newest are
-  // preempted and run their prompt and output so far again later.
+/// A cache of 200 tokens, 8 slots, and 2,000 requests of 20 prompt and 30
+/// output tokens arriving faster than they are served.
+Config tightCache() {
   Config C = mg1(200, 1, 2000);
   C.MaxSequences = 8;
   C.MaxBatchedTokens = 64;
   C.Prompt = {Length::Kind::Fixed, 20, 0};
   C.Output = {Length::Kind::Fixed, 30, 0};
   C.KVCapacityTokens = 200;
+  return C;
+}
+
+TEST(Simulator, PreemptsTheNewestWhenTheCacheRunsOut) {
+  // The requests are admitted on their prompts (8 slots x 20 = 160), then
+  // grow by a token an iteration: at 50 tokens each only 4 fit, so the
+  // newest are preempted and run their prompt and output so far again
+  // later.
+  Config C = tightCache();
   Result R = simulate(C, constant(1e-3));
   EXPECT_GT(R.Preemptions, 0u);
   EXPECT_LE(R.PeakKVTokens, 200);
@@ -200,39 +207,78 @@ TEST(Simulator, PreemptsTheNewestWhenTheCacheRunsOut) {
   EXPECT_EQ(simulate(C, constant(1e-3)).Preemptions, 0u);
 }
 
+TEST(Simulator, ReservingToCompletionNeverPreempts) {
+  // The tight cache, 200 tokens, and requests of 20 + 30 tokens, admitted
+  // as TensorRT-LLM's GUARANTEED_NO_EVICT admits them: only while the
+  // cache has room for every running request to its last step, 20 + 30 - 1
+  // = 49 tokens each. Four run at once (4 x 49 = 196 <= 200; 5 x 49 = 245
+  // is not), nothing is preempted, and the cache never holds more than the
+  // four's 196.
+  Config C = tightCache();
+  C.ReserveToCompletion = true;
+  Result R = simulate(C, constant(1e-3));
+  EXPECT_EQ(R.Preemptions, 0u);
+  EXPECT_EQ(R.Completed, 2000u);
+  EXPECT_EQ(R.OutputTokens, 2000u * 30);
+  EXPECT_LE(R.PeakKVTokens, 196);
+  EXPECT_LE(R.MeanBatch, 4);
+  EXPECT_GT(R.MeanBatch, 3.5);
+  // On demand the same cache admits all 8 slots' prompts and preempts
+  // (PreemptsTheNewestWhenTheCacheRunsOut).
+  C.ReserveToCompletion = false;
+  EXPECT_GT(simulate(C, constant(1e-3)).Preemptions, 0u);
+  // A request that fits an empty replica is admitted once the others
+  // leave, never left waiting: 20 + 30 - 1 = 49 tokens in a 49-token cache.
+  C.ReserveToCompletion = true;
+  C.KVCapacityTokens = 49;
+  C.Requests = 50;
+  R = simulate(C, constant(1e-3));
+  EXPECT_EQ(R.Completed, 50u);
+  EXPECT_EQ(R.Rejected, 0u);
+  EXPECT_LE(R.MeanBatch, 1);
+}
+
 TEST(Simulator, InvariantsHoldUnderPreemptionWithVariedLengths) {
   // Lengths that vary widely over a small cache: requests complete, are
   // preempted and their slots reused in every order. Whatever the router,
   // every request completes or is rejected, every output token is counted
   // once, each request's wait is counted once, and the cache never
   // overflows (a reused slot once matched its earlier request's stale
-  // entries).
+  // entries). Reserved to completion (TensorRT-LLM's admission) nothing
+  // is preempted.
   for (Routing Route :
        {Routing::RoundRobin, Routing::LeastOutstanding, Routing::SharedQueue})
-    for (unsigned Replicas : {1u, 3u}) {
-      Config C;
-      C.Replicas = Replicas;
-      C.MaxSequences = 16;
-      C.MaxBatchedTokens = 256;
-      C.KVCapacityTokens = 600;
-      C.ArrivalRate = 30.0 * Replicas;
-      C.Prompt = {Length::Kind::Lognormal, 60, 2};
-      C.Output = {Length::Kind::Lognormal, 40, 2};
-      C.Requests = 3000;
-      C.Route = Route;
-      Result R = simulate(
-          C, [](const StepShape &S) { return 1e-3 + 5e-6 * S.Tokens; });
-      SCOPED_TRACE(testing::Message()
-                   << routingName(Route, true) << " x " << Replicas);
-      EXPECT_GT(R.Preemptions, 0u);
-      EXPECT_EQ(R.Completed + R.Rejected, R.Arrived);
-      EXPECT_EQ(R.Arrived, 3000u);
-      EXPECT_EQ(R.TTFT.Count, R.Completed);
-      EXPECT_EQ(R.E2E.Count, R.Completed);
-      EXPECT_EQ(R.QueueWait.Count, R.Completed);
-      EXPECT_EQ(R.OutputTokens, R.TTFT.Count + R.ITL.Count);
-      EXPECT_LE(R.PeakKVTokens, 600);
-    }
+    for (unsigned Replicas : {1u, 3u})
+      for (bool Reserve : {false, true}) {
+        Config C;
+        C.ReserveToCompletion = Reserve;
+        C.Replicas = Replicas;
+        C.MaxSequences = 16;
+        C.MaxBatchedTokens = 256;
+        C.KVCapacityTokens = 600;
+        C.ArrivalRate = 30.0 * Replicas;
+        C.Prompt = {Length::Kind::Lognormal, 60, 2};
+        C.Output = {Length::Kind::Lognormal, 40, 2};
+        C.Requests = 3000;
+        C.Route = Route;
+        Result R = simulate(
+            C, [](const StepShape &S) { return 1e-3 + 5e-6 * S.Tokens; });
+        SCOPED_TRACE(testing::Message()
+                     << routingName(Route, true) << " x " << Replicas
+                     << (Reserve ? ", reserved to completion" : ""));
+        // Reserved to completion, the cache never runs out.
+        if (Reserve)
+          EXPECT_EQ(R.Preemptions, 0u);
+        else
+          EXPECT_GT(R.Preemptions, 0u);
+        EXPECT_EQ(R.Completed + R.Rejected, R.Arrived);
+        EXPECT_EQ(R.Arrived, 3000u);
+        EXPECT_EQ(R.TTFT.Count, R.Completed);
+        EXPECT_EQ(R.E2E.Count, R.Completed);
+        EXPECT_EQ(R.QueueWait.Count, R.Completed);
+        EXPECT_EQ(R.OutputTokens, R.TTFT.Count + R.ITL.Count);
+        EXPECT_LE(R.PeakKVTokens, 600);
+      }
 }
 
 TEST(Simulator, RefusesConfigurationsItCannotRun) {

@@ -309,7 +309,8 @@ void printDecoderFeasibility(const ScenarioResult &R, llvm::raw_ostream &OS) {
       "[wall 5: batching]");
   if (R.has(M::ContextFits) && R[M::ContextFits] == 0)
     row(OS, "context",
-        fmt::format("prompt + output {} exceeds the model's context {}",
+        fmt::format("prompt + {} {} exceeds the model's context {}",
+                    R.has(M::OutputCap) ? "max_output" : "output",
                     show(R, M::LongestRequest), show(R, M::ModelContext)),
         "FAIL: an engine refuses the request");
   double EP = R.has(M::ReplicaDevices)
