@@ -50,38 +50,43 @@ bool lowerQueue(LoweringContext &Ctx) {
   std::optional<NodeId> PrefillRate = D.OtherPrefills, PrefillWork, PrefillCV,
                         PrefillRho, Residual, Others, Iteration, EngineRate;
   if (PrefillRate) {
-    // A new request waits for the decode iteration in flight: under
-    // pipeline parallelism a micro-batch enters every step / micro-batches.
-    // Chunked, the iterations carry the other requests' chunks too, and
-    // are longer by the factor the token gaps are (Sarathi-Serve).
+    // A new request waits for the decode iteration in flight. Under
+    // pipeline parallelism a replica runs as m = min(pp, batch) engines
+    // (vLLM V0's virtual engines), each with its own scheduler; a request
+    // is given to one when it arrives and waits for that engine's
+    // iteration, which takes the whole step through the stages, and for
+    // the prompts queued at it, a 1/m share of the replica's. Chunked, the
+    // iterations carry the other requests' chunks too, and are longer by
+    // the factor the token gaps are (Sarathi-Serve).
     Iteration = D.DecodeStep;
     if (D.ChunkExtra) {
       Iteration =
           B.op(Op::Mul, {D.DecodeStep, B.op(Op::Div, {D.MeanTPOT, D.TPOT})});
       B.label(*Iteration, "mean_iteration");
     }
-    Residual =
-        B.op(Op::Div, {*Iteration, B.G.get(MetricId::PipelineMicrobatches)});
-    B.label(*Residual, "admission_iteration");
+    Residual = *Iteration;
+    EngineRate = B.op(Op::Div, {*PrefillRate, D.Stages});
+    B.label(*EngineRate, "engine_prefill_rate");
     // Unchunked, batched up to the token budget: a request's share of a
-    // prefill pass. Chunked, the prompts share the iterations' budget of C
-    // prompt tokens, first come first served: a prompt of S tokens takes
-    // S / C of the iterations' time (a micro-batch's, each with its budget,
-    // under pipeline parallelism), and prompts that fit together enter the
-    // same iteration.
+    // prefill pass, which holds its engine through every stage (m times
+    // the share of the replica's capacity it takes). Chunked, the prompts
+    // share the iterations' budget of C prompt tokens, first come first
+    // served: a prompt of S tokens takes S / C of its engine's iterations,
+    // and prompts that fit together enter the same iteration.
     if (D.ChunkExtra) {
       PrefillWork =
           B.op(Op::Mul, {*Residual, B.op(Op::Div, {D.Computed, *D.Chunk})});
       B.label(*PrefillWork, "prompt_budget_share");
     } else {
-      PrefillWork = D.PrefillShare;
+      PrefillWork = B.op(Op::Mul, {D.PrefillShare, D.Stages});
+      B.label(*PrefillWork, "engine_prefill_share");
     }
     PrefillCV = PromptCV ? *PromptCV
                          : B.constant(0, "prompts of one length: the workload "
                                          "gives no prompt_cv");
     NodeId Rho = B.apply(
         FormulaId::Utilisation,
-        {*PrefillRate, *PrefillWork, B.constant(1, "one prefill at a time")},
+        {*EngineRate, *PrefillWork, B.constant(1, "one prefill at a time")},
         "");
     B.publish(MetricId::PrefillUtilisation, Rho);
     Stable = B.op(Op::And,
@@ -92,13 +97,13 @@ bool lowerQueue(LoweringContext &Ctx) {
     PrefillRho = D.ChunkExtra ? B.constant(0, "chunks ride on the iteration in "
                                               "flight")
                               : Rho;
-    Others = B.op(Op::Sub, {B.G.get(MetricId::RunningBatch),
-                            B.constant(1, "the request itself")});
+    // The other requests running on the request's engine (on the replica
+    // without pipeline parallelism): whether an iteration is in flight.
+    Others =
+        B.op(Op::Div, {B.op(Op::Sub, {B.G.get(MetricId::RunningBatch),
+                                      B.constant(1, "the request itself")}),
+                       D.Stages});
     B.label(*Others, "other_running_requests");
-    // The other prompts that reach a request's micro-batch (all of them
-    // without pipeline parallelism).
-    EngineRate =
-        B.op(Op::Div, {*PrefillRate, B.G.get(MetricId::PipelineMicrobatches)});
   }
   // Sized prefill/decode pools (DistServe): the prefill pool is an M/G/c
   // queue of its own, c its replicas each prefilling one request at a
@@ -229,10 +234,9 @@ bool lowerQueue(LoweringContext &Ctx) {
         FormulaId::FirstTokenSumQuantile,
         {FirstOf(L), FirstOf(Levels[0]), FirstOf(Levels[2]), SpreadCV,
          SlotQueue[0], SlotQueue[1], SlotQueue[2], SlotQueue[3], SlotQueue[4],
-         PrefillRate ? *PrefillRate : NoRate,
-         PrefillWork ? *PrefillWork : NoTime, PrefillCV ? *PrefillCV : None,
-         Residual ? *Residual : NoTime, PrefillRho ? *PrefillRho : None,
-         Others ? *Others : None, L.At},
+         EngineRate ? *EngineRate : NoRate, PrefillWork ? *PrefillWork : NoTime,
+         PrefillCV ? *PrefillCV : None, Residual ? *Residual : NoTime,
+         PrefillRho ? *PrefillRho : None, Others ? *Others : None, L.At},
         "");
     NodeId Latency =
         B.apply(FormulaId::LatencyQuantileGiven,
@@ -271,7 +275,7 @@ bool lowerQueue(LoweringContext &Ctx) {
     // of their sum at the upper percentiles).
     if (PrefillRate) {
       NodeId Wait = B.apply(FormulaId::PrefillWaitQuantile,
-                            {*PrefillRate, *PrefillWork, *PrefillCV, L.At}, "");
+                            {*EngineRate, *PrefillWork, *PrefillCV, L.At}, "");
       Wait = B.op(Op::Add,
                   {Wait, B.apply(FormulaId::IterationResidualQuantile,
                                  {*Residual, *PrefillRho, *Others, L.At}, "")});
