@@ -131,6 +131,8 @@ bool lowerDecoderMemory(LoweringContext &Ctx) {
     std::optional<NodeId> Cap = Ctx.field(W, "max_output");
     Held = Cap ? B.op(Op::Add, {D.Prompt, *Cap}) : D.Sequence;
     B.label(Held, "reserved_sequence_length");
+    B.publish(MetricId::KVReservedToCompletion,
+              B.constant(1, "kv_allocation = to_completion"));
   }
   NodeId PerSequence = B.apply(FormulaId::PagedKVBytesPerSequence,
                                {Held, Block, D.KV, D.KVStoreShards}, "");
