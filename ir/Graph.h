@@ -263,6 +263,9 @@ struct SimInputs {
   /// kv_allocation = to_completion: admission reserves a request's KV
   /// cache to the end of its output.
   bool ReserveToCompletion = false;
+  /// The output a to_completion engine reserves (`max_output`); invalid:
+  /// each request's own.
+  NodeId ReservedOutput;
 };
 
 struct Graph {

@@ -183,6 +183,23 @@ bool lowerDecoderInputs(LoweringContext &Ctx) {
       Ctx.enumField<BatchingPolicy>(W, "batching") == BatchingPolicy::Static;
   D.ReserveToCompletion = Ctx.enumField<KVAllocation>(W, "kv_allocation") ==
                           KVAllocation::ToCompletion;
+  // The output's cap cannot be below the mean output it caps (it would
+  // shrink a static batch's service and a reservation below the requests).
+  if (const ir::Field *Cap = W.field("max_output"); Cap && W.field("output")) {
+    double CapTokens = Ctx.foldedNumber(W, "max_output");
+    double Mean = Ctx.foldedNumber(W, "output");
+    if (CapTokens < Mean) {
+      Ctx.C.Diags.report(
+          DiagKind::ValueOutOfDomain, Cap->Range,
+          fmt::format("`{}.max_output` is {:g} tok, below `output` ({:g} "
+                      "tok): the longest output cannot be shorter than the "
+                      "mean; raise `max_output` to at least {:g} tok, or drop "
+                      "it",
+                      W.Name, CapTokens, Mean, Mean));
+      Ctx.Failed = true;
+      return false;
+    }
+  }
   D.Chunk = Ctx.field(W, "prefill_chunk");
   D.ReplicaDevices = B.op(Op::Mul, {B.op(Op::Mul, {D.TP, D.PP}), D.EP});
   if (!checkLayout(Ctx, D.TP, D.PP, D.ReplicaDevices, "ep",

@@ -789,6 +789,9 @@ bool lowerSimulation(LoweringContext &Ctx) {
     }
   In.Static = D.Static;
   In.ReserveToCompletion = D.ReserveToCompletion && !D.Static;
+  if (In.ReserveToCompletion)
+    if (std::optional<NodeId> Cap = Ctx.field(*Ctx.Workload, "max_output"))
+      In.ReservedOutput = *Cap;
   // Chunked prefill, as the closed forms take it (wall 4): at most C prompt
   // tokens an iteration, riding on the decodes.
   if (D.ChunksRide)

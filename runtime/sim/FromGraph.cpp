@@ -201,6 +201,8 @@ std::optional<Simulated> simulateScenario(const Evaluator &E, std::string &Why,
   }
   C.Static = In.Static;
   C.ReserveToCompletion = In.ReserveToCompletion;
+  if (In.ReservedOutput.isValid())
+    C.ReservedOutput = v(In.ReservedOutput);
   if (In.Stages.isValid())
     C.PipelineStages =
         static_cast<unsigned>(std::clamp(std::round(v(In.Stages)), 1.0, 1e6));

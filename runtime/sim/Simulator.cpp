@@ -1311,11 +1311,17 @@ private:
   /// running requests' reservations; if so, reserves them. What it holds
   /// at its last step is counted as fitsEmpty counts it, so that a request
   /// that fits an empty replica is admitted once the others leave.
+  /// A prefill replica holds the prompt alone (its KV cache leaves with
+  /// the request), and reserves only that. Under `max_output` the engine
+  /// reserves the cap (its max_tokens), not the output the request will
+  /// turn out to have, and at least that.
   bool reserve(Replica &P, Request &Q, double Held) {
     if (!C.ReserveToCompletion || C.KVCapacityTokens <= 0)
       return true;
-    double Rest = Q.Output > Q.Generated ? Q.Output - Q.Generated : 0;
-    double R = std::max(std::ceil(Held), std::ceil(Held) + Rest - 2 + Verify);
+    double Output = std::max<double>(Q.Output, C.ReservedOutput);
+    double Rest = P.PrefillOnly ? 0 : std::max(0.0, Output - Q.Generated);
+    double R = std::max(std::ceil(Held), std::ceil(Held) + Rest -
+                                             (P.PrefillOnly ? 0 : 2 - Verify));
     if (P.Reserved + R > C.KVCapacityTokens)
       return false;
     Q.Reserved = static_cast<uint32_t>(R);
@@ -1662,7 +1668,8 @@ private:
         // Its KV cache comes back from the swap space, copied during this
         // iteration, and it decodes on.
         double Ctx = Q.SwapCtx;
-        if (!reserve(P, Q, Ctx))
+        // Held as a prompt is: its context and the token it computes next.
+        if (!reserve(P, Q, Ctx + 1))
           break;
         if (!makeRoom(P, (P.Decoding + 1) * Emit + Ctx)) {
           unreserve(P, Q);
@@ -2031,10 +2038,14 @@ private:
   /// Whether a request of \p Prompt tokens and \p Output output tokens fits
   /// an empty replica's KV cache at its last step: its prompt, every output
   /// token but the last (whose KV is never stored) and the Verify - 1
-  /// tokens a speculative last step verifies beyond them.
+  /// tokens a speculative last step verifies beyond them; reserved to
+  /// completion, the output the engine reserves (reserve()).
   bool fitsEmpty(double Prompt, uint32_t Output) const {
+    double Out = C.ReserveToCompletion
+                     ? std::max<double>(Output, C.ReservedOutput)
+                     : Output;
     return C.KVCapacityTokens <= 0 ||
-           Prompt + Output - 2 + Verify <= C.KVCapacityTokens;
+           Prompt + Out - 2 + Verify <= C.KVCapacityTokens;
   }
 
   /// One of the shared prefixes, uniformly.

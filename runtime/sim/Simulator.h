@@ -281,6 +281,9 @@ struct Config {
   /// arrives with) and the rest of its output, and its own beside them; the
   /// cache never runs out, so nothing is preempted.
   bool ReserveToCompletion = false;
+  /// The output it reserves for each request (the engine's max_tokens,
+  /// `max_output`); 0: each request's own output.
+  double ReservedOutput = 0;
   /// Pipeline parallelism: each replica is PipelineStages stages, run as
   /// vLLM V0 runs them, as that many virtual engines, each with its own
   /// scheduler, its share of the replica's MaxSequences slots (B / P, the

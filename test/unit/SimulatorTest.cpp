@@ -236,6 +236,54 @@ TEST(Simulator, ReservingToCompletionNeverPreempts) {
   EXPECT_EQ(R.Completed, 50u);
   EXPECT_EQ(R.Rejected, 0u);
   EXPECT_LE(R.MeanBatch, 1);
+  // The engine reserves max_tokens (`max_output`), not the output a
+  // request turns out to have: 20 + 50 - 1 = 69 tokens each, two in the
+  // 200-token cache (3 x 69 = 207); and a request whose reservation does
+  // not fit an empty replica is rejected, not left waiting.
+  C = tightCache();
+  C.ReserveToCompletion = true;
+  C.ReservedOutput = 50;
+  R = simulate(C, constant(1e-3));
+  EXPECT_EQ(R.Completed, 2000u);
+  EXPECT_LE(R.MeanBatch, 2);
+  EXPECT_LE(R.PeakKVTokens, 138);
+  C.KVCapacityTokens = 68;
+  C.Requests = 20;
+  R = simulate(C, constant(1e-3));
+  EXPECT_EQ(R.Rejected, 20u);
+}
+
+TEST(Simulator, APrefillReplicaReservesItsPromptsAlone) {
+  // Disaggregated: one prefill replica and 19 decode replicas of 1,000
+  // KV tokens, prompts of 100 and outputs of 900 tokens at 100 req/s, and
+  // a prefill iteration that costs 20 ms whatever it carries. A prefill
+  // replica holds a prompt only until its KV cache leaves, so reserved to
+  // completion it still prefills 10 prompts (1,000 / 100) an iteration,
+  // as on demand; reserving their outputs too (999 tokens each) let one
+  // prompt in at a time, 50 req/s, and the queue grew without bound
+  // (TTFT p50 24.8 s against 30 ms).
+  StepFunction F = [](const StepShape &S) {
+    return (S.Tokens > S.DecodeTokens ? 20e-3 : 0) + 1e-4 + 1e-6 * S.Tokens;
+  };
+  double P50[2];
+  for (bool Reserve : {false, true}) {
+    Config C;
+    C.ReserveToCompletion = Reserve;
+    C.Replicas = 20;
+    C.MaxSequences = 16;
+    C.MaxBatchedTokens = 4096;
+    C.KVCapacityTokens = 1000;
+    C.ArrivalRate = 100;
+    C.Prompt = {Length::Kind::Fixed, 100, 0};
+    C.Output = {Length::Kind::Fixed, 900, 0};
+    C.Requests = 5000;
+    C.Disagg = {1, 1000, 1e12, 1e-6, 0};
+    Result R = simulate(C, F);
+    EXPECT_EQ(R.Completed, 5000u);
+    P50[Reserve] = R.TTFT.P50;
+  }
+  EXPECT_LT(P50[1], 0.1);
+  EXPECT_LT(P50[1], 1.5 * P50[0]);
 }
 
 TEST(Simulator, InvariantsHoldUnderPreemptionWithVariedLengths) {
