@@ -400,6 +400,18 @@ NodeId LoweringContext::kernelEfficiency(const ir::Entity &W, DefaultId Class) {
   return orDefault(W, Class);
 }
 
+NodeId LoweringContext::memoryEfficiency(const ir::Entity &W,
+                                         const ir::Entity *Accel) {
+  // The workload's own figure first; then what the device is measured to
+  // sustain (`hbm.efficiency`); then the default.
+  if (std::optional<NodeId> Own = field(W, "memory_efficiency"))
+    return *Own;
+  if (Accel)
+    if (std::optional<NodeId> Device = field(*Accel, "hbm.efficiency"))
+      return *Device;
+  return orDefault(W, DefaultId::MemoryEfficiency);
+}
+
 bool LoweringContext::narrowMath(const ir::Entity &Precision) {
   return foldedNumber(Precision, "bytes") < 2;
 }

@@ -390,6 +390,10 @@ public:
   /// Wall 3: the efficiency of a kernel class, or the workload's one
   /// `efficiency` for all of them.
   NodeId kernelEfficiency(const ir::Entity &W, DefaultId Class);
+  /// Wall 2: the share of the memory bandwidth reached: the workload's
+  /// `memory_efficiency`, else the accelerator's `hbm.efficiency`, else
+  /// the default.
+  NodeId memoryEfficiency(const ir::Entity &W, const ir::Entity *Accel);
   /// An MoE model names its experts and its top_k together (and `family
   /// = moe` needs both): one without the other, or the family without
   /// them, is an error, not a dense model. False (reported) when not.

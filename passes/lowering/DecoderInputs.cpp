@@ -267,7 +267,7 @@ bool lowerDecoderInputs(LoweringContext &Ctx) {
       Ctx.kernelEfficiency(W, D.Fused ? DefaultId::KernelAttention
                                       : DefaultId::KernelAttentionUnfused),
       D.Peak);
-  M.EtaMem = Ctx.orDefault(W, DefaultId::MemoryEfficiency);
+  M.EtaMem = Ctx.memoryEfficiency(W, &Accel);
   // Wall 3: every step's fixed cost, per step and per layer.
   M.StepOverhead = Ctx.orDefault(W, DefaultId::StepOverhead);
   M.LayerOverhead = Ctx.orDefault(W, DefaultId::LayerOverhead);

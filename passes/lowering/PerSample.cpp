@@ -44,7 +44,7 @@ bool lowerPerSampleInputs(LoweringContext &Ctx) {
   S.Capacity = Ctx.required(Accel, "hbm.capacity", "memory capacity");
   Sys.TDP = Ctx.required(Accel, "tdp", "power draw (wall 18)");
   S.Batch = Ctx.orDefault(W, DefaultId::Batch);
-  S.EtaMem = Ctx.orDefault(W, DefaultId::MemoryEfficiency);
+  S.EtaMem = Ctx.memoryEfficiency(W, &Accel);
   std::optional<NodeId> Forward, Eta;
   if (Convolutional) {
     Forward = Ctx.required(Model, "flops_per_sample",

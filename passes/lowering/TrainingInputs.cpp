@@ -316,7 +316,7 @@ bool lowerTrainingInputs(LoweringContext &Ctx) {
   B.label(T.EtaGemm, "training_gemm_efficiency");
   T.EtaAttention = B.op(Op::Mul, {T.EtaAttention, Training});
   B.label(T.EtaAttention, "training_attention_efficiency");
-  T.EtaMem = Ctx.orDefault(W, DefaultId::MemoryEfficiency);
+  T.EtaMem = Ctx.memoryEfficiency(W, Ctx.Sys->Accel);
   T.EtaComm = Ctx.orDefault(W, DefaultId::CommEfficiency);
   if (Ctx.Failed || !trainingLayout(Ctx))
     return false;
