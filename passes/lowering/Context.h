@@ -162,6 +162,9 @@ struct DecoderState {
   /// The memory step's parts the batching step reads: a sequence's paged
   /// KV cache, the weights and activations, the runtime's reserve.
   NodeId KVPerSequence, FixedMemory, Reserve;
+  /// The longest request the engine must admit: prompt + output, or
+  /// prompt + max_output where the workload caps the output.
+  NodeId Longest;
   std::optional<NodeId> FFN;
   std::optional<DraftModel> Draft;
   std::optional<MoeShape> Moe;

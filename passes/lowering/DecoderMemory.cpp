@@ -126,11 +126,14 @@ bool lowerDecoderMemory(LoweringContext &Ctx) {
   // must be free before a request is admitted) holds each slot at its full
   // length, the output's cap where the workload gives one.
   NodeId Block = Ctx.orDefault(W, DefaultId::KVBlock);
+  D.Longest = D.Sequence;
+  if (std::optional<NodeId> Cap = Ctx.field(W, "max_output")) {
+    D.Longest = B.op(Op::Add, {D.Prompt, *Cap});
+    B.publish(MetricId::OutputCap, *Cap);
+  }
   NodeId Held = D.Static ? D.Sequence : D.Context;
   if (D.ReserveToCompletion && !D.Static) {
-    std::optional<NodeId> Cap = Ctx.field(W, "max_output");
-    Held = Cap ? B.op(Op::Add, {D.Prompt, *Cap}) : D.Sequence;
-    B.label(Held, "reserved_sequence_length");
+    Held = D.Longest;
     B.publish(MetricId::KVReservedToCompletion,
               B.constant(1, "kv_allocation = to_completion"));
   }
@@ -199,14 +202,9 @@ bool lowerPagedBatch(LoweringContext &Ctx) {
   // The engine checks the output's cap, `max_output` where the workload
   // gives one (a static batch's longest), else the mean output.
   if (std::optional<NodeId> Context = Ctx.field(*Ctx.Model, "context")) {
-    NodeId Longest = D.Sequence;
-    if (std::optional<NodeId> Cap = Ctx.field(*Ctx.Workload, "max_output")) {
-      Longest = B.op(Op::Add, {D.Prompt, *Cap});
-      B.publish(MetricId::OutputCap, *Cap);
-    }
-    B.publish(MetricId::LongestRequest, Longest);
+    B.publish(MetricId::LongestRequest, D.Longest);
     B.publish(MetricId::ModelContext, *Context);
-    NodeId Fits = B.op(Op::Le, {Longest, *Context});
+    NodeId Fits = B.op(Op::Le, {D.Longest, *Context});
     B.publish(MetricId::ContextFits, Fits);
     Feasible = B.op(Op::And, {Feasible, Fits});
   }

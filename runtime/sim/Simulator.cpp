@@ -1318,10 +1318,11 @@ private:
   bool reserve(Replica &P, Request &Q, double Held) {
     if (!C.ReserveToCompletion || C.KVCapacityTokens <= 0)
       return true;
-    double Output = std::max<double>(Q.Output, C.ReservedOutput);
-    double Rest = P.PrefillOnly ? 0 : std::max(0.0, Output - Q.Generated);
-    double R = std::max(std::ceil(Held), std::ceil(Held) + Rest -
-                                             (P.PrefillOnly ? 0 : 2 - Verify));
+    double R = std::ceil(Held);
+    if (!P.PrefillOnly) {
+      double Output = std::max<double>(Q.Output, C.ReservedOutput);
+      R += std::max(0.0, Output - Q.Generated - 2 + Verify);
+    }
     if (P.Reserved + R > C.KVCapacityTokens)
       return false;
     Q.Reserved = static_cast<uint32_t>(R);
