@@ -266,6 +266,10 @@ struct SimInputs {
   /// The output a to_completion engine reserves (`max_output`); invalid:
   /// each request's own.
   NodeId ReservedOutput;
+  /// The model's context and the output cap an engine checks against it
+  /// (`max_output`); invalid: no context given, or each request's own
+  /// output.
+  NodeId ContextTokens, OutputCap;
 };
 
 struct Graph {

@@ -207,6 +207,17 @@ bool lowerPagedBatch(LoweringContext &Ctx) {
     NodeId Fits = B.op(Op::Le, {D.Longest, *Context});
     B.publish(MetricId::ContextFits, Fits);
     Feasible = B.op(Op::And, {Feasible, Fits});
+    // Prompts spread by prompt_cv (lognormal, as the TTFT percentiles take
+    // them) reach past the mean: the share whose prompt leaves less room
+    // than the output (or its cap) is refused, however the mean fits.
+    if (std::optional<NodeId> CV = Ctx.field(*Ctx.Workload, "prompt_cv");
+        CV && !D.Static)
+      B.publish(MetricId::ContextRefused,
+                B.apply(FormulaId::LengthExceedance,
+                        {D.Prompt, *CV,
+                         B.op(Op::Sub, {*Context,
+                                        B.op(Op::Sub, {D.Longest, D.Prompt})})},
+                        ""));
   }
   B.publish(MetricId::Feasible, Feasible);
   return true;

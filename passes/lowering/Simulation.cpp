@@ -792,6 +792,10 @@ bool lowerSimulation(LoweringContext &Ctx) {
   if (In.ReserveToCompletion)
     if (std::optional<NodeId> Cap = Ctx.field(*Ctx.Workload, "max_output"))
       In.ReservedOutput = *Cap;
+  if (std::optional<NodeId> Context = B.G.find(MetricId::ModelContext))
+    In.ContextTokens = *Context;
+  if (std::optional<NodeId> Cap = Ctx.field(*Ctx.Workload, "max_output"))
+    In.OutputCap = *Cap;
   // Chunked prefill, as the closed forms take it (wall 4): at most C prompt
   // tokens an iteration, riding on the decodes.
   if (D.ChunksRide)

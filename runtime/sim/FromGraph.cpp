@@ -203,6 +203,10 @@ std::optional<Simulated> simulateScenario(const Evaluator &E, std::string &Why,
   C.ReserveToCompletion = In.ReserveToCompletion;
   if (In.ReservedOutput.isValid())
     C.ReservedOutput = v(In.ReservedOutput);
+  if (In.ContextTokens.isValid())
+    C.ContextTokens = v(In.ContextTokens);
+  if (In.OutputCap.isValid())
+    C.OutputCap = v(In.OutputCap);
   if (In.Stages.isValid())
     C.PipelineStages =
         static_cast<unsigned>(std::clamp(std::round(v(In.Stages)), 1.0, 1e6));

@@ -503,7 +503,7 @@ private:
   std::priority_queue<Event, std::vector<Event>, std::greater<>> Events;
   uint64_t Seq = 0, Issued = 0, Arrived = 0, Completed = 0, Rejected = 0,
            OutputTokens = 0, Iterations = 0, Preemptions = 0, Transfers = 0,
-           LocalPrefills = 0;
+           LocalPrefills = 0, RejectedContext = 0;
   double Now = 0, First = 0, Last = 0, Area = 0, BatchSum = 0, PeakKV = 0;
   double BurstEnd = 0; ///< Arrivals::OnOff: when the current burst ends
   double PromptTokens = 0, CachedTokens = 0;
@@ -700,6 +700,7 @@ private:
     Out.Arrived = Arrived;
     Out.Completed = Completed;
     Out.Rejected = Rejected;
+    Out.RejectedContext = RejectedContext;
     Out.Preemptions = Preemptions;
     Out.PeakKVTokens = PeakKV;
     Out.OutputTokens = OutputTokens;
@@ -908,8 +909,11 @@ private:
         issue((*C.Replay)[Issued].Arrival);
     } else if (C.Arrive.K != Arrivals::Kind::Closed && Issued < C.Requests)
       issue(nextArrival(Now));
-    // A request that would not fit an empty replica never could.
-    if (!fitsEmpty(Q.Prompt, Q.Output)) {
+    // A request longer than the model's context is refused; one that
+    // would not fit an empty replica never could run.
+    bool TooLong = !withinContext(Q.Prompt, Q.Output);
+    if (TooLong || !fitsEmpty(Q.Prompt, Q.Output)) {
+      RejectedContext += TooLong;
       ++Rejected;
       ++PerClass[K].Rejected;
       record(Q, true);
@@ -1991,8 +1995,10 @@ private:
       const Conversation &Cv = Conversations[V];
       // Its context and this turn must fit an empty replica's cache, else
       // a new conversation takes its place.
-      Next = Cv.Context > 0 &&
-             fitsEmpty(static_cast<double>(Cv.Context) + Q.Prompt, Q.Output);
+      Next =
+          Cv.Context > 0 &&
+          fitsEmpty(static_cast<double>(Cv.Context) + Q.Prompt, Q.Output) &&
+          withinContext(static_cast<double>(Cv.Context) + Q.Prompt, Q.Output);
     }
     if (V == NoGroup) {
       if (Opened < C.Session.Open) {
@@ -2041,6 +2047,14 @@ private:
   /// token but the last (whose KV is never stored) and the Verify - 1
   /// tokens a speculative last step verifies beyond them; reserved to
   /// completion, the output the engine reserves (reserve()).
+  /// Whether the engine admits a request of \p Prompt tokens and \p
+  /// Output: prompt + output (or the output's cap) within the model's
+  /// context.
+  bool withinContext(double Prompt, uint32_t Output) const {
+    double Out = C.OutputCap > 0 ? C.OutputCap : Output;
+    return C.ContextTokens <= 0 || Prompt + Out <= C.ContextTokens;
+  }
+
   bool fitsEmpty(double Prompt, uint32_t Output) const {
     double Out = C.ReserveToCompletion
                      ? std::max<double>(Output, C.ReservedOutput)

@@ -284,6 +284,13 @@ struct Config {
   /// The output it reserves for each request (the engine's max_tokens,
   /// `max_output`); 0: each request's own output.
   double ReservedOutput = 0;
+  /// The model's context (tokens; 0: none). An engine refuses a request
+  /// whose prompt and output, or prompt and OutputCap, exceed it (vLLM and
+  /// SGLang check prompt + max_tokens against the model's length).
+  double ContextTokens = 0;
+  /// The cap on a request's output the engine checks (`max_output`); 0:
+  /// each request's own output.
+  double OutputCap = 0;
   /// Pipeline parallelism: each replica is PipelineStages stages, run as
   /// vLLM V0 runs them, as that many virtual engines, each with its own
   /// scheduler, its share of the replica's MaxSequences slots (B / P, the
@@ -367,11 +374,13 @@ struct Result {
   /// slot.
   Stats TTFT, TPOT, ITL, E2E, QueueWait;
   /// Every request that arrives completes, is rejected (its prompt and
-  /// output would not fit an empty replica's KV cache) or is shed by
-  /// admission control.
+  /// output would not fit an empty replica's KV cache, or exceed the
+  /// model's context) or is shed by admission control.
   uint64_t Shed = 0;
   uint64_t Arrived = 0, Completed = 0, Rejected = 0, OutputTokens = 0,
            Iterations = 0;
+  /// Of the rejected, those longer than the model's context.
+  uint64_t RejectedContext = 0;
   /// Requests preempted when the KV cache ran out, each counted every time
   /// (vLLM's recompute: it runs its prompt and output so far again).
   uint64_t Preemptions = 0;

@@ -245,24 +245,54 @@ Time ttftQuantileGiven(Number LogC, RequestRate ArrivalRate, Time ServiceTime,
          FirstToken;
 }
 
+namespace {
+
+// Boost.Math's errors return a value (NaN or infinity) instead of
+// throwing: the evaluator never sees an exception.
+using QuietPolicy = boost::math::policies::policy<
+    boost::math::policies::domain_error<boost::math::policies::ignore_error>,
+    boost::math::policies::overflow_error<boost::math::policies::ignore_error>,
+    boost::math::policies::underflow_error<boost::math::policies::ignore_error>,
+    boost::math::policies::evaluation_error<
+        boost::math::policies::ignore_error>>;
+using LengthLognormal =
+    boost::math::lognormal_distribution<double, QuietPolicy>;
+
+/// The lognormal of lengths of mean \p M > 0 and coefficient of variation
+/// \p Cv > 0: sigma^2 = ln(1 + cv^2), mu = ln m - sigma^2 / 2; none when
+/// they overflow.
+std::optional<LengthLognormal> lengthLognormal(double M, double Cv) {
+  double Sigma2 = std::log1p(Cv * Cv);
+  if (!std::isfinite(Sigma2) || !std::isfinite(M))
+    return std::nullopt;
+  return LengthLognormal(std::log(M) - Sigma2 / 2, std::sqrt(Sigma2));
+}
+
+} // namespace
+
 Tokens lengthQuantile(Tokens Mean, Number CV, Number Percentile) {
   double M = (Mean / OneToken).value(), Cv = CV.value(), P = Percentile.value();
   if (std::isnan(M) || std::isnan(Cv) || std::isnan(P) || !(P > 0 && P < 1))
     return in<Tokens>(NaN);
   if (Cv <= 0 || M <= 0)
     return Mean;
-  double Sigma2 = std::log1p(Cv * Cv);
-  if (!std::isfinite(Sigma2) || !std::isfinite(M))
-    return in<Tokens>(NaN);
-  // Boost.Math's errors return a value (NaN or infinity) instead of
-  // throwing: the evaluator never sees an exception.
-  using namespace boost::math::policies;
-  using Quiet =
-      policy<domain_error<ignore_error>, overflow_error<ignore_error>,
-             underflow_error<ignore_error>, evaluation_error<ignore_error>>;
-  boost::math::lognormal_distribution<double, Quiet> L(std::log(M) - Sigma2 / 2,
-                                                       std::sqrt(Sigma2));
-  return in<Tokens>(boost::math::quantile(L, P));
+  std::optional<LengthLognormal> L = lengthLognormal(M, Cv);
+  return in<Tokens>(L ? boost::math::quantile(*L, P) : NaN);
+}
+
+Number lengthExceedance(Tokens Mean, Number CV, Tokens Limit) {
+  double M = (Mean / OneToken).value(), Cv = CV.value(),
+         X = (Limit / OneToken).value();
+  if (std::isnan(M) || std::isnan(Cv) || std::isnan(X) || Cv < 0)
+    return in<Number>(NaN);
+  if (Cv == 0 || M <= 0)
+    return in<Number>(M > X ? 1.0 : 0.0);
+  if (X <= 0)
+    return in<Number>(1.0);
+  if (std::isinf(X))
+    return in<Number>(0.0);
+  std::optional<LengthLognormal> L = lengthLognormal(M, Cv);
+  return in<Number>(L ? boost::math::cdf(boost::math::complement(*L, X)) : NaN);
 }
 
 Time iterationResidualQuantile(Time Iteration, Number PrefillShare,

@@ -253,6 +253,34 @@ TEST(Simulator, ReservingToCompletionNeverPreempts) {
   EXPECT_EQ(R.Rejected, 20u);
 }
 
+TEST(Simulator, RequestsPastTheContextAreRefused) {
+  // A 45-token context: requests of 20 + 30 = 50 tokens are all refused at
+  // arrival, counted apart from those the KV cache cannot hold; at 50 they
+  // all run. The engine checks the output's cap where one is given: 20 +
+  // 26 = 46 refuses them again.
+  Config C = tightCache();
+  C.Requests = 100;
+  C.ContextTokens = 45;
+  Result R = simulate(C, constant(1e-3));
+  EXPECT_EQ(R.Completed, 0u);
+  EXPECT_EQ(R.Rejected, 100u);
+  EXPECT_EQ(R.RejectedContext, 100u);
+  C.ContextTokens = 50;
+  R = simulate(C, constant(1e-3));
+  EXPECT_EQ(R.Completed, 100u);
+  EXPECT_EQ(R.RejectedContext, 0u);
+  C.ContextTokens = 45;
+  C.OutputCap = 26;
+  EXPECT_EQ(simulate(C, constant(1e-3)).RejectedContext, 100u);
+  // A cache too small is counted as before, not as the context.
+  C = tightCache();
+  C.Requests = 10;
+  C.KVCapacityTokens = 40;
+  R = simulate(C, constant(1e-3));
+  EXPECT_EQ(R.Rejected, 10u);
+  EXPECT_EQ(R.RejectedContext, 0u);
+}
+
 TEST(Simulator, APrefillReplicaReservesItsPromptsAlone) {
   // Disaggregated: one prefill replica and 19 decode replicas of 1,000
   // KV tokens, prompts of 100 and outputs of 900 tokens at 100 req/s, and

@@ -427,6 +427,29 @@ TEST(TailLatencyWall, LognormalLengthQuantilesByHand) {
   EXPECT_TRUE(std::isnan(L(100, 1e300, 0.5)));
 }
 
+TEST(TailLatencyWall, LognormalLengthExceedanceByHand) {
+  // The complement of the quantile above: the share of lengths over x.
+  // Mean 100, cv 1: past the median 70.71, one half; past the p99 490.49,
+  // 1%. Mean 1,000, cv 1 past 4,000: z = (ln 4,000 - ln 1,000 + ln 2 / 2)
+  // / sqrt(ln 2) = 2.08119, 1.86993%.
+  using namespace mlsc::q;
+  auto X = [](double Mean, double CV, double Limit) {
+    return mlsc::walls::lengthExceedance(in<Tokens>(Mean), in<Number>(CV),
+                                         in<Tokens>(Limit))
+        .value();
+  };
+  EXPECT_NEAR(X(100, 1, 100 / std::sqrt(2.0)), 0.5, 1e-12);
+  EXPECT_NEAR(X(100, 1, 490.4917), 0.01, 1e-6);
+  EXPECT_NEAR(X(1000, 1, 4000), 0.0186993, 1e-7);
+  // One length: all or none; no room at all: all; a limit at infinity:
+  // none; a negative spread is NaN, not a throw.
+  EXPECT_EQ(X(100, 0, 99), 1);
+  EXPECT_EQ(X(100, 0, 100), 0);
+  EXPECT_EQ(X(100, 1, -5), 1);
+  EXPECT_EQ(X(100, 1, std::numeric_limits<double>::infinity()), 0);
+  EXPECT_TRUE(std::isnan(X(100, -1, 50)));
+}
+
 } // namespace
 
 namespace {

@@ -316,6 +316,25 @@ void printDecoderFeasibility(const ScenarioResult &R, llvm::raw_ostream &OS) {
                     R.has(M::OutputCap) ? "max_output" : "output",
                     show(R, M::LongestRequest), show(R, M::ModelContext)),
         "FAIL: an engine refuses the request");
+  else if (R.has(M::ContextRefused) && R[M::ContextRefused] >= 1e-4) {
+    // The mean request fits; the spread of the prompts reaches past the
+    // context, for one request in 10,000 or more (rarer shares are in
+    // JSON only). The TTFT percentiles above 1 - share are of prompts an
+    // engine would refuse.
+    double Share = R[M::ContextRefused];
+    row(OS, "context",
+        fmt::format("{}% of requests refused: their prompt (prompt_cv) + "
+                    "{} exceeds the model's context {}{}",
+                    formatNumber(100 * Share),
+                    R.has(M::OutputCap) ? "max_output" : "output",
+                    show(R, M::ModelContext),
+                    Share > 0.001
+                        ? fmt::format("; percentiles above p{} are of "
+                                      "prompts it refuses",
+                                      formatNumber(100 * (1 - Share)))
+                        : ""),
+        "[wall 5: batching]");
+  }
   double EP = R.has(M::ReplicaDevices)
                   ? R[M::ReplicaDevices] / (R[M::TP] * R[M::PP])
                   : 1;
@@ -959,10 +978,14 @@ void printSimulated(const ScenarioResult &R, llvm::raw_ostream &OS) {
     OS << fmt::format("  {} requests shed by admission control ({}% of "
                       "those that arrived)\n",
                       S.Shed, formatNumber(100.0 * S.Shed / S.Arrived));
-  if (S.Rejected)
+  if (S.Rejected > S.RejectedContext)
     OS << fmt::format("  {} requests rejected: their prompt and output "
                       "exceed a replica's KV cache\n",
-                      S.Rejected);
+                      S.Rejected - S.RejectedContext);
+  if (S.RejectedContext)
+    OS << fmt::format("  {} requests refused: their prompt and output "
+                      "exceed the model's context\n",
+                      S.RejectedContext);
 }
 
 void printScorecard(const ScenarioResult &R, llvm::raw_ostream &OS) {

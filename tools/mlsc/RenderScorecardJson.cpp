@@ -74,6 +74,7 @@ void simulatedJSON(const ScenarioResult &R, llvm::json::OStream &J) {
     statsJSON(J, "queue_wait", S.QueueWait);
     J.attribute("completed", static_cast<int64_t>(S.Completed));
     J.attribute("rejected", static_cast<int64_t>(S.Rejected));
+    J.attribute("rejected_context", static_cast<int64_t>(S.RejectedContext));
     J.attribute("preemptions", static_cast<int64_t>(S.Preemptions));
     number(J, "peak_kv_tokens", S.PeakKVTokens);
     J.attribute("iterations", static_cast<int64_t>(S.Iterations));
