@@ -893,6 +893,9 @@ private:
       Q.Prompt = draw(Classes[K].Prompt, R);
       Q.Output = draw(Classes[K].Output, R);
     }
+    // The engine stops a request at its max_tokens (`max_output`).
+    if (C.OutputCap > 0 && Q.Output > C.OutputCap)
+      Q.Output = static_cast<uint32_t>(C.OutputCap);
     // A conversation's turn, or a request on its own (when every
     // conversation has a turn in flight), which may open with a prefix.
     bool Turn = !Row && C.Session.Open > 0 && converse(Q);
@@ -2042,19 +2045,20 @@ private:
     return true;
   }
 
-  /// Whether a request of \p Prompt tokens and \p Output output tokens fits
-  /// an empty replica's KV cache at its last step: its prompt, every output
-  /// token but the last (whose KV is never stored) and the Verify - 1
-  /// tokens a speculative last step verifies beyond them; reserved to
-  /// completion, the output the engine reserves (reserve()).
   /// Whether the engine admits a request of \p Prompt tokens and \p
-  /// Output: prompt + output (or the output's cap) within the model's
-  /// context.
+  /// Output: prompt + max_tokens within the model's context, max_tokens
+  /// being the output's cap where one is given, else the request's own
+  /// output (as benchmark clients send it).
   bool withinContext(double Prompt, uint32_t Output) const {
     double Out = C.OutputCap > 0 ? C.OutputCap : Output;
     return C.ContextTokens <= 0 || Prompt + Out <= C.ContextTokens;
   }
 
+  /// Whether a request of \p Prompt tokens and \p Output output tokens fits
+  /// an empty replica's KV cache at its last step: its prompt, every output
+  /// token but the last (whose KV is never stored) and the Verify - 1
+  /// tokens a speculative last step verifies beyond them; reserved to
+  /// completion, the output the engine reserves (reserve()).
   bool fitsEmpty(double Prompt, uint32_t Output) const {
     double Out = C.ReserveToCompletion
                      ? std::max<double>(Output, C.ReservedOutput)

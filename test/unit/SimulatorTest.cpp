@@ -272,6 +272,12 @@ TEST(Simulator, RequestsPastTheContextAreRefused) {
   C.ContextTokens = 45;
   C.OutputCap = 26;
   EXPECT_EQ(simulate(C, constant(1e-3)).RejectedContext, 100u);
+  // The engine stops a request at its max_tokens: with a cap of 25 the
+  // 30-token outputs end at 25, and 20 + 25 fits the 45-token context.
+  C.OutputCap = 25;
+  R = simulate(C, constant(1e-3));
+  EXPECT_EQ(R.Completed, 100u);
+  EXPECT_EQ(R.OutputTokens, 100u * 25);
   // A cache too small is counted as before, not as the context.
   C = tightCache();
   C.Requests = 10;

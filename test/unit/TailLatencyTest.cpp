@@ -431,7 +431,7 @@ TEST(TailLatencyWall, LognormalLengthExceedanceByHand) {
   // The complement of the quantile above: the share of lengths over x.
   // Mean 100, cv 1: past the median 70.71, one half; past the p99 490.49,
   // 1%. Mean 1,000, cv 1 past 4,000: z = (ln 4,000 - ln 1,000 + ln 2 / 2)
-  // / sqrt(ln 2) = 2.08119, 1.86993%.
+  // / sqrt(ln 2) = 2.08139, 1.86993%.
   using namespace mlsc::q;
   auto X = [](double Mean, double CV, double Limit) {
     return mlsc::walls::lengthExceedance(in<Tokens>(Mean), in<Number>(CV),

@@ -983,8 +983,8 @@ void printSimulated(const ScenarioResult &R, llvm::raw_ostream &OS) {
                       "exceed a replica's KV cache\n",
                       S.Rejected - S.RejectedContext);
   if (S.RejectedContext)
-    OS << fmt::format("  {} requests refused: their prompt and output "
-                      "exceed the model's context\n",
+    OS << fmt::format("  {} requests refused: their prompt and output (or "
+                      "max_output) exceed the model's context\n",
                       S.RejectedContext);
 }
 

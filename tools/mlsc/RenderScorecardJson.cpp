@@ -299,6 +299,10 @@ void scorecardJSON(const ScenarioResult &R, llvm::json::OStream &J) {
         }
         if (R.has(M::ContextFits))
           J.attribute("context_fits", R[M::ContextFits] != 0);
+        // The share refused under a prompt spread, whether or not the
+        // scenario fits (performance.metrics is written only when it does).
+        if (R.has(M::ContextRefused))
+          number(J, "context_refused", R[M::ContextRefused]);
       });
     }
     J.attributeObject("performance", [&] {
