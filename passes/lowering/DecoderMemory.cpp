@@ -207,17 +207,41 @@ bool lowerPagedBatch(LoweringContext &Ctx) {
     NodeId Fits = B.op(Op::Le, {D.Longest, *Context});
     B.publish(MetricId::ContextFits, Fits);
     Feasible = B.op(Op::And, {Feasible, Fits});
-    // Prompts spread by prompt_cv (lognormal, as the TTFT percentiles take
-    // them) reach past the mean: the share whose prompt leaves less room
-    // than the output (or its cap) is refused, however the mean fits.
-    if (std::optional<NodeId> CV = Ctx.field(*Ctx.Workload, "prompt_cv");
-        CV && !D.Static)
+    // Lengths spread by prompt_cv and output_cv (lognormal, as the TTFT
+    // and latency percentiles take them) reach past the means: the share
+    // of requests longer than the context is refused, however the mean
+    // fits. Under max_output the engine checks prompt + cap, and with one
+    // output length prompt + output: the prompt's spread alone, exactly.
+    // With both spread, prompt + output is a sum of two independent
+    // lognormals, taken as the lognormal of its mean and variance (Fenton,
+    // IRE Trans. Commun. Syst. 8(1), 1960).
+    const ir::Entity &W = *Ctx.Workload;
+    std::optional<NodeId> PromptCV = Ctx.field(W, "prompt_cv");
+    std::optional<NodeId> OutputCV = Ctx.field(W, "output_cv");
+    if (Ctx.field(W, "max_output"))
+      OutputCV.reset();
+    if (!D.Static && PromptCV && !OutputCV) {
       B.publish(MetricId::ContextRefused,
                 B.apply(FormulaId::LengthExceedance,
-                        {D.Prompt, *CV,
+                        {D.Prompt, *PromptCV,
                          B.op(Op::Sub, {*Context,
                                         B.op(Op::Sub, {D.Longest, D.Prompt})})},
                         ""));
+    } else if (!D.Static && OutputCV) {
+      auto sd = [&](NodeId Mean, const std::optional<NodeId> &CV) {
+        NodeId S =
+            B.op(Op::Mul, {Mean, CV ? *CV : B.constant(0, "one length")});
+        return B.op(Op::Mul, {S, S});
+      };
+      NodeId SumCV = B.op(
+          Op::Div, {B.op(Op::Sqrt, {B.op(Op::Add, {sd(D.Prompt, PromptCV),
+                                                   sd(D.Output, OutputCV)})}),
+                    D.Sequence});
+      B.label(SumCV, "request_length_cv");
+      B.publish(MetricId::ContextRefused,
+                B.apply(FormulaId::LengthExceedance,
+                        {D.Sequence, SumCV, *Context}, ""));
+    }
   }
   B.publish(MetricId::Feasible, Feasible);
   return true;

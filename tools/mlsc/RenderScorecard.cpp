@@ -317,20 +317,20 @@ void printDecoderFeasibility(const ScenarioResult &R, llvm::raw_ostream &OS) {
                     show(R, M::LongestRequest), show(R, M::ModelContext)),
         "FAIL: an engine refuses the request");
   else if (R.has(M::ContextRefused) && R[M::ContextRefused] >= 1e-4) {
-    // The mean request fits; the spread of the prompts reaches past the
+    // The mean request fits; the spread of the lengths reaches past the
     // context, for one request in 10,000 or more (rarer shares are in
-    // JSON only). The TTFT percentiles above 1 - share are of prompts an
+    // JSON only). The percentiles above 1 - share are of requests an
     // engine would refuse.
     double Share = R[M::ContextRefused];
     row(OS, "context",
-        fmt::format("{}% of requests refused: their prompt (prompt_cv) + "
-                    "{} exceeds the model's context {}{}",
+        fmt::format("{}% of requests refused: with the lengths' spread, "
+                    "prompt + {} exceeds the model's context {}{}",
                     formatNumber(100 * Share),
                     R.has(M::OutputCap) ? "max_output" : "output",
                     show(R, M::ModelContext),
                     Share > 0.001
                         ? fmt::format("; percentiles above p{} are of "
-                                      "prompts it refuses",
+                                      "requests it refuses",
                                       formatNumber(100 * (1 - Share)))
                         : ""),
         "[wall 5: batching]");
