@@ -263,12 +263,9 @@ struct SimInputs {
   /// kv_allocation = to_completion: admission reserves a request's KV
   /// cache to the end of its output.
   bool ReserveToCompletion = false;
-  /// The output a to_completion engine reserves (`max_output`); invalid:
-  /// each request's own.
-  NodeId ReservedOutput;
-  /// The model's context and the output cap an engine checks against it
-  /// (`max_output`); invalid: no context given, or each request's own
-  /// output.
+  /// The model's context, and the cap on a request's output (`max_output`)
+  /// an engine checks against it and a to_completion engine reserves;
+  /// invalid: no context given, or each request's own output.
   NodeId ContextTokens, OutputCap;
 };
 

@@ -789,9 +789,6 @@ bool lowerSimulation(LoweringContext &Ctx) {
     }
   In.Static = D.Static;
   In.ReserveToCompletion = D.ReserveToCompletion && !D.Static;
-  if (In.ReserveToCompletion)
-    if (std::optional<NodeId> Cap = Ctx.field(*Ctx.Workload, "max_output"))
-      In.ReservedOutput = *Cap;
   if (std::optional<NodeId> Context = B.G.find(MetricId::ModelContext))
     In.ContextTokens = *Context;
   if (std::optional<NodeId> Cap = Ctx.field(*Ctx.Workload, "max_output"))

@@ -201,8 +201,6 @@ std::optional<Simulated> simulateScenario(const Evaluator &E, std::string &Why,
   }
   C.Static = In.Static;
   C.ReserveToCompletion = In.ReserveToCompletion;
-  if (In.ReservedOutput.isValid())
-    C.ReservedOutput = v(In.ReservedOutput);
   if (In.ContextTokens.isValid())
     C.ContextTokens = v(In.ContextTokens);
   if (In.OutputCap.isValid())

@@ -1327,7 +1327,7 @@ private:
       return true;
     double R = std::ceil(Held);
     if (!P.PrefillOnly) {
-      double Output = std::max<double>(Q.Output, C.ReservedOutput);
+      double Output = std::max<double>(Q.Output, C.OutputCap);
       R += std::max(0.0, Output - Q.Generated - 2 + Verify);
     }
     if (P.Reserved + R > C.KVCapacityTokens)
@@ -2060,9 +2060,8 @@ private:
   /// tokens a speculative last step verifies beyond them; reserved to
   /// completion, the output the engine reserves (reserve()).
   bool fitsEmpty(double Prompt, uint32_t Output) const {
-    double Out = C.ReserveToCompletion
-                     ? std::max<double>(Output, C.ReservedOutput)
-                     : Output;
+    double Out =
+        C.ReserveToCompletion ? std::max<double>(Output, C.OutputCap) : Output;
     return C.KVCapacityTokens <= 0 ||
            Prompt + Out - 2 + Verify <= C.KVCapacityTokens;
   }

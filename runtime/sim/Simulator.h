@@ -281,15 +281,13 @@ struct Config {
   /// arrives with) and the rest of its output, and its own beside them; the
   /// cache never runs out, so nothing is preempted.
   bool ReserveToCompletion = false;
-  /// The output it reserves for each request (the engine's max_tokens,
-  /// `max_output`); 0: each request's own output.
-  double ReservedOutput = 0;
   /// The model's context (tokens; 0: none). An engine refuses a request
   /// whose prompt and output, or prompt and OutputCap, exceed it (vLLM and
   /// SGLang check prompt + max_tokens against the model's length).
   double ContextTokens = 0;
-  /// The cap on a request's output the engine checks (`max_output`); 0:
-  /// each request's own output.
+  /// The cap on a request's output (the engine's max_tokens, `max_output`):
+  /// what it checks against the context, where a drawn output stops, and
+  /// what a to_completion engine reserves; 0: each request's own output.
   double OutputCap = 0;
   /// Pipeline parallelism: each replica is PipelineStages stages, run as
   /// vLLM V0 runs them, as that many virtual engines, each with its own

@@ -438,12 +438,8 @@ private:
 };
 
 double normalQuantileOf(double P) {
-  using namespace boost::math::policies;
-  using Quiet =
-      policy<domain_error<ignore_error>, overflow_error<ignore_error>,
-             underflow_error<ignore_error>, evaluation_error<ignore_error>>;
   return boost::math::quantile(
-      boost::math::normal_distribution<double, Quiet>(), P);
+      boost::math::normal_distribution<double, QuietPolicy>(), P);
 }
 
 /// The standard normal's p-quantile; the four percentiles every scenario

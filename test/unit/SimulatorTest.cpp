@@ -242,7 +242,7 @@ TEST(Simulator, ReservingToCompletionNeverPreempts) {
   // not fit an empty replica is rejected, not left waiting.
   C = tightCache();
   C.ReserveToCompletion = true;
-  C.ReservedOutput = 50;
+  C.OutputCap = 50;
   R = simulate(C, constant(1e-3));
   EXPECT_EQ(R.Completed, 2000u);
   EXPECT_LE(R.MeanBatch, 2);
