@@ -153,6 +153,7 @@ struct StepInputs {
   NodeId Peak, EtaGemm, EtaAttention, BW, EtaMem;
   NodeId ActivationBytes;
   NodeId FabricBW, FabricLatency, EtaComm; ///< tensor-parallel fabric
+  NodeId CollectiveOverhead; ///< an all-reduce call's fixed cost (wall 14)
   NodeId InterBW, InterLatency, NodeRanks; ///< scale-out fabric, node size
   NodeId InjectBW;                         ///< weight streaming (wall 6)
   NodeId MoeParams, MoeActive, MoeExperts, MoeTopK; ///< MoE routing

@@ -52,6 +52,7 @@ StepModel StepModel::of(const Evaluator &E, const graph::StepInputs &In) {
     M.InterLatency = v(In.InterLatency);
     M.NodeRanks = v(In.NodeRanks);
     M.EtaComm = v(In.EtaComm);
+    M.CollectiveOverhead = v(In.CollectiveOverhead);
   }
   if (In.StepOverhead.isValid()) {
     M.StepOverhead = v(In.StepOverhead);
@@ -188,7 +189,8 @@ StepTime StepModel::shape(const StepShape &S) const {
     Comm = L * tensorParallelLayerTime(
                    Message, Tp, in<Number>(NodeRanks), in<Bandwidth>(FabricBW),
                    in<Time>(FabricLatency), in<Bandwidth>(InterBW),
-                   in<Time>(InterLatency), in<Number>(EtaComm));
+                   in<Time>(InterLatency), in<Number>(EtaComm),
+                   in<Time>(CollectiveOverhead));
     T.PipelineSends =
         pipelineP2PTime(Message, in<Number>(PP), Tp, in<Number>(NodeRanks),
                         in<Bandwidth>(FabricBW), in<Time>(FabricLatency),

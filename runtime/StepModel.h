@@ -89,6 +89,7 @@ private:
   double ActivationBytes = 0;
   bool Fabric = false;
   double FabricBW = 0, FabricLatency = 0, EtaComm = 0;
+  double CollectiveOverhead = 0; ///< an all-reduce call's fixed cost
   double InterBW = 0, InterLatency = 0, NodeRanks = 1;
   bool Streams = false;
   double InjectBW = 0;

@@ -169,6 +169,8 @@ bool lowerDecoderSteps(LoweringContext &Ctx) {
     In.InterLatency = M.InterLatency;
     In.NodeRanks = M.NodeRanks;
     In.EtaComm = M.EtaComm;
+    In.CollectiveOverhead =
+        Ctx.orDefault(*Ctx.Workload, DefaultId::CollectiveOverhead);
   }
   if (M.InjectBW)
     In.InjectBW = *M.InjectBW;

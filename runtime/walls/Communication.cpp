@@ -104,10 +104,13 @@ Time tieredAllReduceTime(Bytes Message, Number Ranks, Number NodeRanks,
 Time tensorParallelLayerTime(Bytes Message, Number TP, Number NodeRanks,
                              Bandwidth IntraBW, Time IntraLatency,
                              Bandwidth InterBW, Time InterLatency,
-                             Number Efficiency) {
-  return 2.0 * hierarchicalAllReduceTime(Message, TP, NodeRanks, IntraBW,
-                                         IntraLatency, InterBW, InterLatency,
-                                         Efficiency);
+                             Number Efficiency, Time CallOverhead) {
+  // One rank has no all-reduce to call.
+  Time Call = TP.value() > 1 ? CallOverhead : in<Time>(0);
+  return 2.0 * (hierarchicalAllReduceTime(Message, TP, NodeRanks, IntraBW,
+                                          IntraLatency, InterBW, InterLatency,
+                                          Efficiency) +
+                Call);
 }
 
 Time pipelineP2PTime(Bytes Message, Number PP, Number TP, Number NodeRanks,

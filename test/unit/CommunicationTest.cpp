@@ -52,9 +52,11 @@ TEST(CommunicationWall, RingLatencyTermIsTwoNMinusOneSteps) {
 }
 
 TEST(CommunicationWall, OneRankCommunicatesNothing) {
+  // Not even the call's fixed cost: one rank calls no all-reduce.
   EXPECT_EQ(tensorParallelLayerTime(in<Bytes>(1e9), One, in<Number>(8),
                                     in<Bandwidth>(1e9), in<Time>(1e-6),
-                                    in<Bandwidth>(1e9), in<Time>(1e-6), One)
+                                    in<Bandwidth>(1e9), in<Time>(1e-6), One,
+                                    in<Time>(5e-6))
                 .value(),
             0.0);
 }
@@ -70,9 +72,15 @@ TEST(CommunicationWall, Llama70BDecodeLayerAtTP8ByHand) {
   // two per layer: 32.078 us. Latency, not bandwidth, dominates decode.
   Time Layer = tensorParallelLayerTime(
       M, in<Number>(8), in<Number>(8), in<Bandwidth>(450e9), in<Time>(1e-6),
-      in<Bandwidth>(50e9), in<Time>(5e-6), One);
+      in<Bandwidth>(50e9), in<Time>(5e-6), One, in<Time>(0));
   EXPECT_NEAR(Layer.value(), 2 * (1.75 * 524288 / 450e9 + 14e-6), 1e-18);
   EXPECT_NEAR(Layer.value() * 1e6, 32.078, 5e-4);
+  // With each call's fixed cost (overhead.collective, 5 us by default):
+  // 2 x (2.0389 + 14 + 5) us = 42.078 us.
+  Layer = tensorParallelLayerTime(
+      M, in<Number>(8), in<Number>(8), in<Bandwidth>(450e9), in<Time>(1e-6),
+      in<Bandwidth>(50e9), in<Time>(5e-6), One, in<Time>(5e-6));
+  EXPECT_NEAR(Layer.value() * 1e6, 42.078, 5e-4);
 }
 
 TEST(CommunicationWall, TensorParallelAcrossNodesCrossesTheNetwork) {
@@ -129,7 +137,8 @@ TEST(CommunicationWall, TensorParallelAcrossNodesCrossesTheNetwork) {
                    ringAllReduceTime(M, in<Number>(8), NVLink, One, A).value());
   // A layer's two all-reduces.
   EXPECT_DOUBLE_EQ(tensorParallelLayerTime(M, in<Number>(16), in<Number>(8),
-                                           NVLink, A, IB, AInter, One)
+                                           NVLink, A, IB, AInter, One,
+                                           in<Time>(0))
                        .value(),
                    2 * Hier.value());
 }
