@@ -29,6 +29,8 @@ bool inDomain(ValueDomain D, double V) {
     return V > 0 && V <= 1;
   case ValueDomain::WholeAtLeastTwo:
     return V >= 2 && V <= Exact && V == std::floor(V);
+  case ValueDomain::Spread:
+    return V >= 0 && V <= 100;
   }
   return true;
 }
@@ -53,6 +55,8 @@ const char *describeDomain(ValueDomain D) {
     return "a fraction above 0, at most 1";
   case ValueDomain::WholeAtLeastTwo:
     return "a whole number from 2 to 2^53";
+  case ValueDomain::Spread:
+    return "a coefficient of variation from 0 to 100";
   }
   return "";
 }

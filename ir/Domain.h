@@ -26,6 +26,11 @@ enum class ValueDomain : uint8_t {
   FractionBelowOne, ///< in [0, 1)
   Efficiency,       ///< in (0, 1]
   WholeAtLeastTwo,  ///< a whole number from 2 to 2^53 (a switch's ports)
+  /// A length's or a duration's coefficient of variation, in [0, 100]:
+  /// published request traces spread by about 0.5-3 (ShareGPT, LMSYS,
+  /// Azure), and at 100 a lognormal's median is already a hundredth of its
+  /// mean; far past it the lognormal's sigma^2 = ln(1 + cv^2) overflows.
+  Spread,
 };
 
 /// Whether \p V (in SI base units) lies in \p D; NaN and infinities never.
