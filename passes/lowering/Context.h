@@ -253,6 +253,9 @@ struct DecoderState {
   /// Wall 12: the samples per answer and the thinking tokens each decodes
   /// before its `output` (none when the workload does not reason).
   std::optional<NodeId> Samples, Thinking;
+  /// The most tokens a sequence decodes: `max_output`, the answer's cap,
+  /// plus the thinking tokens before it (none without `max_output`).
+  std::optional<NodeId> OutputCap;
   /// The rate of the other requests' prefills at a replica, lambda /
   /// replicas x (B - 1)/B, when a colocated replica batches continuously
   /// under an arrival rate: they interfere with its decode (wall 4) and

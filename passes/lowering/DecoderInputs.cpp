@@ -166,6 +166,15 @@ bool lowerDecoderInputs(LoweringContext &Ctx) {
     D.Output = B.op(Op::Add, {D.Output, *D.Thinking});
     B.label(D.Output, "decoded_tokens_per_sequence");
   }
+  // `max_output` caps the answer, as `output` is the answer: a sequence
+  // decodes its thinking tokens and at most that many more.
+  if (std::optional<NodeId> Cap = Ctx.field(W, "max_output")) {
+    D.OutputCap = *Cap;
+    if (D.Thinking) {
+      D.OutputCap = B.op(Op::Add, {*Cap, *D.Thinking});
+      B.label(*D.OutputCap, "decoded_tokens_cap");
+    }
+  }
   if (std::optional<NodeId> Arrival = Ctx.field(W, "arrival")) {
     D.SeqArrival = *Arrival;
     if (D.Samples) {

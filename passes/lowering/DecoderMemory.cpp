@@ -127,9 +127,9 @@ bool lowerDecoderMemory(LoweringContext &Ctx) {
   // length, the output's cap where the workload gives one.
   NodeId Block = Ctx.orDefault(W, DefaultId::KVBlock);
   D.Longest = D.Sequence;
-  if (std::optional<NodeId> Cap = Ctx.field(W, "max_output")) {
-    D.Longest = B.op(Op::Add, {D.Prompt, *Cap});
-    B.publish(MetricId::OutputCap, *Cap);
+  if (D.OutputCap) {
+    D.Longest = B.op(Op::Add, {D.Prompt, *D.OutputCap});
+    B.publish(MetricId::OutputCap, *D.OutputCap);
   }
   NodeId Held = D.Static ? D.Sequence : D.Context;
   if (D.ReserveToCompletion && !D.Static) {

@@ -135,10 +135,9 @@ bool lowerRequests(LoweringContext &Ctx) {
 
   NodeId Throughput;
   if (D.Static) {
-    std::optional<NodeId> Longest = Ctx.field(W, "max_output");
     D.Service =
         B.apply(FormulaId::EndToEndLatency,
-                {FirstToken, D.TPOT, Longest ? *Longest : D.Output}, "");
+                {FirstToken, D.TPOT, D.OutputCap.value_or(D.Output)}, "");
     B.publish(MetricId::RequestServiceTime, D.Service);
     // The batch's tokens over the batch's time.
     NodeId Tokens = B.op(Op::Mul, {D.Batch, D.Output});

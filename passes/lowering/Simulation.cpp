@@ -791,8 +791,8 @@ bool lowerSimulation(LoweringContext &Ctx) {
   In.ReserveToCompletion = D.ReserveToCompletion && !D.Static;
   if (std::optional<NodeId> Context = B.G.find(MetricId::ModelContext))
     In.ContextTokens = *Context;
-  if (std::optional<NodeId> Cap = Ctx.field(*Ctx.Workload, "max_output"))
-    In.OutputCap = *Cap;
+  if (D.OutputCap)
+    In.OutputCap = *D.OutputCap;
   // Chunked prefill, as the closed forms take it (wall 4): at most C prompt
   // tokens an iteration, riding on the decodes.
   if (D.ChunksRide)
