@@ -258,7 +258,13 @@ bool lowerClasses(LoweringContext &Ctx, graph::SimInputs &In) {
     C.Share = orElse("share", B.constant(1, "a class's share: default 1"));
     C.Prompt = orElse("prompt", In.Prompt);
     C.PromptCV = orElse("prompt_cv", In.PromptCV);
-    C.Output = orElse("output", In.Output);
+    // A class's `output` is its answer, as the workload's is: the
+    // workload's thinking tokens decode before it (wall 12).
+    C.Output = In.Output;
+    if (std::optional<NodeId> Answer = Ctx.field(*K, "output")) {
+      std::optional<NodeId> Thinking = Ctx.Decoder.Thinking;
+      C.Output = Thinking ? B.op(Op::Add, {*Answer, *Thinking}) : *Answer;
+    }
     C.OutputCV = orElse("output_cv", In.OutputCV);
     C.TTFTTarget = orElse("ttft_target", NodeId());
     C.TPOTTarget = orElse("tpot_target", NodeId());
@@ -573,6 +579,11 @@ bool lowerSimulation(LoweringContext &Ctx) {
       }
       *Lo = *A;
       *Hi = *B2;
+      // Uniform answers follow the thinking tokens (wall 12).
+      if (Lo == &In.OutputMin && D.Thinking) {
+        *Lo = B.op(Op::Add, {*A, *D.Thinking});
+        *Hi = B.op(Op::Add, {*B2, *D.Thinking});
+      }
       const char *What = Lo == &In.PromptMin ? "prompt" : "output";
       if (!S.field("simulate.classes"))
         compareMeans(Ctx, S.field(Min)->Range, What,
