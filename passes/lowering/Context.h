@@ -67,6 +67,8 @@ struct Roofline {
   std::optional<NodeId> FabricBW, FabricLatency;
   NodeId InterBW, InterLatency, NodeRanks;
   NodeId EtaComm, Layers, Hidden, ActivationBytes, TP;
+  /// An all-reduce call's fixed cost (overhead.collective), with the fabric.
+  NodeId CollectiveOverhead;
   /// Pipeline stages a token crosses in sequence; none outside decoders.
   std::optional<NodeId> PP;
   /// Expert parallelism (an MoE decoder): the all-to-alls of its MoE
@@ -307,6 +309,8 @@ struct TrainingState {
   /// attention spans (seq).
   NodeId LocalSeq;
   NodeId Peak, BW, Capacity, EtaGemm, EtaAttention, EtaMem, EtaComm;
+  /// An all-reduce call's fixed cost (overhead.collective).
+  NodeId CollectiveOverhead;
   /// The peak the GEMMs and attention get: Peak less the share of compute
   /// units communication kernels keep (overlap.sm_share).
   NodeId ComputePeak;

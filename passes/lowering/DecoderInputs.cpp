@@ -300,6 +300,7 @@ bool lowerDecoderInputs(LoweringContext &Ctx) {
   if (Fabric) {
     M.FabricBW = Ctx.required(*Fabric, "bandwidth", "the TP fabric");
     M.FabricLatency = Ctx.required(*Fabric, "latency", "the TP fabric");
+    M.CollectiveOverhead = Ctx.orDefault(W, DefaultId::CollectiveOverhead);
     M.NodeRanks = *Ctx.Sys->NodeDevices;
     const ir::Entity *Inter = Ctx.entity(*Node, "inter");
     if (Inter) {

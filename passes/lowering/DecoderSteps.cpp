@@ -169,8 +169,7 @@ bool lowerDecoderSteps(LoweringContext &Ctx) {
     In.InterLatency = M.InterLatency;
     In.NodeRanks = M.NodeRanks;
     In.EtaComm = M.EtaComm;
-    In.CollectiveOverhead =
-        Ctx.orDefault(*Ctx.Workload, DefaultId::CollectiveOverhead);
+    In.CollectiveOverhead = M.CollectiveOverhead;
   }
   if (M.InjectBW)
     In.InjectBW = *M.InjectBW;

@@ -101,8 +101,7 @@ static NodeId machineComm(LoweringContext &Ctx, const Roofline &M,
     NodeId Layer =
         B.apply(FormulaId::TensorParallelLayerTime,
                 {Message, M.TP, M.NodeRanks, *M.FabricBW, *M.FabricLatency,
-                 M.InterBW, M.InterLatency, M.EtaComm,
-                 Ctx.orDefault(*Ctx.Workload, DefaultId::CollectiveOverhead)},
+                 M.InterBW, M.InterLatency, M.EtaComm, M.CollectiveOverhead},
                 Prefix + ".tp_layer_time");
     Comm = B.op(Op::Mul, {M.Layers, Layer});
     if (M.PP) {

@@ -318,6 +318,7 @@ bool lowerTrainingInputs(LoweringContext &Ctx) {
   B.label(T.EtaAttention, "training_attention_efficiency");
   T.EtaMem = Ctx.memoryEfficiency(W, Ctx.Sys->Accel);
   T.EtaComm = Ctx.orDefault(W, DefaultId::CommEfficiency);
+  T.CollectiveOverhead = Ctx.orDefault(W, DefaultId::CollectiveOverhead);
   if (Ctx.Failed || !trainingLayout(Ctx))
     return false;
   trainingFabrics(Ctx, T.FoldedDevices);

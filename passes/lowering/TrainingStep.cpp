@@ -97,8 +97,7 @@ StageTimes stageTimes(LoweringContext &Ctx, NodeId Layers, bool Output,
   NodeId PerLayer =
       B.apply(FormulaId::TensorParallelLayerTime,
               {Message, T.TP, T.NodeRanks, T.IntraBW, T.IntraLatency, T.InterBW,
-               T.InterLatency, T.EtaComm,
-               Ctx.orDefault(W, DefaultId::CollectiveOverhead)},
+               T.InterLatency, T.EtaComm, T.CollectiveOverhead},
               "");
   NodeId LayerPasses =
       B.op(Op::Add, {B.constant(2, "forward and backward"), T.FullRecompute});
