@@ -258,6 +258,10 @@ struct DecoderState {
   /// The most tokens a sequence decodes: `max_output`, the answer's cap,
   /// plus the thinking tokens before it (none without `max_output`).
   std::optional<NodeId> OutputCap;
+  /// The mean the output lengths are drawn about (lognormal, `output_cv`)
+  /// before `max_output` cuts them; Output is the cut draws' mean when
+  /// both are given, this otherwise.
+  NodeId OutputDrawn;
   /// The rate of the other requests' prefills at a replica, lambda /
   /// replicas x (B - 1)/B, when a colocated replica batches continuously
   /// under an arrival rate: they interfere with its decode (wall 4) and

@@ -175,6 +175,16 @@ bool lowerDecoderInputs(LoweringContext &Ctx) {
       B.label(*D.OutputCap, "decoded_tokens_cap");
     }
   }
+  // Outputs that vary and a cap: the lengths are drawn about the mean
+  // decode and cut at the cap, so the requests decode the capped draw's
+  // mean, below the mean the lengths were drawn about (the simulator cuts
+  // its draws the same way).
+  D.OutputDrawn = D.Output;
+  if (std::optional<NodeId> CV = Ctx.field(W, "output_cv"); CV && D.OutputCap) {
+    D.Output =
+        B.apply(FormulaId::CappedLengthMean, {D.OutputDrawn, *CV, *D.OutputCap},
+                "decoded_tokens_capped_mean");
+  }
   if (std::optional<NodeId> Arrival = Ctx.field(W, "arrival")) {
     D.SeqArrival = *Arrival;
     if (D.Samples) {

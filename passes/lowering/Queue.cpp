@@ -225,6 +225,10 @@ bool lowerQueue(LoweringContext &Ctx) {
   auto FirstOf = [&](const LevelFirst &L) {
     return PoolLogC ? L.FirstToken : L.First;
   };
+  // What the lengths' spread adds to the P99 (a longer prompt's prefill,
+  // a longer output's decode), beyond the slots' queue and the mean
+  // service.
+  std::optional<NodeId> Spread99;
   for (size_t I = 0; I < std::size(Percentiles); ++I) {
     const Percentile &P = Percentiles[I];
     const LevelFirst &L = Levels[I];
@@ -258,17 +262,26 @@ bool lowerQueue(LoweringContext &Ctx) {
     }
     // The latency's own first token is the mean request's (the service
     // time's); the percentile's prompt adds its difference.
-    if (L.PromptExtra)
+    bool At99 = P.Latency == MetricId::LatencyP99;
+    if (L.PromptExtra) {
       Latency = B.op(Op::Add, {Latency, *L.PromptExtra});
+      if (At99)
+        Spread99 = *L.PromptExtra;
+    }
     if (OutputCV && !D.Static) {
-      NodeId Output =
-          B.apply(FormulaId::LengthQuantile, {D.Output, *OutputCV, L.At}, "");
+      // Drawn about the uncut mean, cut at the cap.
+      NodeId Output = B.apply(FormulaId::LengthQuantile,
+                              {D.OutputDrawn, *OutputCV, L.At}, "");
+      if (D.OutputCap)
+        Output = B.op(Op::Min, {Output, *D.OutputCap});
       NodeId Extra =
           B.op(Op::Mul,
                {B.op(Op::Div, {B.op(Op::Sub, {Output, D.Output}), D.OneToken}),
                 D.MeanTPOT});
       B.label(Extra, "output_quantile_extra_decode");
       Latency = B.op(Op::Add, {Latency, Extra});
+      if (At99)
+        Spread99 = Spread99 ? B.op(Op::Add, {*Spread99, Extra}) : Extra;
     }
     // The latency's waits behind other prefills and for the iteration in
     // flight, each at the same percentile (an upper bound on the quantile
@@ -285,9 +298,19 @@ bool lowerQueue(LoweringContext &Ctx) {
     B.publish(P.Latency, Latency);
   }
   // Sizing: the fewest replicas of `batch` slots whose P99 meets a target.
+  // The slots' queue is searched over the replica count; a P99 request's
+  // longer prompt and output (the lengths' spread, at the scenario's own
+  // time per token) leave it that much less of the target. The waits at a
+  // replica (behind prefills, for the iteration in flight) are not in the
+  // search.
   if (std::optional<NodeId> Target = Ctx.field(W, "latency_target")) {
+    NodeId Left = *Target;
+    if (Spread99) {
+      Left = B.op(Op::Sub, {*Target, *Spread99});
+      B.label(Left, "latency_target_for_the_slots");
+    }
     NodeId Slots = B.apply(FormulaId::ServersForP99Latency,
-                           {Arrival, D.Service, CV, *Target}, "servers_needed");
+                           {Arrival, D.Service, CV, Left}, "servers_needed");
     B.publish(MetricId::ReplicasNeeded,
               B.op(Op::Ceil, {B.op(Op::Div, {Slots, D.Batch})}));
   }

@@ -536,7 +536,7 @@ bool lowerSimulation(LoweringContext &Ctx) {
   In.Replicas = D.Replicas;
   In.Slots = D.Batch;
   In.Prompt = D.Prompt;
-  In.Output = D.Output;
+  In.Output = D.OutputDrawn; // the simulator cuts its draws at OutputCap
   auto spread = [&](const char *Field) {
     std::optional<NodeId> CV = Ctx.field(W, Field);
     return CV ? *CV : B.constant(0, "one length: the workload gives no spread");

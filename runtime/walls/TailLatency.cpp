@@ -280,6 +280,26 @@ Tokens lengthQuantile(Tokens Mean, Number CV, Number Percentile) {
   return in<Tokens>(L ? boost::math::quantile(*L, P) : NaN);
 }
 
+Tokens cappedLengthMean(Tokens Mean, Number CV, Tokens Cap) {
+  double M = (Mean / OneToken).value(), Cv = CV.value(),
+         C = (Cap / OneToken).value();
+  if (std::isnan(M) || std::isnan(Cv) || std::isnan(C) || Cv < 0)
+    return in<Tokens>(NaN);
+  if (Cv == 0 || M <= 0 || std::isinf(C))
+    return in<Tokens>(std::min(M, C));
+  if (C <= 0)
+    return in<Tokens>(0.0);
+  double Sigma2 = std::log1p(Cv * Cv);
+  if (!std::isfinite(Sigma2))
+    return in<Tokens>(NaN);
+  double Sigma = std::sqrt(Sigma2), Ln = std::log(C / M);
+  boost::math::normal Z;
+  double Below = boost::math::cdf(Z, (Ln - Sigma2 / 2) / Sigma);
+  double Above =
+      boost::math::cdf(boost::math::complement(Z, (Ln + Sigma2 / 2) / Sigma));
+  return in<Tokens>(M * Below + C * Above);
+}
+
 Number lengthExceedance(Tokens Mean, Number CV, Tokens Limit) {
   double M = (Mean / OneToken).value(), Cv = CV.value(),
          X = (Limit / OneToken).value();

@@ -427,6 +427,28 @@ TEST(TailLatencyWall, LognormalLengthQuantilesByHand) {
   EXPECT_TRUE(std::isnan(L(100, 1e300, 0.5)));
 }
 
+TEST(TailLatencyWall, CappedLognormalMeanByHand) {
+  // Mean 100, cv 1, cut at 200: sigma^2 = ln 2, sigma = 0.832555, ln(c / m)
+  // = ln 2; below: Phi((ln 2 - ln 2 / 2) / sigma) = Phi(0.416277) =
+  // 0.661396, x 100 = 66.1396; above: 1 - Phi((ln 2 + ln 2 / 2) / sigma) =
+  // 1 - Phi(1.248832) = 0.105863, x 200 = 21.1727; 87.3123 tokens (a
+  // Monte Carlo of 400,000 draws gave 87.37).
+  using namespace mlsc::q;
+  auto M = [](double Mean, double CV, double Cap) {
+    return mlsc::walls::cappedLengthMean(in<Tokens>(Mean), in<Number>(CV),
+                                         in<Tokens>(Cap))
+        .value();
+  };
+  EXPECT_NEAR(M(100, 1, 200), 87.3123, 1e-4);
+  // A cap far above the mean leaves it; one length is cut only when
+  // the cap is below it; no cap at all (infinity) is the mean.
+  EXPECT_NEAR(M(100, 0.5, 1000), 100, 1e-4);
+  EXPECT_EQ(M(100, 0, 80), 80);
+  EXPECT_EQ(M(100, 0, 120), 100);
+  EXPECT_EQ(M(100, 1, std::numeric_limits<double>::infinity()), 100);
+  EXPECT_TRUE(std::isnan(M(100, -1, 50)));
+}
+
 TEST(TailLatencyWall, LognormalLengthExceedanceByHand) {
   // The complement of the quantile above: the share of lengths over x.
   // Mean 100, cv 1: past the median 70.71, one half; past the p99 490.49,

@@ -497,7 +497,7 @@ void printQueue(const ScenarioResult &R, llvm::raw_ostream &OS) {
             ? fmt::format("{} of batch {} for latency p99 <= the target",
                           formatNumber(R[M::ReplicasNeeded]),
                           formatNumber(R[M::Batch]))
-            : "none: the target is below the service time itself",
+            : "none: the target is below a P99 request's own service time",
         "[wall 7: tail latency]");
 }
 
