@@ -800,8 +800,12 @@ private:
       return T + R.exponential(C.ArrivalRate);
     case Arrivals::Kind::Gamma: {
       // Gaps of mean 1 / rate and coefficient of variation CV: shape
-      // 1 / CV^2, scale CV^2 / rate.
+      // 1 / CV^2, scale CV^2 / rate. Past a shape of 1e12 (CV below 1e-6)
+      // a gap is 1 / rate to double precision, and CV = 0 is that exactly
+      // (evenly spaced arrivals; the shape would overflow).
       double K = 1 / (A.CV * A.CV);
+      if (!(K <= 1e12))
+        return T + 1 / C.ArrivalRate;
       return T + R.gamma(K) / (K * C.ArrivalRate);
     }
     case Arrivals::Kind::OnOff: {
@@ -2403,8 +2407,8 @@ Result simulate(const Config &C, const StepFunction &Step,
   if (A.K == Arrivals::Kind::Closed && !C.Replay &&
       (A.Users == 0 || !(A.Think >= 0) || !std::isfinite(A.Think)))
     refuse("a closed loop needs at least one user and a think time >= 0");
-  if (A.K == Arrivals::Kind::Gamma && !(A.CV > 0 && A.CV <= 100))
-    refuse("Gamma arrivals need a coefficient of variation in (0, 100]");
+  if (A.K == Arrivals::Kind::Gamma && !(A.CV >= 0 && A.CV <= 100))
+    refuse("Gamma arrivals need a coefficient of variation in [0, 100]");
   if (A.K == Arrivals::Kind::OnOff &&
       !(A.On > 0 && A.Off > 0 && std::isfinite(A.On) && std::isfinite(A.Off)))
     refuse("on/off arrivals need bursts and silences longer than 0 s");
