@@ -25,9 +25,14 @@ bool lowerReasoning(LoweringContext &Ctx) {
   NodeId Thinking =
       D.Thinking ? *D.Thinking : Ctx.none("tok", "0 tok", "no thinking");
   NodeId Output = Ctx.required(W, "output", "the decode length");
+  // Answers spread and cut at max_output: their mean is the cut draws'.
+  if (D.OutputCap && Ctx.field(W, "output_cv"))
+    Output = B.op(Op::Sub, {D.Output, Thinking});
   NodeId Tokens =
       B.apply(FormulaId::TokensPerAnswer, {Samples, Thinking, Output}, "");
   B.publish(MetricId::TokensPerAnswer, Tokens);
+  if (D.Thinking)
+    B.publish(MetricId::ThinkingTokens, *D.Thinking);
   B.publish(MetricId::AnswerLatency,
             B.apply(FormulaId::AnswerLatency,
                     {D.FirstToken, D.Output, D.MeanTPOT}, ""));

@@ -310,10 +310,14 @@ void printDecoderFeasibility(const ScenarioResult &R, llvm::raw_ostream &OS) {
                   formatNumber(R[M::Batch]),
                   R[M::BatchFits] != 0 ? "" : " does not fit"),
       "[wall 5: batching]");
+  // What the engine checks against the context after the prompt: the
+  // output or its cap, after any thinking tokens.
+  std::string Decoded = R.has(M::OutputCap) ? "max_output" : "output";
+  if (R.has(M::ThinkingTokens))
+    Decoded = "thinking + " + Decoded;
   if (R.has(M::ContextFits) && R[M::ContextFits] == 0)
     row(OS, "context",
-        fmt::format("prompt + {} {} exceeds the model's context {}",
-                    R.has(M::OutputCap) ? "max_output" : "output",
+        fmt::format("prompt + {} {} exceeds the model's context {}", Decoded,
                     show(R, M::LongestRequest), show(R, M::ModelContext)),
         "FAIL: an engine refuses the request");
   else if (R.has(M::ContextRefused) && R[M::ContextRefused] >= 1e-4) {
@@ -323,16 +327,14 @@ void printDecoderFeasibility(const ScenarioResult &R, llvm::raw_ostream &OS) {
     // engine would refuse.
     double Share = R[M::ContextRefused];
     row(OS, "context",
-        fmt::format("{}% of requests refused: with the lengths' spread, "
-                    "prompt + {} exceeds the model's context {}{}",
-                    formatNumber(100 * Share),
-                    R.has(M::OutputCap) ? "max_output" : "output",
-                    show(R, M::ModelContext),
-                    Share > 0.001
-                        ? fmt::format("; percentiles above p{} are of "
-                                      "requests it refuses",
-                                      formatNumber(100 * (1 - Share)))
-                        : ""),
+        fmt::format(
+            "{}% of requests refused: with the lengths' spread, "
+            "prompt + {} exceeds the model's context {}{}",
+            formatNumber(100 * Share), Decoded, show(R, M::ModelContext),
+            Share > 0.001 ? fmt::format("; percentiles above p{} are of "
+                                        "requests it refuses",
+                                        formatNumber(100 * (1 - Share)))
+                          : ""),
         "[wall 5: batching]");
   }
   double EP = R.has(M::ReplicaDevices)
