@@ -120,7 +120,11 @@ bool lowerDecoderMemory(LoweringContext &Ctx) {
   // slots hold sequences at every point of their output: on average the
   // prompt and half the output each (the decode's mean context), and with
   // many slots the sum stays close to that mean. A static batch's
-  // sequences grow together to their full length. An engine that reserves
+  // sequences grow together to their full length, and the batch runs to
+  // the output's cap (its longest sequence), so each cache is sized for
+  // prompt + max_output, as static caches are allocated up front
+  // (FasterTransformer's max_seq_len, Hugging Face's StaticCache
+  // max_cache_len). An engine that reserves
   // a request's cache to completion (TensorRT-LLM's GUARANTEED_NO_EVICT
   // capacity scheduler, its default: blocks for the prompt and max_tokens
   // must be free before a request is admitted) holds each slot at its full
@@ -131,7 +135,7 @@ bool lowerDecoderMemory(LoweringContext &Ctx) {
     D.Longest = B.op(Op::Add, {D.Prompt, *D.OutputCap});
     B.publish(MetricId::OutputCap, *D.OutputCap);
   }
-  NodeId Held = D.Static ? D.Sequence : D.Context;
+  NodeId Held = D.Static ? D.Longest : D.Context;
   if (D.ReserveToCompletion && !D.Static) {
     Held = D.Longest;
     B.publish(MetricId::KVReservedToCompletion,
