@@ -31,9 +31,15 @@ bool lowerQueue(LoweringContext &Ctx) {
   // variability unless `service_cv` is given.
   std::optional<NodeId> PromptCV = Ctx.field(W, "prompt_cv");
   std::optional<NodeId> OutputCV = Ctx.field(W, "output_cv");
-  NodeId CV = OutputCV && !W.field("service_cv")
-                  ? *OutputCV
-                  : Ctx.orDefault(W, DefaultId::ServiceCV);
+  // Outputs cut at `max_output` spread less than their draws.
+  NodeId CV = Ctx.orDefault(W, DefaultId::ServiceCV);
+  if (OutputCV && !W.field("service_cv")) {
+    CV = *OutputCV;
+    if (D.OutputCap)
+      CV = B.apply(FormulaId::CappedLengthCV,
+                   {D.OutputDrawn, *OutputCV, *D.OutputCap},
+                   "decoded_tokens_capped_cv");
+  }
   B.publish(
       MetricId::Utilisation,
       B.apply(FormulaId::Utilisation, {Arrival, D.Service, D.Servers}, ""));

@@ -112,21 +112,54 @@ double foldedOrZero(const ir::Entity &E, const char *Path) {
   return F && F->Folded ? F->Folded->Number : 0;
 }
 
+/// Whether \p W's outputs are drawn with a spread and cut at a cap.
+bool outputCut(const ir::Entity &W) {
+  return foldedOrZero(W, "output_cv") > 0 && foldedOrZero(W, "max_output") > 0;
+}
+
+/// The mean answer the closed forms use for \p W: its `output`, or with
+/// `output_cv` and `max_output` the mean of the draws cut at the cap (the
+/// thinking tokens drawn and cut with the answer); 0 when not folded.
+double closedOutput(const ir::Entity &W) {
+  double Output = foldedOrZero(W, "output"), CV = foldedOrZero(W, "output_cv"),
+         Cap = foldedOrZero(W, "max_output");
+  if (!(Output > 0 && CV > 0 && Cap > 0))
+    return Output;
+  double Thinking = foldedOrZero(W, "reasoning.tokens");
+  using namespace q;
+  return (walls::cappedLengthMean(in<Tokens>(Output + Thinking), in<Number>(CV),
+                                  in<Tokens>(Cap + Thinking)) /
+          OneToken)
+             .value() -
+         Thinking;
+}
+
 /// Warns when simulated lengths of mean \p Simulated stray from the
 /// closed forms' \p Closed (of \p What: "prompt" or "output").
 void compareMeans(LoweringContext &Ctx, llvm::SMRange At, const char *What,
-                  double Simulated, double Closed, const std::string &Owner) {
+                  double Simulated, double Closed, const std::string &Owner,
+                  bool Cut = false) {
   if (!(Closed > 0) || std::abs(Simulated / Closed - 1) <= LengthMeanTolerance)
     return;
+  // Cut lengths: `output` is the mean of the draws before the cap, so
+  // setting it to the simulated mean would not make the two agree.
+  std::string Fix =
+      Cut ? fmt::format("the closed forms' {} is the mean of `output` drawn "
+                        "with `output_cv` and cut at `max_output`: make the "
+                        "simulated lengths average {} tok, or drop "
+                        "`output_cv` or `max_output`",
+                        What, formatNumber(Closed))
+          : fmt::format("set `{} = {} tok`", What, formatNumber(Simulated));
   Ctx.C.Diags.report(
       DiagKind::SimulatedLengthsDiffer, At,
-      fmt::format(
-          "the simulated {0} lengths average {1} tok, {2:.0f}% {3} the "
-          "{0} of {4} ({5} tok) that the closed forms use; the "
-          "scorecard's analytic and simulated columns then describe "
-          "different workloads: set `{0} = {1} tok`",
-          What, formatNumber(Simulated), std::abs(Simulated / Closed - 1) * 100,
-          Simulated > Closed ? "above" : "below", Owner, formatNumber(Closed)));
+      fmt::format("the simulated {0} lengths average {1} tok, {2:.0f}% {3} the "
+                  "{0} of {4} ({5} tok) that the closed forms use; the "
+                  "scorecard's analytic and simulated columns then describe "
+                  "different workloads: {6}",
+                  What, formatNumber(Simulated),
+                  std::abs(Simulated / Closed - 1) * 100,
+                  Simulated > Closed ? "above" : "below", Owner,
+                  formatNumber(Closed), Fix));
 }
 
 /// An empirical histogram's bins (`WEIGHT in LO .. HI` lines, shaped by
@@ -134,7 +167,7 @@ void compareMeans(LoweringContext &Ctx, llvm::SMRange At, const char *What,
 /// without the field. \p Closed is the mean the closed forms use.
 bool lowerHistogram(LoweringContext &Ctx, const ir::Entity &E, const char *Path,
                     const char *What, double Closed,
-                    std::vector<graph::SimInputs::Bin> &Out) {
+                    std::vector<graph::SimInputs::Bin> &Out, bool Cut = false) {
   const ir::Field *F = E.field(Path);
   if (!F)
     return true;
@@ -195,7 +228,8 @@ bool lowerHistogram(LoweringContext &Ctx, const ir::Entity &E, const char *Path,
   if (Known)
     compareMeans(Ctx, F->Range, What, Sum / Weights, Closed,
                  E.Kind == "request_class" ? "class `" + E.Name + "`"
-                                           : std::string("the workload"));
+                                           : std::string("the workload"),
+                 Cut);
   return true;
 }
 
@@ -588,13 +622,15 @@ bool lowerSimulation(LoweringContext &Ctx) {
       if (!S.field("simulate.classes"))
         compareMeans(Ctx, S.field(Min)->Range, What,
                      (Ctx.foldedNumber(S, Min) + Ctx.foldedNumber(S, Max)) / 2,
-                     foldedOrZero(W, What), "the workload");
+                     Lo == &In.PromptMin ? foldedOrZero(W, What)
+                                         : closedOutput(W),
+                     "the workload", Lo != &In.PromptMin && outputCut(W));
     }
   }
   if (!lowerHistogram(Ctx, S, "simulate.prompt_histogram", "prompt",
                       foldedOrZero(W, "prompt"), In.PromptHist) ||
       !lowerHistogram(Ctx, S, "simulate.output_histogram", "output",
-                      foldedOrZero(W, "output"), In.OutputHist))
+                      closedOutput(W), In.OutputHist, outputCut(W)))
     return false;
   // The tokens whose KV the free memory holds: free bytes over a token's
   // bytes on a device.

@@ -268,6 +268,33 @@ std::optional<LengthLognormal> lengthLognormal(double M, double Cv) {
   return LengthLognormal(std::log(M) - Sigma2 / 2, std::sqrt(Sigma2));
 }
 
+/// The first two raw moments of min(n, c), n lognormal of mean \p M and
+/// coefficient of variation \p Cv (partial moments: E[n^k; n < c] = m^k
+/// e^(k(k-1) sigma^2 / 2) Phi((ln(c / m) - (2k - 1) sigma^2 / 2) / sigma));
+/// a cv whose square underflows is one length; none when sigma^2
+/// overflows.
+struct CutMoments {
+  double E1, E2;
+};
+std::optional<CutMoments> cutLognormalMoments(double M, double Cv, double C) {
+  double Sigma2 = std::log1p(Cv * Cv);
+  if (!std::isfinite(Sigma2))
+    return std::nullopt;
+  if (!(Sigma2 > 0)) {
+    double One = std::min(M, C);
+    return CutMoments{One, One * One};
+  }
+  double Sigma = std::sqrt(Sigma2), Ln = std::log(C / M);
+  boost::math::normal_distribution<double, QuietPolicy> Z;
+  double Above =
+      boost::math::cdf(boost::math::complement(Z, (Ln + Sigma2 / 2) / Sigma));
+  double E1 = M * boost::math::cdf(Z, (Ln - Sigma2 / 2) / Sigma) + C * Above;
+  double E2 = M * M * std::exp(Sigma2) *
+                  boost::math::cdf(Z, (Ln - 1.5 * Sigma2) / Sigma) +
+              C * C * Above;
+  return CutMoments{E1, E2};
+}
+
 } // namespace
 
 Tokens lengthQuantile(Tokens Mean, Number CV, Number Percentile) {
@@ -289,15 +316,24 @@ Tokens cappedLengthMean(Tokens Mean, Number CV, Tokens Cap) {
     return in<Tokens>(std::min(M, C));
   if (C <= 0)
     return in<Tokens>(0.0);
-  double Sigma2 = std::log1p(Cv * Cv);
-  if (!std::isfinite(Sigma2))
-    return in<Tokens>(NaN);
-  double Sigma = std::sqrt(Sigma2), Ln = std::log(C / M);
-  boost::math::normal Z;
-  double Below = boost::math::cdf(Z, (Ln - Sigma2 / 2) / Sigma);
-  double Above =
-      boost::math::cdf(boost::math::complement(Z, (Ln + Sigma2 / 2) / Sigma));
-  return in<Tokens>(M * Below + C * Above);
+  std::optional<CutMoments> Cut = cutLognormalMoments(M, Cv, C);
+  return in<Tokens>(Cut ? Cut->E1 : NaN);
+}
+
+Number cappedLengthCV(Tokens Mean, Number CV, Tokens Cap) {
+  double M = (Mean / OneToken).value(), Cv = CV.value(),
+         C = (Cap / OneToken).value();
+  if (std::isnan(M) || std::isnan(Cv) || std::isnan(C) || Cv < 0)
+    return in<Number>(NaN);
+  if (Cv == 0 || M <= 0 || C <= 0)
+    return in<Number>(0.0);
+  if (std::isinf(C))
+    return CV;
+  std::optional<CutMoments> Cut = cutLognormalMoments(M, Cv, C);
+  if (!Cut)
+    return in<Number>(NaN);
+  double Var = std::max(0.0, Cut->E2 - Cut->E1 * Cut->E1);
+  return in<Number>(Cut->E1 > 0 ? std::sqrt(Var) / Cut->E1 : 0.0);
 }
 
 Number lengthExceedance(Tokens Mean, Number CV, Tokens Limit) {

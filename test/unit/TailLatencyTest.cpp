@@ -447,6 +447,33 @@ TEST(TailLatencyWall, CappedLognormalMeanByHand) {
   EXPECT_EQ(M(100, 0, 120), 100);
   EXPECT_EQ(M(100, 1, std::numeric_limits<double>::infinity()), 100);
   EXPECT_TRUE(std::isnan(M(100, -1, 50)));
+  // A cap below the mean: 100 Phi(-1.248832) + 50 (1 - Phi(-0.416277)) =
+  // 10.5863 + 33.0698 = 43.6562. A cv whose square underflows (1e-200) is
+  // one length: min(100, 100), not 0 / 0.
+  EXPECT_NEAR(M(100, 1, 50), 43.6562, 1e-4);
+  EXPECT_EQ(M(100, 1e-200, 100), 100);
+  EXPECT_EQ(M(100, 1e-200, 60), 60);
+}
+
+TEST(TailLatencyWall, CappedLognormalCVByHand) {
+  // Mean 100, cv 1, cut at 200: E[min(n, c)^2] = 100^2 e^(ln 2) Phi((ln 2 -
+  // 1.5 ln 2) / 0.832555) + 200^2 x 0.105863 = 20,000 Phi(-0.416277) +
+  // 4,234.53 = 20,000 x 0.338604 + 4,234.53 = 11,006.60; with E = 87.3123
+  // the variance is 11,006.60 - 7,623.44 = 3,383.16, sd 58.165, cv 0.66617
+  // (a Monte Carlo of 400,000 draws gave 0.6664). Uncut, the cv is 1.
+  using namespace mlsc::q;
+  auto CV = [](double Mean, double Spread, double Cap) {
+    return mlsc::walls::cappedLengthCV(in<Tokens>(Mean), in<Number>(Spread),
+                                       in<Tokens>(Cap))
+        .value();
+  };
+  EXPECT_NEAR(CV(100, 1, 200), 0.666172, 1e-6);
+  EXPECT_NEAR(CV(100, 3, 200), 1.077843, 1e-6);
+  // No cap is the draws' own spread; one length has none, cut or not.
+  EXPECT_EQ(CV(100, 1, std::numeric_limits<double>::infinity()), 1);
+  EXPECT_EQ(CV(100, 0, 50), 0);
+  EXPECT_NEAR(CV(100, 1e-200, 100), 0, 1e-12);
+  EXPECT_TRUE(std::isnan(CV(100, -1, 50)));
 }
 
 TEST(TailLatencyWall, LognormalLengthExceedanceByHand) {

@@ -499,7 +499,9 @@ void printQueue(const ScenarioResult &R, llvm::raw_ostream &OS) {
             ? fmt::format("{} of batch {} for latency p99 <= the target",
                           formatNumber(R[M::ReplicasNeeded]),
                           formatNumber(R[M::Batch]))
-            : "none: the target is below a P99 request's own service time",
+            : "none: at this configuration's time per token a P99 request's "
+              "own "
+              "service exceeds the target",
         "[wall 7: tail latency]");
 }
 
