@@ -204,7 +204,11 @@ bool lowerDecoderInputs(LoweringContext &Ctx) {
                           KVAllocation::ToCompletion;
   // The output's cap cannot be below the mean output it caps (it would
   // shrink a static batch's service and a reservation below the requests).
-  if (const ir::Field *Cap = W.field("max_output"); Cap && W.field("output")) {
+  // Outputs that spread (`output_cv`) are drawn about `output` and cut at
+  // the cap, which may then lie anywhere: the requests decode the cut
+  // draws' mean, at most the cap.
+  if (const ir::Field *Cap = W.field("max_output");
+      Cap && W.field("output") && !W.field("output_cv")) {
     double CapTokens = Ctx.foldedNumber(W, "max_output");
     double Mean = Ctx.foldedNumber(W, "output");
     if (CapTokens < Mean) {
@@ -212,8 +216,9 @@ bool lowerDecoderInputs(LoweringContext &Ctx) {
           DiagKind::ValueOutOfDomain, Cap->Range,
           fmt::format("`{}.max_output` is {:g} tok, below `output` ({:g} "
                       "tok): the longest output cannot be shorter than the "
-                      "mean; raise `max_output` to at least {:g} tok, or drop "
-                      "it",
+                      "mean; raise `max_output` to at least {:g} tok, drop "
+                      "it, or give `output_cv` to draw outputs about `output` "
+                      "and cut them at `max_output`",
                       W.Name, CapTokens, Mean, Mean));
       Ctx.Failed = true;
       return false;
