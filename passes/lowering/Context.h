@@ -260,7 +260,8 @@ struct DecoderState {
   std::optional<NodeId> OutputCap;
   /// The mean the output lengths are drawn about (lognormal, `output_cv`)
   /// before `max_output` cuts them; Output is the cut draws' mean when
-  /// both are given, this otherwise.
+  /// both are given, this otherwise (so Output != OutputDrawn says the
+  /// draws are cut; lowerDecoderInputs alone decides it).
   NodeId OutputDrawn;
   /// The rate of the other requests' prefills at a replica, lambda /
   /// replicas x (B - 1)/B, when a colocated replica batches continuously

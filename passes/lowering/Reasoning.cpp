@@ -25,8 +25,10 @@ bool lowerReasoning(LoweringContext &Ctx) {
   NodeId Thinking =
       D.Thinking ? *D.Thinking : Ctx.none("tok", "0 tok", "no thinking");
   NodeId Output = Ctx.required(W, "output", "the decode length");
-  // Answers spread and cut at max_output: their mean is the cut draws'.
-  if (D.OutputCap && Ctx.field(W, "output_cv"))
+  // Answers spread and cut at max_output (D.Output is then the cut draws'
+  // mean, not the mean they are drawn about): the answer is what remains
+  // of it after the thinking tokens.
+  if (D.Output != D.OutputDrawn)
     Output = B.op(Op::Sub, {D.Output, Thinking});
   NodeId Tokens =
       B.apply(FormulaId::TokensPerAnswer, {Samples, Thinking, Output}, "");
