@@ -268,6 +268,9 @@ struct SimInputs {
   /// an engine checks against it and a to_completion engine reserves;
   /// invalid: no context given, or each request's own output.
   NodeId ContextTokens, OutputCap;
+  /// A request's time outside the engine (`overhead.request`), added to
+  /// its simulated TTFT and E2E.
+  NodeId RequestOverhead;
 };
 
 struct Graph {

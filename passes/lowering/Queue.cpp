@@ -231,6 +231,11 @@ bool lowerQueue(LoweringContext &Ctx) {
   auto FirstOf = [&](const LevelFirst &L) {
     return PoolLogC ? L.FirstToken : L.First;
   };
+  // A request's time outside the engine's steps (the HTTP server, the
+  // prompt's tokenization, the hops to and from the engine's process):
+  // once in its TTFT and its latency as a client measures them, in no
+  // step and no queue.
+  NodeId Front = Ctx.orDefault(W, DefaultId::RequestOverhead);
   // What the lengths' spread adds to the P99 (a longer prompt's prefill,
   // a longer output's decode), beyond the slots' queue and the mean
   // service.
@@ -300,21 +305,20 @@ bool lowerQueue(LoweringContext &Ctx) {
                                  {*Residual, *PrefillRho, *Others, L.At}, "")});
       Latency = B.op(Op::Add, {Latency, Wait});
     }
-    B.publish(P.Ttft, Ttft);
-    B.publish(P.Latency, Latency);
+    B.publish(P.Ttft, B.op(Op::Add, {Ttft, Front}));
+    B.publish(P.Latency, B.op(Op::Add, {Latency, Front}));
   }
   // Sizing: the fewest replicas of `batch` slots whose P99 meets a target.
   // The slots' queue is searched over the replica count; a P99 request's
   // longer prompt and output (the lengths' spread, at the scenario's own
-  // time per token) leave it that much less of the target. The waits at a
-  // replica (behind prefills, for the iteration in flight) are not in the
-  // search.
+  // time per token) and the request's time outside the engine leave it
+  // that much less of the target. The waits at a replica (behind
+  // prefills, for the iteration in flight) are not in the search.
   if (std::optional<NodeId> Target = Ctx.field(W, "latency_target")) {
-    NodeId Left = *Target;
-    if (Spread99) {
-      Left = B.op(Op::Sub, {*Target, *Spread99});
-      B.label(Left, "latency_target_for_the_slots");
-    }
+    NodeId Left = B.op(Op::Sub, {*Target, Front});
+    if (Spread99)
+      Left = B.op(Op::Sub, {Left, *Spread99});
+    B.label(Left, "latency_target_for_the_slots");
     NodeId Slots = B.apply(FormulaId::ServersForP99Latency,
                            {Arrival, D.Service, CV, Left}, "servers_needed");
     B.publish(MetricId::ReplicasNeeded,

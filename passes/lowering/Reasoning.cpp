@@ -35,9 +35,13 @@ bool lowerReasoning(LoweringContext &Ctx) {
   B.publish(MetricId::TokensPerAnswer, Tokens);
   if (D.Thinking)
     B.publish(MetricId::ThinkingTokens, *D.Thinking);
-  B.publish(MetricId::AnswerLatency,
-            B.apply(FormulaId::AnswerLatency,
-                    {D.FirstToken, D.Output, D.MeanTPOT}, ""));
+  // The first token as a client sees it: after the request's time
+  // outside the engine (its server, its tokenizer).
+  NodeId First = B.op(
+      Op::Add, {D.FirstToken, Ctx.orDefault(W, DefaultId::RequestOverhead)});
+  B.publish(
+      MetricId::AnswerLatency,
+      B.apply(FormulaId::AnswerLatency, {First, D.Output, D.MeanTPOT}, ""));
   if (std::optional<NodeId> PerToken = G.find(MetricId::EnergyPerToken))
     B.publish(MetricId::EnergyPerAnswer, B.op(Op::Mul, {*PerToken, Tokens}));
   if (std::optional<NodeId> PerMtok = G.find(MetricId::CostPerMtok)) {

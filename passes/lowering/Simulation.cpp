@@ -840,6 +840,7 @@ bool lowerSimulation(LoweringContext &Ctx) {
     In.ContextTokens = *Context;
   if (D.OutputCap)
     In.OutputCap = *D.OutputCap;
+  In.RequestOverhead = Ctx.orDefault(W, DefaultId::RequestOverhead);
   // Chunked prefill, as the closed forms take it (wall 4): at most C prompt
   // tokens an iteration, riding on the decodes.
   if (D.ChunksRide)

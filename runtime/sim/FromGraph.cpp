@@ -205,6 +205,8 @@ std::optional<Simulated> simulateScenario(const Evaluator &E, std::string &Why,
     C.ContextTokens = v(In.ContextTokens);
   if (In.OutputCap.isValid())
     C.OutputCap = v(In.OutputCap);
+  if (In.RequestOverhead.isValid())
+    C.RequestOverhead = std::max(0.0, v(In.RequestOverhead));
   if (In.Stages.isValid())
     C.PipelineStages =
         static_cast<unsigned>(std::clamp(std::round(v(In.Stages)), 1.0, 1e6));

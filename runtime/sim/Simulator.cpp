@@ -727,7 +727,11 @@ private:
     }
     if (Out.Makespan > 0) {
       Out.Throughput = static_cast<double>(OutputTokens) / Out.Makespan;
-      Out.MeanInSystem = Area / Out.Makespan;
+      // Little's L of what a client sees: the engine's requests and, by
+      // Little's law for a pure delay, the completed ones' time outside it.
+      Out.MeanInSystem =
+          (Area + static_cast<double>(Completed) * C.RequestOverhead) /
+          Out.Makespan;
       Out.ArrivalRateSeen = static_cast<double>(Completed) / Out.Makespan;
       Out.Goodput = static_cast<double>(Out.MetTargets) / Out.Makespan;
       for (ClassResult &CR : Out.Classes)
@@ -1936,16 +1940,17 @@ private:
     Rec.Shed = WasShed;
     Rec.MetTargets = Met;
     if (!Rejected) {
-      Rec.TTFT = Q.FirstToken - Q.Arrival;
-      Rec.E2E = Now - Q.Arrival;
+      Rec.TTFT = Q.FirstToken - Q.Arrival + C.RequestOverhead;
+      Rec.E2E = Now - Q.Arrival + C.RequestOverhead;
     }
     Sink(Rec);
   }
 
   void firstToken(Request &Q) {
     Q.FirstToken = Now;
-    TTFT.add(Now - Q.Arrival);
-    PerClass[Q.Class].TTFT.add(Now - Q.Arrival);
+    double ToFirst = Now - Q.Arrival + C.RequestOverhead;
+    TTFT.add(ToFirst);
+    PerClass[Q.Class].TTFT.add(ToFirst);
   }
 
   void complete(Slot S) {
@@ -1953,7 +1958,8 @@ private:
     ++Q.Gen;
     const RequestClass &K = Classes[Q.Class];
     ClassHistograms &H = PerClass[Q.Class];
-    double Latency = Now - Q.Arrival, ToFirst = Q.FirstToken - Q.Arrival;
+    double Latency = Now - Q.Arrival + C.RequestOverhead,
+           ToFirst = Q.FirstToken - Q.Arrival + C.RequestOverhead;
     E2E.add(Latency);
     H.E2E.add(Latency);
     bool Met = !(K.TTFTTarget > 0 && ToFirst > K.TTFTTarget);

@@ -289,6 +289,12 @@ struct Config {
   /// what it checks against the context, where a drawn output stops, and
   /// what a to_completion engine reserves; 0: each request's own output.
   double OutputCap = 0;
+  /// Time a request spends outside the engine (s; `overhead.request`):
+  /// its HTTP server, its prompt's tokenization, the hops to the engine.
+  /// Added once to each request's TTFT and E2E as a client measures them
+  /// (and so to the goodput's targets and the requests in the system);
+  /// the engine's queues and steps never see it.
+  double RequestOverhead = 0;
   /// Pipeline parallelism: each replica is PipelineStages stages, run as
   /// vLLM V0 runs them, as that many virtual engines, each with its own
   /// scheduler, its share of the replica's MaxSequences slots (B / P, the

@@ -127,6 +127,34 @@ TEST(Simulator, LittlesLawAndConservation) {
   EXPECT_EQ(R.TTFT.Count, R.Completed);
 }
 
+TEST(Simulator, RequestOverheadShiftsTheClientsClock) {
+  // The same run with 4 ms outside the engine: the engine's queue and
+  // steps are unchanged (same waits, same gaps, same makespan), every
+  // request's TTFT and E2E are 4 ms longer, and Little's law still holds
+  // for what a client sees: L gains lambda x 4 ms.
+  Config C;
+  C.Replicas = 2;
+  C.MaxSequences = 8;
+  C.ArrivalRate = 30;
+  C.Prompt = {Length::Kind::Uniform, 64, 1024};
+  C.Output = {Length::Kind::Lognormal, 64, 1};
+  C.Requests = 5000;
+  auto Step = [](const StepShape &S) { return 2e-3 + 20e-6 * S.Tokens; };
+  Result A = simulate(C, Step);
+  C.RequestOverhead = 4e-3;
+  Result B = simulate(C, Step);
+  EXPECT_DOUBLE_EQ(B.QueueWait.Mean, A.QueueWait.Mean);
+  EXPECT_DOUBLE_EQ(B.ITL.Mean, A.ITL.Mean);
+  EXPECT_DOUBLE_EQ(B.Makespan, A.Makespan);
+  EXPECT_NEAR(B.TTFT.Mean - A.TTFT.Mean, 4e-3, 1e-12);
+  EXPECT_NEAR(B.E2E.Mean - A.E2E.Mean, 4e-3, 1e-12);
+  EXPECT_NEAR(B.TPOT.Mean, A.TPOT.Mean, 1e-12);
+  EXPECT_NEAR(B.MeanInSystem - A.MeanInSystem, A.ArrivalRateSeen * 4e-3,
+              1e-9 * A.MeanInSystem);
+  EXPECT_NEAR(B.MeanInSystem, B.ArrivalRateSeen * B.E2E.Mean,
+              1e-9 * B.MeanInSystem);
+}
+
 TEST(Simulator, SameSeedSameBytes) {
   Config C = mg1(8, 20, 5000);
   C.Replicas = 2;
