@@ -239,6 +239,9 @@ NodeId LoweringContext::orDefault(const ir::Entity &E, DefaultId Which) {
   const DefaultInfo &D = defaultInfo(Which);
   if (std::optional<NodeId> Id = field(E, D.Field))
     return *Id;
+  auto [Known, Fresh] = DefaultNodes.try_emplace({&E, Which}, NodeId());
+  if (!Fresh)
+    return Known->second;
   const FieldSchema *FS = E.Schema ? E.Schema->field(D.Field) : nullptr;
   if (E.Kind != D.Kind || !FS || FS->Type != FieldType::Quantity ||
       !D.hasValue())
@@ -256,6 +259,7 @@ NodeId LoweringContext::orDefault(const ir::Entity &E, DefaultId Which) {
   O.Calibrated = D.Calibrated;
   NodeId Id = B.leaf(D.Value, FS->Dim, std::move(O));
   B.label(Id, E.Name + "." + D.Field);
+  Known->second = Id;
   return Id;
 }
 

@@ -490,6 +490,10 @@ public:
 
 private:
   std::map<const ir::Field *, NodeId> FieldNodes;
+  /// The default leaves made so far, one an entity and default: every
+  /// reader of a default shares it, so that a sweep, a solve or a
+  /// sensitivity that moves it moves it for all of them.
+  std::map<std::pair<const ir::Entity *, DefaultId>, NodeId> DefaultNodes;
   std::map<const ir::Let *, NodeId> LetNodes;
   std::vector<std::string> MissingInputs;
   std::vector<const ir::Entity *> MissingOwners;

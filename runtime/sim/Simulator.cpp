@@ -1124,10 +1124,13 @@ private:
   }
 
   /// A closed-loop client whose request finished sends its next one.
+  /// A closed-loop client's next request: it reaches the engine after the
+  /// answer's way back to the client, the client's think time and the
+  /// request's way in (RequestOverhead, both ways together).
   void nextOfClient() {
     if (!C.Replay && C.Arrive.K == Arrivals::Kind::Closed &&
         Issued < C.Requests)
-      issue(think());
+      issue(think() + C.RequestOverhead);
   }
 
   /// A request joins pool \p Pl: its shared queue (the first idle replica

@@ -500,8 +500,8 @@ void printQueue(const ScenarioResult &R, llvm::raw_ostream &OS) {
                           formatNumber(R[M::ReplicasNeeded]),
                           formatNumber(R[M::Batch]))
             : "none: at this configuration's time per token a P99 request's "
-              "own "
-              "service exceeds the target",
+              "own service, with its time outside the engine "
+              "(overhead.request), exceeds the target",
         "[wall 7: tail latency]");
 }
 
