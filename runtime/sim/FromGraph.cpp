@@ -200,6 +200,10 @@ std::optional<Simulated> simulateScenario(const Evaluator &E, std::string &Why,
     return std::nullopt;
   }
   C.Static = In.Static;
+  // Without `prefill_chunk` a colocated engine runs its prompts in
+  // iterations of their own, as the closed forms take it (wall 4).
+  C.PromptsFirst =
+      !In.PromptChunk.isValid() && !In.Static && !In.PrefillReplicas.isValid();
   C.ReserveToCompletion = In.ReserveToCompletion;
   if (In.ContextTokens.isValid())
     C.ContextTokens = v(In.ContextTokens);

@@ -248,6 +248,14 @@ struct Replica {
   State St = State::Serving;
   unsigned Pool = 0;
   double Started = 0, DecodersNow = 0;
+  /// This iteration runs prompts alone (Config::PromptsFirst): the
+  /// decodes wait, and Iter (which counts the decodes' iterations) stays.
+  bool PromptsAlone = false;
+  /// PromptsFirst: when the decodes last emitted, and the first tokens
+  /// given since by iterations of prompts alone (when, how many): the
+  /// gaps the next decode iteration ends.
+  double DecodedAt = 0;
+  std::vector<std::pair<double, double>> Fresh;
   std::vector<Chunk> Chunks;    ///< this iteration's prompt chunks
   std::vector<Slot> Joined;     ///< transferred requests' first decodes
   std::vector<Slot> Loading;    ///< admitted, their prefix loading from a tier
@@ -577,8 +585,9 @@ private:
         if (Requests[S].Decoding && Requests[S].Replica == I) {
           ++Decoding;
           hold(S, contextOf(P, Requests[S]) +
-                      (P.Busy ? static_cast<double>(emitted(P.Iter, P.Iter + 1))
-                              : 0));
+                      (P.Busy && !P.PromptsAlone
+                           ? static_cast<double>(emitted(P.Iter, P.Iter + 1))
+                           : 0));
         }
       if (Decoding != P.Decoding)
         fail(I, "decoding count");
@@ -1511,6 +1520,17 @@ private:
   /// (vLLM's priority policy: the largest (priority, arrival time)). Its
   /// cache is freed, and it waits at the head of its level to run its
   /// prompt and what it generated again. False when none runs.
+  /// A request given a token at \p At by an iteration of prompts alone
+  /// leaves the decodes before their next iteration.
+  static void dropFresh(Replica &P, double At) {
+    for (auto It = P.Fresh.begin(); It != P.Fresh.end(); ++It)
+      if (It->first == At) {
+        if ((It->second -= 1) <= 0)
+          P.Fresh.erase(It);
+        return;
+      }
+  }
+
   bool preemptOne(Replica &P, WaitQueue &Waiting) {
     // A static batch reserves its growth when admitted (startIteration),
     // so that its padding is never preempted.
@@ -1548,7 +1568,17 @@ private:
       P.DecodeCtx -= Ctx;
       release(P, Q, Ctx);
       Q.Decoding = false;
-      Q.LastToken = Now; // it emitted at the end of the last iteration
+      if (C.PromptsFirst && !C.Static) {
+        // Its last token came from its prompt since the decodes last ran
+        // (then the next decode iteration owes it no gap), or from the
+        // decodes' last iteration.
+        if (Q.JoinIter == P.Iter)
+          dropFresh(P, Q.LastToken);
+        else
+          Q.LastToken = P.DecodedAt;
+      } else {
+        Q.LastToken = Now; // it emitted at the end of the last iteration
+      }
       // Swap preemption: its KV cache is copied to the replica's swap
       // space during this iteration, and back when it is readmitted (a
       // replica of a shared queue recomputes: another could take it).
@@ -1624,7 +1654,12 @@ private:
       Shape.DecodeContextTokens += Ctx + N * Verify;
       Budget -= N * Verify;
     };
-    addDecodes(P.Decoding, P.DecodeCtx);
+    // Prompts first: the decodes run only in an iteration without prompts
+    // (added below), with what they were before any joins this iteration.
+    const bool PromptsFirst = C.PromptsFirst && !C.Static;
+    const double Decoders0 = P.Decoding, DecodeCtx0 = P.DecodeCtx;
+    if (!PromptsFirst)
+      addDecodes(P.Decoding, P.DecodeCtx);
     P.Chunks.clear();
     P.Joined.clear();
     P.SwappedIn.clear();
@@ -1634,7 +1669,8 @@ private:
                             : std::numeric_limits<double>::infinity();
     auto chunk = [&](Slot S) {
       Request &Q = Requests[S];
-      double N = std::min<double>({Q.Prefill - Q.Done, Budget, PromptRoom});
+      double N = std::min<double>(
+          {static_cast<double>(Q.Prefill - Q.Done), Budget, PromptRoom});
       Shape.Sequences += 1;
       Shape.Tokens += N;
       Shape.PrefillPairs += N * Q.Done + N * (N + 1) / 2;
@@ -1846,6 +1882,12 @@ private:
     }
     for (Slot S : Batch)
       Requests[S].Until = Longest;
+    // Prompts to compute run alone; otherwise the decodes run (with the
+    // requests that joined them this iteration, already counted).
+    P.PromptsAlone = PromptsFirst && !P.Chunks.empty() && P.Joined.empty() &&
+                     P.SwappedIn.empty();
+    if (PromptsFirst && !P.PromptsAlone)
+      addDecodes(Decoders0, DecodeCtx0);
     if (Shape.Tokens == 0) {
       P.Busy = false;
       // A draining replica that holds nothing is off.
@@ -1873,8 +1915,10 @@ private:
           startIteration(J);
           break;
         }
-    P.DecodersNow = P.Decoding;
-    P.KVUsed += P.Decoding * Emit;
+    // The sequences this iteration decodes (none when prompts run alone).
+    const double Decoders = P.PromptsAlone ? 0 : P.Decoding;
+    P.DecodersNow = Decoders;
+    P.KVUsed += Decoders * Emit;
     double Held = 0; // the replica's, its engines together
     for (unsigned K = firstEngine(I); K < firstEngine(I) + Stages; ++K)
       Held += Replicas[K].KVUsed;
@@ -1889,19 +1933,20 @@ private:
       // The draft runs the iteration's prompt chunks and a step of every
       // decode, then k - 1 more decode steps, its context growing by one
       // token a step.
-      const double Extra = P.Decoding * (Verify - 1);
+      const double Extra = Decoders * (Verify - 1);
+      const double Ctx = Decoders > 0 ? P.DecodeCtx : 0;
       StepShape Draft = Shape;
       Draft.Tokens -= Extra;
       Draft.DecodeTokens -= Extra;
-      Draft.DecodePairs = P.DecodeCtx + P.Decoding;
+      Draft.DecodePairs = Ctx + Decoders;
       Draft.ContextTokens -= Extra;
       Draft.DecodeContextTokens -= Extra;
       Took += C.Speculate.Draft(Draft);
-      for (unsigned J = 1; J < C.Speculate.Tokens && P.Decoding > 0; ++J) {
+      for (unsigned J = 1; J < C.Speculate.Tokens && Decoders > 0; ++J) {
         StepShape D;
-        D.Sequences = D.Tokens = D.DecodeTokens = P.Decoding;
-        D.DecodePairs = D.ContextTokens = P.DecodeCtx + P.Decoding * (J + 1);
-        D.DecodeSequences = P.Decoding;
+        D.Sequences = D.Tokens = D.DecodeTokens = Decoders;
+        D.DecodePairs = D.ContextTokens = Ctx + Decoders * (J + 1);
+        D.DecodeSequences = Decoders;
         D.DecodeContextTokens = D.ContextTokens;
         Took += C.Speculate.Draft(D);
       }
@@ -2212,12 +2257,27 @@ private:
       P.Padding += Requests[S].Gen == G;
     }
     if (P.DecodersNow > 0) {
-      ITL.add(Took, static_cast<uint64_t>(P.DecodersNow - P.Padding) -
-                        P.Joined.size() - P.SwappedIn.size());
+      uint64_t Gaps = static_cast<uint64_t>(P.DecodersNow - P.Padding) -
+                      P.Joined.size() - P.SwappedIn.size();
+      if (C.PromptsFirst && !C.Static) {
+        // Prompts first: the sequences given a token by iterations of
+        // prompts alone since the decodes last ran wait from that token,
+        // the others from the decodes' last iteration.
+        for (auto [At, N] : P.Fresh) {
+          ITL.add(Now - At, static_cast<uint64_t>(N));
+          Gaps -= static_cast<uint64_t>(N);
+        }
+        P.Fresh.clear();
+        Took = Now - P.DecodedAt;
+      }
+      if (Gaps > 0)
+        ITL.add(Took, Gaps);
       OutputTokens += static_cast<uint64_t>(P.DecodersNow) * Emit;
       P.DecodeCtx += P.DecodersNow * static_cast<double>(Emit);
     }
-    while (!P.Finishing.empty() && std::get<0>(P.Finishing.top()) <= P.Iter) {
+    // Iterations of prompts alone end no decode.
+    while (!P.PromptsAlone && !P.Finishing.empty() &&
+           std::get<0>(P.Finishing.top()) <= P.Iter) {
       auto [At, S, G] = P.Finishing.top();
       P.Finishing.pop();
       Request &Q = Requests[S];
@@ -2268,6 +2328,7 @@ private:
         firstToken(Q);
       else
         ITL.add(Now - Q.LastToken);
+      Q.LastToken = Now;
       ++Q.Generated;
       ++OutputTokens;
       if (Q.Generated >= Q.Until) {
@@ -2278,7 +2339,14 @@ private:
         continue;
       }
       Q.Decoding = true;
-      Q.JoinIter = P.Iter + 1;
+      // Its first decode is the decodes' next iteration: this one's
+      // successor, or, after prompts alone, the one Iter still names.
+      Q.JoinIter = P.PromptsAlone ? P.Iter : P.Iter + 1;
+      if (P.PromptsAlone) {
+        if (P.Fresh.empty() || P.Fresh.back().first != Now)
+          P.Fresh.push_back({Now, 0});
+        P.Fresh.back().second += 1;
+      }
       Q.JoinCtx = Q.Prefill;
       Q.JoinGenerated = Q.Generated;
       P.Decoding += 1;
@@ -2294,7 +2362,10 @@ private:
     }
     if (P.Running == 0)
       P.Padding = 0; // a static batch ends together
-    ++P.Iter;
+    if (!P.PromptsAlone) {
+      ++P.Iter;
+      P.DecodedAt = Now;
+    }
     startIteration(I);
   }
 };

@@ -223,6 +223,15 @@ struct Config {
   /// MaxBatchedTokens (Sarathi-Serve's chunk; the workload's
   /// `prefill_chunk`); 0: only MaxBatchedTokens bounds them.
   double PromptChunk = 0;
+  /// Prompts before decodes, in iterations of their own (vLLM V0's and
+  /// SGLang's schedulers without chunked prefill; the closed forms'
+  /// reading of a workload without `prefill_chunk`): when a prompt can be
+  /// admitted, or one is part-way through its prefill, the iteration runs
+  /// the prompts alone, up to MaxBatchedTokens, and the decodes wait for
+  /// the next. false: every iteration runs the decodes, and prompts ride
+  /// in the token budget they leave (vLLM V1, TensorRT-LLM's in-flight
+  /// batching). Ignored by static batching.
+  bool PromptsFirst = false;
   /// KV-cache tokens a replica holds: a request takes its prompt's when
   /// admitted and one a decoded token; when the cache runs out unused
   /// cached prefixes are evicted, then a running request is preempted

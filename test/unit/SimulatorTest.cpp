@@ -155,6 +155,57 @@ TEST(Simulator, RequestOverheadShiftsTheClientsClock) {
               1e-9 * B.MeanInSystem);
 }
 
+TEST(Simulator, PromptsFirstRunPromptsInIterationsOfTheirOwn) {
+  // An iteration with prompt tokens takes 5 ms, one of decodes alone 1 ms.
+  // A (prompt 100, output 10) arrives at 0, B (prompt 100, output 2) at
+  // 5.5 ms. A prefills over [0, 5] (TTFT 5 ms) and decodes over [5, 6];
+  // B arrives during that decode.
+  // - Prompts first (vLLM V0): [6, 11] runs B's prompt alone (B's TTFT
+  //   11 - 5.5 = 5.5 ms) while A waits; [11, 12] decodes both. A's gap
+  //   over B's prompt is 6 ms: E2E 5 + 8 x 1 + 6 = 19 ms; B's E2E 12 -
+  //   5.5 = 6.5 ms. Iterations: A's prompt, [5, 6], B's prompt, then 8 of
+  //   decodes to 19 ms: 11.
+  // - Mixed (vLLM V1): [6, 11] runs B's prompt with A's decode (5 ms, a
+  //   prompt in it); A's gap is 5 ms: E2E 18 ms; B's TTFT 5.5 ms, its
+  //   decode [11, 12]: E2E 6.5 ms. Iterations: 3, then 7 to 18 ms: 10.
+  auto Trace = std::make_shared<graph::Trace>();
+  for (auto [At, Out] : {std::pair{0.0, 10u}, std::pair{5.5e-3, 2u}}) {
+    graph::TraceRow Row;
+    Row.Arrival = At;
+    Row.Prompt = 100;
+    Row.Output = Out;
+    Trace->push_back(Row);
+  }
+  Config C;
+  C.Replicas = 1;
+  C.MaxSequences = 4;
+  C.Replay = Trace;
+  C.Requests = 2;
+  C.CheckInvariants = true;
+  auto Step = [](const StepShape &S) {
+    return S.Tokens > S.DecodeTokens ? 5e-3 : 1e-3;
+  };
+  for (bool First : {true, false}) {
+    C.PromptsFirst = First;
+    std::vector<RequestRecord> Recs;
+    Result R = simulate(C, Step,
+                        [&](const RequestRecord &Rec) { Recs.push_back(Rec); });
+    ASSERT_EQ(R.Completed, 2u);
+    std::sort(Recs.begin(), Recs.end(),
+              [](auto &X, auto &Y) { return X.Id < Y.Id; });
+    EXPECT_NEAR(Recs[0].TTFT, 5e-3, 1e-12);
+    EXPECT_NEAR(Recs[0].E2E, First ? 19e-3 : 18e-3, 1e-12);
+    EXPECT_NEAR(Recs[1].TTFT, 5.5e-3, 1e-12);
+    EXPECT_NEAR(Recs[1].E2E, 6.5e-3, 1e-12);
+    EXPECT_NEAR(R.ITL.Mean,
+                First ? (8 * 1e-3 + 6e-3 + 1e-3) / 10
+                      : (8 * 1e-3 + 5e-3 + 1e-3) / 10,
+                1e-12);
+    EXPECT_EQ(R.OutputTokens, R.TTFT.Count + R.ITL.Count);
+    EXPECT_EQ(R.Iterations, First ? 11u : 10u);
+  }
+}
+
 TEST(Simulator, SameSeedSameBytes) {
   Config C = mg1(8, 20, 5000);
   C.Replicas = 2;
