@@ -264,6 +264,10 @@ struct SimInputs {
   /// kv_allocation = to_completion: admission reserves a request's KV
   /// cache to the end of its output.
   bool ReserveToCompletion = false;
+  /// Prompts run in iterations of their own, the decodes waiting: a
+  /// colocated replica batching continuously with no `prefill_chunk`,
+  /// as the closed forms read it (sim::Config::PromptsFirst).
+  bool PromptsFirst = false;
   /// The model's context, and the cap on a request's output (`max_output`)
   /// an engine checks against it and a to_completion engine reserves;
   /// invalid: no context given, or each request's own output.

@@ -835,6 +835,11 @@ bool lowerSimulation(LoweringContext &Ctx) {
                              std::move(O)));
     }
   In.Static = D.Static;
+  // Without `prefill_chunk`, on a colocated replica batching continuously,
+  // the closed forms run each prompt in a pass of its own that the decodes
+  // wait for (wall 4's interference); a declared chunk (riding on the
+  // decodes or not) and a disaggregated platform do not.
+  In.PromptsFirst = !D.Static && !D.Chunk && !D.TransferRate;
   In.ReserveToCompletion = D.ReserveToCompletion && !D.Static;
   if (std::optional<NodeId> Context = B.G.find(MetricId::ModelContext))
     In.ContextTokens = *Context;

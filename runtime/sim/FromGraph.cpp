@@ -202,8 +202,7 @@ std::optional<Simulated> simulateScenario(const Evaluator &E, std::string &Why,
   C.Static = In.Static;
   // Without `prefill_chunk` a colocated engine runs its prompts in
   // iterations of their own, as the closed forms take it (wall 4).
-  C.PromptsFirst =
-      !In.PromptChunk.isValid() && !In.Static && !In.PrefillReplicas.isValid();
+  C.PromptsFirst = In.PromptsFirst;
   C.ReserveToCompletion = In.ReserveToCompletion;
   if (In.ContextTokens.isValid())
     C.ContextTokens = v(In.ContextTokens);

@@ -235,6 +235,9 @@ struct Replica {
   /// Running requests in admission order (slot, generation), for
   /// preemption from the newest; entries of requests gone since are stale.
   std::deque<std::pair<Slot, uint32_t>> Admitted;
+  /// The decodes' iterations so far (every iteration but, under
+  /// PromptsFirst, those of prompts alone): what a decoding request's
+  /// JoinIter and its Finishing entry count in.
   uint64_t Iter = 0;
   unsigned Running = 0;  ///< admitted and not complete
   unsigned Incoming = 0; ///< KV transfers on their way here
@@ -513,6 +516,8 @@ private:
            OutputTokens = 0, Iterations = 0, Preemptions = 0, Transfers = 0,
            LocalPrefills = 0, RejectedContext = 0;
   double Now = 0, First = 0, Last = 0, Area = 0, BatchSum = 0, PeakKV = 0;
+  /// The iterations BatchSum counts: those that run the decodes.
+  uint64_t BatchIterations = 0;
   double BurstEnd = 0; ///< Arrivals::OnOff: when the current burst ends
   double PromptTokens = 0, CachedTokens = 0;
   uint64_t Shed = 0, ScaleUps[2] = {0, 0}, ScaleDowns[2] = {0, 0};
@@ -757,7 +762,8 @@ private:
       if (C.KVCapacityTokens > 0)
         Out.KVUtilisation = KV / (Span * C.KVCapacityTokens);
     }
-    Out.MeanBatch = Iterations ? BatchSum / static_cast<double>(Iterations) : 0;
+    Out.MeanBatch =
+        BatchIterations ? BatchSum / static_cast<double>(BatchIterations) : 0;
     Out.Shed = Shed;
     Out.ScaleUps = ScaleUps[0];
     Out.ScaleDowns = ScaleDowns[0];
@@ -1514,12 +1520,6 @@ private:
     }
   }
 
-  /// Preempts a running request (vLLM's recompute preemption): with one
-  /// priority the most recently admitted (vLLM's FCFS policy pops the last
-  /// of its running list), else the lowest priority's latest arrival
-  /// (vLLM's priority policy: the largest (priority, arrival time)). Its
-  /// cache is freed, and it waits at the head of its level to run its
-  /// prompt and what it generated again. False when none runs.
   /// A request given a token at \p At by an iteration of prompts alone
   /// leaves the decodes before their next iteration.
   static void dropFresh(Replica &P, double At) {
@@ -1531,6 +1531,12 @@ private:
       }
   }
 
+  /// Preempts a running request (vLLM's recompute preemption): with one
+  /// priority the most recently admitted (vLLM's FCFS policy pops the last
+  /// of its running list), else the lowest priority's latest arrival
+  /// (vLLM's priority policy: the largest (priority, arrival time)). Its
+  /// cache is freed, and it waits at the head of its level to run its
+  /// prompt and what it generated again. False when none runs.
   bool preemptOne(Replica &P, WaitQueue &Waiting) {
     // A static batch reserves its growth when admitted (startIteration),
     // so that its padding is never preempted.
@@ -1614,9 +1620,11 @@ private:
 
   /// vLLM's order: the decodes, then the running prompts' chunks, then
   /// waiting requests, by priority, while slots, token budget and KV
-  /// capacity allow. A decode stores one more token; when the cache cannot
-  /// hold them, unused cached prefixes are evicted and then running
-  /// requests preempted.
+  /// capacity allow; under PromptsFirst the decodes join only an
+  /// iteration without prompts to compute (vLLM V0 without chunked
+  /// prefill), or one a swapped-in or transferred request joins. A decode
+  /// stores one more token; when the cache cannot hold them, unused cached
+  /// prefixes are evicted and then running requests preempted.
   void startIteration(unsigned I) {
     Replica &P = Replicas[I];
     Pool &Pl = Pools[P.Pool];
@@ -1923,7 +1931,12 @@ private:
     for (unsigned K = firstEngine(I); K < firstEngine(I) + Stages; ++K)
       Held += Replicas[K].KVUsed;
     PeakKV = std::max(PeakKV, Held);
-    BatchSum += Shape.Sequences;
+    // The running batch: the decodes' iterations (an iteration of prompts
+    // alone is not the batch the running sequences decode in).
+    if (!P.PromptsAlone) {
+      BatchSum += Shape.Sequences;
+      ++BatchIterations;
+    }
     ++Iterations;
     // Swaps copy over the host link in the same step (vLLM's cache engine
     // swaps before the model runs).

@@ -7,9 +7,11 @@
 // KV cache then crosses to a decode replica), and each replica runs a
 // vLLM-style continuous-batching scheduler - decodes first, then prompt
 // chunks up to a token budget, admitting waiting requests while slots,
-// budget and KV capacity allow. Every iteration's time comes from a step
-// function over the iteration's shape (StepModel::shape, the same code the
-// closed forms use), never from a copy of the walls.
+// budget and KV capacity allow (or, without chunked prefill, prompts in
+// iterations of their own, the decodes waiting: Config::PromptsFirst). Every
+// iteration's time comes from a step function over the iteration's shape
+// (StepModel::shape, the same code the closed forms use), never from a copy of
+// the walls.
 //
 // Seeded and deterministic: the same configuration and seed give the same
 // result, bit for bit. Memory does not grow with the number of requests:
@@ -230,7 +232,8 @@ struct Config {
   /// the prompts alone, up to MaxBatchedTokens, and the decodes wait for
   /// the next. false: every iteration runs the decodes, and prompts ride
   /// in the token budget they leave (vLLM V1, TensorRT-LLM's in-flight
-  /// batching). Ignored by static batching.
+  /// batching). Ignored by static batching. An iteration a swapped-in
+  /// request joins runs the decodes too (after the prompts).
   bool PromptsFirst = false;
   /// KV-cache tokens a replica holds: a request takes its prompt's when
   /// admitted and one a decoded token; when the cache runs out unused
@@ -403,7 +406,9 @@ struct Result {
   double Throughput = 0;      ///< output tokens a second over the makespan
   double MeanInSystem = 0;    ///< time-average requests in the system (L)
   double ArrivalRateSeen = 0; ///< completed requests over the makespan
-  double MeanBatch = 0;       ///< sequences an iteration, on average
+  /// Sequences an iteration that runs the decodes, on average (under
+  /// PromptsFirst an iteration of prompts alone is not counted).
+  double MeanBatch = 0;
   /// Per class, in the configuration's order (one without classes).
   std::vector<ClassResult> Classes;
   /// Completed requests of classes with targets, those within them, and
