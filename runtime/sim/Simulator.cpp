@@ -341,7 +341,8 @@ public:
   /// engines), a replica's slots, shared out among its engines.
   Simulation(const Config &Cfg, const StepFunction &Step,
              const RequestSink &Sink, unsigned ReplicaSlots = 0)
-      : C(Cfg), Step(Step), Sink(Sink), R(Cfg.Seed) {
+      : C(Cfg), PromptsFirst(Cfg.PromptsFirst && !Cfg.Static), Step(Step),
+        Sink(Sink), R(Cfg.Seed) {
     SessionBase = C.Prefix.Groups;
     Groups = C.Prefix.Groups + C.Session.Open;
     Classes = C.Classes;
@@ -488,6 +489,8 @@ public:
 
 private:
   const Config &C;
+  /// Config::PromptsFirst where it applies (not to a static batch).
+  const bool PromptsFirst;
   const StepFunction &Step;
   const RequestSink &Sink;
   Rng R;
@@ -1574,7 +1577,7 @@ private:
       P.DecodeCtx -= Ctx;
       release(P, Q, Ctx);
       Q.Decoding = false;
-      if (C.PromptsFirst && !C.Static) {
+      if (PromptsFirst) {
         // Its last token came from its prompt since the decodes last ran
         // (then the next decode iteration owes it no gap), or from the
         // decodes' last iteration.
@@ -1664,7 +1667,6 @@ private:
     };
     // Prompts first: the decodes run only in an iteration without prompts
     // (added below), with what they were before any joins this iteration.
-    const bool PromptsFirst = C.PromptsFirst && !C.Static;
     const double Decoders0 = P.Decoding, DecodeCtx0 = P.DecodeCtx;
     if (!PromptsFirst)
       addDecodes(P.Decoding, P.DecodeCtx);
@@ -2272,7 +2274,7 @@ private:
     if (P.DecodersNow > 0) {
       uint64_t Gaps = static_cast<uint64_t>(P.DecodersNow - P.Padding) -
                       P.Joined.size() - P.SwappedIn.size();
-      if (C.PromptsFirst && !C.Static) {
+      if (PromptsFirst) {
         // Prompts first: the sequences given a token by iterations of
         // prompts alone since the decodes last ran wait from that token,
         // the others from the decodes' last iteration.
