@@ -275,6 +275,9 @@ struct SimInputs {
   /// A request's time outside the engine (`overhead.request`), added to
   /// its simulated TTFT and E2E.
   NodeId RequestOverhead;
+  /// A dispatcher's batches (`batcher.window`, `batcher.max_requests`);
+  /// invalid: each request dispatched at its arrival, or no bound.
+  NodeId BatcherWindow, BatcherMax;
 };
 
 struct Graph {

@@ -213,6 +213,10 @@ struct DecoderState {
   /// A request's share of a prefill pass batched up to the token budget:
   /// the replica time its prefill takes under load (unchunked).
   NodeId PrefillShare;
+  /// A dispatcher's batches (`batcher.window`, under an arrival rate): the
+  /// mean requests a batch holds, and (unchunked) the pass that prefills
+  /// its prompts together.
+  std::optional<NodeId> BatcherRequests, BatcherPass;
   /// The micro-batches prefilling at once, m = min(pp, batch) (1 without
   /// pipeline parallelism): a prompt holds each stage for 1 / m of its
   /// prefill, the capacity's share.

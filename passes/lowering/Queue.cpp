@@ -16,6 +16,8 @@
 #include "passes/lowering/Phase.h"
 #include "passes/lowering/Steps.h"
 
+#include <fmt/format.h>
+
 namespace mlsc {
 
 using graph::Op;
@@ -24,6 +26,17 @@ bool lowerQueue(LoweringContext &Ctx) {
   DecoderState &D = Ctx.Decoder;
   GraphBuilder &B = Ctx.B;
   const ir::Entity &W = *Ctx.Workload;
+  if (W.field("batcher.max_requests") && !W.field("batcher.window")) {
+    Ctx.C.Diags.report(
+        DiagKind::MissingInput, W.field("batcher.max_requests")->Range,
+        fmt::format("`{}.batcher.max_requests` bounds the batches a "
+                    "dispatcher sends, but `{}` gives no `batcher.window`, "
+                    "the longest a batch's first request waits; give one "
+                    "(MLPerf's AMD harness: 300 ms), or drop the bound",
+                    W.Name, W.Name));
+    Ctx.Failed = true;
+    return false;
+  }
   if (!D.Arrival)
     return true;
   NodeId Arrival = *D.Arrival;
@@ -214,6 +227,52 @@ bool lowerQueue(LoweringContext &Ctx) {
                       "");
     Levels[I] = {Level, FirstToken, First, PromptExtra};
   }
+  // A dispatcher that batches requests (`batcher.window`): a request waits
+  // in it for its batch (at each percentile, added to the other parts'),
+  // and the batch's K prompts land on one replica together. The replica's
+  // prefills then queue as batches, K times rarer and K times longer (a
+  // sum of a Poisson-varying count of prompts: squared CV (K cv^2 + K -
+  // 1) / K^2), which arrive nearly evenly (batch_prefill_wait_quantile),
+  // and a request's own prompt shares its pass with the K - 1 others of
+  // its batch (unchunked: one pass when they fit the token budget, every
+  // first token at its end; chunked: the prompts ahead of it, (K - 1) / 2
+  // on average, first come first served).
+  std::optional<NodeId> Window = Ctx.field(W, "batcher.window"), BatchOf,
+                        SameBatch, BatchRate, BatchWork, BatchCV, BatchCa2;
+  NodeId MaxRequests = Ctx.field(W, "batcher.max_requests")
+                           .value_or(B.constant(0, "no bound on a batch"));
+  if (Window && D.BatcherRequests) {
+    BatchOf = *D.BatcherRequests;
+    if (PrefillRate) {
+      NodeId Rest = B.op(Op::Sub, {*BatchOf, B.constant(1, "the request")});
+      SameBatch =
+          D.BatcherPass
+              ? B.op(Op::Max,
+                     {B.op(Op::Sub, {*D.BatcherPass, D.RequestPrefill}),
+                      Ctx.none("s", "0 s", "no longer than its own")})
+              : B.op(Op::Mul, {B.op(Op::Mul, {*PrefillWork,
+                                              B.constant(0.5, "half of the "
+                                                              "others ahead")}),
+                               Rest});
+      B.label(*SameBatch, "batcher.same_batch_prefill");
+      NodeId Cv2 = B.op(Op::Mul, {*PrefillCV, *PrefillCV});
+      NodeId K2 = B.op(Op::Mul, {*BatchOf, *BatchOf});
+      BatchCV = B.op(
+          Op::Sqrt,
+          {B.op(Op::Div,
+                {B.op(Op::Add, {B.op(Op::Mul, {*BatchOf, Cv2}), Rest}), K2})});
+      B.label(*BatchCV, "batcher.batch_prefill_cv");
+      BatchRate = B.op(Op::Div, {*EngineRate, *BatchOf});
+      B.label(*BatchRate, "batcher.engine_batch_rate");
+      BatchWork = B.op(Op::Mul, {*PrefillWork, *BatchOf});
+      B.label(*BatchWork, "batcher.batch_prefill_work");
+      BatchCa2 =
+          B.op(Op::Div,
+               {B.constant(1, "one"),
+                B.op(Op::Mul, {K2, B.op(Op::Mul, {D.Replicas, D.Stages})})});
+      B.label(*BatchCa2, "batcher.batch_arrival_cv2");
+    }
+  }
   // The parts of a TTFT that are not its own first token: the wait for a
   // slot (for the prefill pool's replicas when the pools are sized), for
   // the prefills queued ahead and for the iteration in flight; zeros where
@@ -239,7 +298,7 @@ bool lowerQueue(LoweringContext &Ctx) {
   // What the lengths' spread adds to the P99 (a longer prompt's prefill,
   // a longer output's decode), beyond the slots' queue and the mean
   // service.
-  std::optional<NodeId> Spread99;
+  std::optional<NodeId> Spread99, Batcher99;
   for (size_t I = 0; I < std::size(Percentiles); ++I) {
     const Percentile &P = Percentiles[I];
     const LevelFirst &L = Levels[I];
@@ -249,9 +308,10 @@ bool lowerQueue(LoweringContext &Ctx) {
         FormulaId::FirstTokenSumQuantile,
         {FirstOf(L), FirstOf(Levels[0]), FirstOf(Levels[2]), SpreadCV,
          SlotQueue[0], SlotQueue[1], SlotQueue[2], SlotQueue[3], SlotQueue[4],
-         EngineRate ? *EngineRate : NoRate, PrefillWork ? *PrefillWork : NoTime,
-         PrefillCV ? *PrefillCV : None, Residual ? *Residual : NoTime,
-         PrefillRho ? *PrefillRho : None, Others ? *Others : None, L.At},
+         EngineRate && !BatchRate ? *EngineRate : NoRate,
+         PrefillWork ? *PrefillWork : NoTime, PrefillCV ? *PrefillCV : None,
+         Residual ? *Residual : NoTime, PrefillRho ? *PrefillRho : None,
+         Others ? *Others : None, L.At},
         "");
     NodeId Latency =
         B.apply(FormulaId::LatencyQuantileGiven,
@@ -297,13 +357,33 @@ bool lowerQueue(LoweringContext &Ctx) {
     // The latency's waits behind other prefills and for the iteration in
     // flight, each at the same percentile (an upper bound on the quantile
     // of their sum at the upper percentiles).
+    std::optional<NodeId> BatchWait;
+    if (BatchRate)
+      BatchWait =
+          B.apply(FormulaId::BatchPrefillWaitQuantile,
+                  {*BatchRate, *BatchWork, *BatchCV, *BatchCa2, L.At}, "");
     if (PrefillRate) {
-      NodeId Wait = B.apply(FormulaId::PrefillWaitQuantile,
-                            {*EngineRate, *PrefillWork, *PrefillCV, L.At}, "");
+      NodeId Wait =
+          BatchWait
+              ? *BatchWait
+              : B.apply(FormulaId::PrefillWaitQuantile,
+                        {*EngineRate, *PrefillWork, *PrefillCV, L.At}, "");
       Wait = B.op(Op::Add,
                   {Wait, B.apply(FormulaId::IterationResidualQuantile,
                                  {*Residual, *PrefillRho, *Others, L.At}, "")});
       Latency = B.op(Op::Add, {Latency, Wait});
+    }
+    if (Window) {
+      NodeId Batcher = B.apply(FormulaId::BatcherWaitQuantile,
+                               {Arrival, *Window, MaxRequests, L.At}, "");
+      if (SameBatch)
+        Batcher = B.op(Op::Add, {Batcher, *SameBatch});
+      Latency = B.op(Op::Add, {Latency, Batcher});
+      if (BatchWait)
+        Batcher = B.op(Op::Add, {Batcher, *BatchWait});
+      Ttft = B.op(Op::Add, {Ttft, Batcher});
+      if (At99)
+        Batcher99 = Batcher;
     }
     B.publish(P.Ttft, B.op(Op::Add, {Ttft, Front}));
     B.publish(P.Latency, B.op(Op::Add, {Latency, Front}));
@@ -318,6 +398,8 @@ bool lowerQueue(LoweringContext &Ctx) {
     NodeId Left = B.op(Op::Sub, {*Target, Front});
     if (Spread99)
       Left = B.op(Op::Sub, {Left, *Spread99});
+    if (Batcher99)
+      Left = B.op(Op::Sub, {Left, *Batcher99});
     B.label(Left, "latency_target_for_the_slots");
     NodeId Slots = B.apply(FormulaId::ServersForP99Latency,
                            {Arrival, D.Service, CV, Left}, "servers_needed");

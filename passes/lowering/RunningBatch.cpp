@@ -99,6 +99,37 @@ bool lowerRunningBatch(LoweringContext &Ctx) {
       B.label(D.PrefillShare, "request.prefill_share_per_group");
     }
   }
+  // A dispatcher's batches (`batcher.window`) land on a replica K prompts
+  // at once; unchunked, they prefill in one pass (its GEMMs at K prompts'
+  // tokens), whose K-th share a prompt takes when it is below the share of
+  // a pass batched from prompts arriving one by one.
+  if (std::optional<NodeId> Window = Ctx.field(W, "batcher.window");
+      Window && D.SeqArrival && !D.Static) {
+    D.BatcherRequests =
+        B.apply(FormulaId::BatcherRequests,
+                {*D.SeqArrival, *Window,
+                 Ctx.field(W, "batcher.max_requests")
+                     .value_or(B.constant(0, "no bound on a batch"))},
+                "batcher.requests");
+    if (!D.Chunk) {
+      NodeId Tokens = B.op(Op::Mul, {*D.BatcherRequests, D.Computed});
+      PhaseWork Work = decoderWork(
+          Ctx, PhaseId::RequestPrefill, DecoderPass::Prefill,
+          DecoderShape{D.ComputeParams, D.Layers, D.AttnDim, D.KV, D.KVShards,
+                       D.Groups},
+          weightsRead(Ctx, Tokens, std::nullopt), *D.BatcherRequests,
+          D.Computed, D.Computed, D.TP, "batcher.batch_prefill");
+      D.BatcherPass = lowerHiddenPhase(Ctx, PhaseId::RequestPrefill, D.Machine,
+                                       Work, "batcher.batch_prefill")
+                          .Step;
+      D.PrefillShare = B.op(
+          Op::Min,
+          {D.PrefillShare,
+           B.op(Op::Div, {B.op(Op::Div, {*D.BatcherPass, *D.BatcherRequests}),
+                          D.Stages})});
+      B.label(D.PrefillShare, "batcher.prefill_share");
+    }
+  }
 
   // Every replica (tp x pp x ep devices) serves `batch` requests at once:
   // the queue has replicas x batch servers. Sized prefill/decode pools

@@ -210,6 +210,11 @@ std::optional<Simulated> simulateScenario(const Evaluator &E, std::string &Why,
     C.OutputCap = v(In.OutputCap);
   if (In.RequestOverhead.isValid())
     C.RequestOverhead = std::max(0.0, v(In.RequestOverhead));
+  if (In.BatcherWindow.isValid())
+    C.Batch.Window = std::max(0.0, v(In.BatcherWindow));
+  if (In.BatcherMax.isValid())
+    C.Batch.MaxRequests = static_cast<unsigned>(
+        std::clamp(std::round(v(In.BatcherMax)), 0.0, 1e9));
   if (In.Stages.isValid())
     C.PipelineStages =
         static_cast<unsigned>(std::clamp(std::round(v(In.Stages)), 1.0, 1e6));

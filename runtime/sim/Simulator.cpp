@@ -302,7 +302,8 @@ enum class EventKind : uint8_t {
   KVLoaded, ///< a prefix a KV tier held is in HBM
   Scale,    ///< the autoscaler decides
   Sample,   ///< every replica's state is sampled
-  Ready     ///< a replica the autoscaler started serves
+  Ready,    ///< a replica the autoscaler started serves
+  Dispatch  ///< a batcher's window closes (Config::Batch)
 };
 
 struct Event {
@@ -480,6 +481,11 @@ public:
       case EventKind::Sample:
         sample();
         break;
+      case EventKind::Dispatch:
+        // A batch sent early (full) leaves its window's event stale.
+        if (E.Gen == HeldGen[E.Replica])
+          flush(E.Replica);
+        break;
       }
       if (C.CheckInvariants)
         checkInvariants();
@@ -514,6 +520,10 @@ private:
   std::vector<Pool> Pools;
   std::vector<Request> Requests;
   std::vector<Slot> Free;
+  /// Each pool's open batch (Config::Batch) and the generation of its
+  /// window's event.
+  std::vector<Slot> Held[2];
+  uint32_t HeldGen[2] = {0, 0};
   std::priority_queue<Event, std::vector<Event>, std::greater<>> Events;
   uint64_t Seq = 0, Issued = 0, Arrived = 0, Completed = 0, Rejected = 0,
            OutputTokens = 0, Iterations = 0, Preemptions = 0, Transfers = 0,
@@ -963,7 +973,43 @@ private:
     }
     if (Disaggregated && !Remote)
       ++LocalPrefills;
-    enqueue(Remote ? 1 : 0, S);
+    if (C.Batch.Window > 0)
+      hold(Remote ? 1 : 0, S);
+    else
+      enqueue(Remote ? 1 : 0, S);
+  }
+
+  /// The batcher (Config::Batch): a request joins its pool's open batch;
+  /// the first opens it and sets its window's end, a full one goes at once.
+  void hold(unsigned PoolIndex, Slot S) {
+    std::vector<Slot> &Batch = Held[PoolIndex];
+    Batch.push_back(S);
+    if (Batch.size() == 1)
+      push(Now + C.Batch.Window, EventKind::Dispatch, PoolIndex, 0,
+           HeldGen[PoolIndex]);
+    if (C.Batch.MaxRequests > 0 && Batch.size() >= C.Batch.MaxRequests)
+      flush(PoolIndex);
+  }
+
+  /// Sends a pool's open batch: to its shared queue, or all of it to the
+  /// replica the router picks for its first request.
+  void flush(unsigned PoolIndex) {
+    std::vector<Slot> Batch;
+    Batch.swap(Held[PoolIndex]);
+    ++HeldGen[PoolIndex];
+    if (Batch.empty())
+      return;
+    Pool &Pl = Pools[PoolIndex];
+    if (Pl.UsesShared) {
+      for (Slot S : Batch)
+        enqueue(PoolIndex, S);
+      return;
+    }
+    unsigned To = route(Pl, Requests[Batch.front()]);
+    for (Slot S : Batch)
+      Replicas[To].Waiting.pushBack(S, Requests[S].Level);
+    if (!Replicas[To].Busy)
+      startIteration(To);
   }
 
   /// Admission control: no token in the bucket, or a long queue for a
@@ -2574,6 +2620,8 @@ Result simulate(const Config &C, const StepFunction &Step,
            "tiers yet");
   if (C.PrefillScale.Enabled && C.Disagg.PrefillReplicas == 0)
     refuse("the prefill pool scales only under disaggregation");
+  if (!(C.Batch.Window >= 0 && std::isfinite(C.Batch.Window)))
+    refuse("the batcher's window must be a number >= 0");
   const Admission &Ad = C.Admit;
   if (!(Ad.Rate >= 0 && std::isfinite(Ad.Rate) && Ad.Burst >= 1 &&
         std::isfinite(Ad.Burst) && Ad.ShedQueue >= 0))

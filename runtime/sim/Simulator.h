@@ -196,6 +196,18 @@ struct KVTier {
   bool Shared = false;
 };
 
+/// A dispatcher in front of the router that sends requests in batches (an
+/// MLPerf harness's batcher, Triton's dynamic batcher): a batch opens with
+/// a request (past admission control), collects the requests that arrive
+/// for its pool until its first has waited Window seconds, or at once when
+/// it holds MaxRequests (0: no bound), and goes to one replica, chosen by
+/// the router for its first request, or to the pool's shared queue.
+/// Window 0: each request is routed at its arrival.
+struct Batcher {
+  double Window = 0;
+  unsigned MaxRequests = 0;
+};
+
 enum class Preemption { Recompute, Swap };
 
 /// An iteration's time from its shape.
@@ -307,6 +319,8 @@ struct Config {
   /// (and so to the goodput's targets and the requests in the system);
   /// the engine's queues and steps never see it.
   double RequestOverhead = 0;
+  /// Requests dispatched in batches (`batcher.window`).
+  Batcher Batch;
   /// Pipeline parallelism: each replica is PipelineStages stages, run as
   /// vLLM V0 runs them, as that many virtual engines, each with its own
   /// scheduler, its share of the replica's MaxSequences slots (B / P, the

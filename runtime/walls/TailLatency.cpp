@@ -22,6 +22,7 @@
 #include <cstring>
 #include <limits>
 #include <optional>
+#include <utility>
 
 namespace mlsc::walls {
 
@@ -376,6 +377,56 @@ Time prefillWaitQuantile(RequestRate Rate, Time Prefill, Number PrefillCV,
   if (Rho == 0 || P <= 1 - Rho)
     return in<Time>(0); // this often, the replica has no prefill queued
   double Mean = Rho * S * (1 + Cs * Cs) / (2 * (1 - Rho));
+  return in<Time>(Mean / Rho * std::log(Rho / (1 - P)));
+}
+
+namespace {
+
+/// A batcher's effective window W' (s) and mean batch size k; NaN inputs
+/// give NaN.
+std::pair<double, double> batcherWindow(RequestRate Rate, Time Window,
+                                        Number MaxRequests) {
+  double R = (Rate * in<Time>(1.0) / OneRequest).value(), W = Window.value(),
+         N = MaxRequests.value();
+  if (std::isnan(R) || std::isnan(W) || std::isnan(N) || R < 0 || W < 0)
+    return {NaN, NaN};
+  // N requests at most: the batch closes once N - 1 have joined its
+  // opener (N = 1: each request alone, no wait).
+  if (N >= 1 && R > 0)
+    W = std::min(W, (N - 1) / R);
+  return {W, 1 + R * W};
+}
+
+} // namespace
+
+Number batcherRequests(RequestRate Rate, Time Window, Number MaxRequests) {
+  return in<Number>(batcherWindow(Rate, Window, MaxRequests).second);
+}
+
+Time batcherWaitQuantile(RequestRate Rate, Time Window, Number MaxRequests,
+                         Number Percentile) {
+  auto [W, K] = batcherWindow(Rate, Window, MaxRequests);
+  double P = Percentile.value();
+  if (std::isnan(W) || std::isnan(P))
+    return in<Time>(NaN);
+  // Alone in its window (no other arrival expected): the opener's wait.
+  if (K <= 1)
+    return in<Time>(W);
+  return in<Time>(W * std::min(1.0, P * K / (K - 1)));
+}
+
+Time batchPrefillWaitQuantile(RequestRate Rate, Time Prefill, Number PrefillCV,
+                              Number ArrivalCV2, Number Percentile) {
+  double Rho = (Rate * Prefill / OneRequest).value();
+  double P = Percentile.value(), S = Prefill.value(), Cs = PrefillCV.value(),
+         Ca2 = ArrivalCV2.value();
+  if (std::isnan(Rho) || std::isnan(P) || std::isnan(Ca2) || Rho < 0 || Ca2 < 0)
+    return in<Time>(NaN);
+  if (Rho >= 1)
+    return in<Time>(Inf);
+  if (Rho == 0 || P <= 1 - Rho)
+    return in<Time>(0);
+  double Mean = Rho * S * (Ca2 + Cs * Cs) / (2 * (1 - Rho));
   return in<Time>(Mean / Rho * std::log(Rho / (1 - P)));
 }
 

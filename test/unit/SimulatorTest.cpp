@@ -206,6 +206,81 @@ TEST(Simulator, PromptsFirstRunPromptsInIterationsOfTheirOwn) {
   }
 }
 
+TEST(Simulator, BatcherSendsABatchToOneReplica) {
+  // A batcher of window 25 ms and at most 3 requests before two replicas
+  // (round robin); requests at 0, 10, 20, 30 and 100 ms, prompts of 100
+  // tokens, 2 output tokens; an iteration with prompt tokens takes 5 ms,
+  // one of decodes alone 1 ms.
+  // - A (0) opens a batch; B (10) and C (20) fill it, so it goes at 20 ms
+  //   to replica 0, which prefills the three together over [20, 25]:
+  //   TTFTs 25, 15 and 5 ms; their decode [25, 26] ends them (E2E + 1 ms).
+  //   The window's end at 25 ms is stale and sends nothing.
+  // - D (30) opens the next batch, alone when its window ends at 55 ms:
+  //   replica 1, prefill [55, 60], TTFT 30 ms.
+  // - E (100) waits its window to 125 ms: replica 0 again, TTFT 30 ms.
+  auto Trace = std::make_shared<graph::Trace>();
+  for (double At : {0.0, 10e-3, 20e-3, 30e-3, 100e-3}) {
+    graph::TraceRow Row;
+    Row.Arrival = At;
+    Row.Prompt = 100;
+    Row.Output = 2;
+    Trace->push_back(Row);
+  }
+  Config C;
+  C.Replicas = 2;
+  C.MaxSequences = 4;
+  C.Replay = Trace;
+  C.Requests = 5;
+  C.PromptsFirst = true;
+  C.CheckInvariants = true;
+  C.Batch.Window = 25e-3;
+  C.Batch.MaxRequests = 3;
+  auto Step = [](const StepShape &S) {
+    return S.Tokens > S.DecodeTokens ? 5e-3 : 1e-3;
+  };
+  std::vector<RequestRecord> Recs;
+  Result R =
+      simulate(C, Step, [&](const RequestRecord &Rec) { Recs.push_back(Rec); });
+  ASSERT_EQ(R.Completed, 5u);
+  std::sort(Recs.begin(), Recs.end(),
+            [](auto &X, auto &Y) { return X.Id < Y.Id; });
+  const double TTFT[] = {25e-3, 15e-3, 5e-3, 30e-3, 30e-3};
+  const unsigned Replica[] = {0, 0, 0, 1, 0};
+  for (size_t I = 0; I < 5; ++I) {
+    EXPECT_NEAR(Recs[I].TTFT, TTFT[I], 1e-12) << I;
+    EXPECT_NEAR(Recs[I].E2E, TTFT[I] + 1e-3, 1e-12) << I;
+    EXPECT_EQ(Recs[I].Replica, Replica[I]) << I;
+  }
+  // Three prompt iterations and three of decodes.
+  EXPECT_EQ(R.Iterations, 6u);
+}
+
+TEST(Simulator, BatcherWaitMatchesTheWindowsOrderStatistics) {
+  // Poisson arrivals at 100 req/s into a window of 50 ms (no bound):
+  // a batch is its opener, which waits 50 ms, and the window's arrivals,
+  // 5 on average, uniform in it (25 ms on average): the mean wait is
+  // (50 + 5 x 25) / 6 = 29.17 ms. The replicas are fast (0.1 ms an
+  // iteration, 64 slots each) and so add almost nothing to it; Little's
+  // law holds with the held requests counted.
+  Config C;
+  C.Replicas = 4;
+  C.MaxSequences = 64;
+  C.ArrivalRate = 100;
+  C.Prompt = {Length::Kind::Fixed, 16, 0};
+  C.Output = {Length::Kind::Fixed, 2, 0};
+  C.Requests = 200000;
+  C.Batch.Window = 50e-3;
+  Result R = simulate(C, constant(1e-4));
+  EXPECT_EQ(R.Completed, 200000u);
+  EXPECT_NEAR(R.QueueWait.Mean / (0.175 / 6), 1, 0.02);
+  // Every TTFT includes its wait: at least that, at most 0.3 ms more
+  // (its batch's prompt iteration and, rarely, one in flight).
+  EXPECT_GE(R.TTFT.Mean, R.QueueWait.Mean);
+  EXPECT_LE(R.TTFT.Mean, R.QueueWait.Mean + 3e-4);
+  EXPECT_NEAR(R.MeanInSystem, R.ArrivalRateSeen * R.E2E.Mean,
+              1e-6 * R.MeanInSystem);
+}
+
 TEST(Simulator, SameSeedSameBytes) {
   Config C = mg1(8, 20, 5000);
   C.Replicas = 2;

@@ -405,6 +405,69 @@ TEST(TailLatency, PrefillsQueueBehindPrefills) {
           .value()));
 }
 
+TEST(TailLatency, BatcherWindowsByHand) {
+  // MLPerf v4.1's AMD harness: 73.5 req/s into a batcher of 300 ms and 96
+  // requests at most. The cap (95 / 73.5 = 1.29 s) does not bind: W' =
+  // 0.3 s, k = 1 + 73.5 x 0.3 = 23.05 requests a batch.
+  using namespace mlsc::q;
+  using namespace mlsc::walls;
+  RequestRate Rate = in<RequestRate>(73.5);
+  Time W = in<Time>(0.3);
+  Number Cap = in<Number>(96);
+  EXPECT_NEAR(batcherRequests(Rate, W, Cap).value(), 23.05, 1e-12);
+  // The wait is uniform on [0, W'] for the 22.05 of 23.05 that join, W'
+  // for the opener: p50 = 0.3 x 0.5 x 23.05 / 22.05 = 156.8 ms; p99 lies
+  // in the opener's atom (0.99 > 22.05 / 23.05 = 0.9566): 300 ms.
+  auto at = [&](RequestRate R, Number N, double P) {
+    return batcherWaitQuantile(R, W, N, in<Number>(P)).value();
+  };
+  EXPECT_NEAR(at(Rate, Cap, 0.5), 0.15 * 23.05 / 22.05, 1e-12);
+  EXPECT_NEAR(at(Rate, Cap, 0.5) * 1e3, 156.8, 0.05);
+  EXPECT_EQ(at(Rate, Cap, 0.99), 0.3);
+  // A cap of 12 closes a batch after 11 / 73.5 = 149.7 ms: k = 12, the
+  // median 0.5 x 0.1497 x 12 / 11 = 81.63 ms.
+  EXPECT_NEAR(batcherRequests(Rate, W, in<Number>(12)).value(), 12, 1e-12);
+  EXPECT_NEAR(at(Rate, in<Number>(12), 0.5) * 1e3, 81.63, 0.005);
+  // One request a batch: no wait. No arrivals: the opener waits it all.
+  EXPECT_EQ(at(Rate, in<Number>(1), 0.5), 0.0);
+  EXPECT_EQ(at(in<RequestRate>(0), Cap, 0.5), 0.3);
+  EXPECT_TRUE(std::isnan(at(in<RequestRate>(NAN), Cap, 0.5)));
+}
+
+TEST(TailLatency, BatchesQueueAsGG1) {
+  // Batches of 1.1 s of prefill (cs 0.2) reach a replica at 0.4 a second,
+  // rho = 0.44; evenly spread over 8 replicas, ca^2 = 1 / (8 x 23.05^2) =
+  // 2.35e-4. Kingman: E[W] = 0.44 x 1.1 x (2.35e-4 + 0.04) / (2 x 0.56) =
+  // 17.39 ms; p99 = E[W] / rho x ln(0.44 / 0.01) = 39.52 x 3.784 = 149.54
+  // ms; the median is 0 (P(W > 0) = rho < 0.5). Poisson batches (ca^2 =
+  // 1) would wait 1.04 / 0.0402 = 25.9 times as long.
+  using namespace mlsc::q;
+  using namespace mlsc::walls;
+  RequestRate Rate = in<RequestRate>(0.4);
+  Time S = in<Time>(1.1);
+  double Ca2 = 1 / (8 * 23.05 * 23.05);
+  auto at = [&](double A2, double P) {
+    return batchPrefillWaitQuantile(Rate, S, in<Number>(0.2), in<Number>(A2),
+                                    in<Number>(P))
+        .value();
+  };
+  double Mean = 0.44 * 1.1 * (Ca2 + 0.04) / (2 * 0.56);
+  EXPECT_NEAR(Mean * 1e3, 17.39, 0.005);
+  EXPECT_NEAR(at(Ca2, 0.99) * 1e3, 149.54, 0.005);
+  EXPECT_EQ(at(Ca2, 0.5), 0.0);
+  EXPECT_NEAR(at(1, 0.99) / at(Ca2, 0.99), 1.04 / (Ca2 + 0.04), 1e-9);
+  // With Poisson batches it is Pollaczek-Khinchine's prefill wait.
+  EXPECT_NEAR(
+      at(1, 0.99),
+      prefillWaitQuantile(Rate, S, in<Number>(0.2), in<Number>(0.99)).value(),
+      1e-15);
+  // A batch a second of 1.1 s: the prefills alone fill the replica.
+  EXPECT_TRUE(std::isinf(
+      batchPrefillWaitQuantile(in<RequestRate>(1), S, in<Number>(0.2),
+                               in<Number>(Ca2), in<Number>(0.5))
+          .value()));
+}
+
 } // namespace
 
 namespace {

@@ -770,6 +770,13 @@ void printSimulated(const ScenarioResult &R, llvm::raw_ostream &OS) {
                         A.Users, formatQuantity(A.Think, Sec));
       break;
     }
+  if (C.Batch.Window > 0)
+    OS << fmt::format(
+        "  batcher: a batch to one replica when its first has waited {}{}\n",
+        formatQuantity(C.Batch.Window, Sec),
+        C.Batch.MaxRequests > 0
+            ? fmt::format(", or at {} requests", C.Batch.MaxRequests)
+            : std::string());
   for (const sim::KVTier &T : C.Tiers)
     OS << fmt::format(
         "  KV tier {}: {} tokens{}, {} at {}, {} a load\n", T.Name,
