@@ -136,6 +136,50 @@ std::optional<PhaseId> phaseOf(const Evaluator &E, const Query &Q,
   return std::nullopt;
 }
 
+/// A failing `ttft.pX` or `latency.pX` upper bound that the parts outside
+/// any engine exceed alone (the request's time outside the engine and its
+/// batcher's wait, `outside_engine.pX`): why, or empty.
+std::string outsideFloor(const Evaluator &E, const Query &Q, int Condition) {
+  if (Condition < 0)
+    return "";
+  const graph::Graph &G = E.graph();
+  graph::NodeId Node = Q.Conditions[Condition].Node;
+  graph::Op Kind = G.node(Node).Kind;
+  if (Kind != graph::Op::Lt && Kind != graph::Op::Le)
+    return "";
+  graph::NodeId Lhs = G.inputOf(Node, 0);
+  static const struct {
+    MetricId Ttft, Latency;
+    const char *Name;
+  } Levels[] = {{MetricId::TtftP50, MetricId::LatencyP50, "p50"},
+                {MetricId::TtftP90, MetricId::LatencyP90, "p90"},
+                {MetricId::TtftP99, MetricId::LatencyP99, "p99"},
+                {MetricId::TtftP999, MetricId::LatencyP999, "p999"}};
+  for (const auto &L : Levels) {
+    if (!isOneOf(G, Lhs, {L.Ttft, L.Latency}))
+      continue;
+    std::optional<graph::NodeId> Outside =
+        G.findNamed(std::string("outside_engine.") + L.Name);
+    if (!Outside)
+      return "";
+    double Floor = E.value(*Outside), Bound = E.value(G.inputOf(Node, 1));
+    if (!(Kind == graph::Op::Lt ? Floor >= Bound : Floor > Bound))
+      return "";
+    const Dimension Sec = Dimension::base(BaseDim::Time);
+    double Batcher = E.value(G.inputOf(*Outside, 1));
+    return fmt::format(
+        "the time outside the engine alone: {} at {} (overhead.request {}{}) "
+        "against {}; no engine meets the bound",
+        formatQuantity(Floor, Sec), L.Name,
+        formatQuantity(E.value(G.inputOf(*Outside, 0)), Sec),
+        Batcher > 0 ? fmt::format(" + the batcher's wait {}",
+                                  formatQuantity(Batcher, Sec))
+                    : std::string(),
+        formatQuantity(Bound, Sec));
+  }
+  return "";
+}
+
 /// The inverse roofline at the answer (SolveResult::ClosedForm).
 void closedForm(const Evaluator &E, const Query &Q, SolveResult &R) {
   const graph::Graph &G = E.graph();
@@ -313,8 +357,10 @@ SolveResult solveOne(Evaluator &E, const Query &Q) {
         break;
       }
     // No wall binds a point whose inputs make no sense.
-    if (R.InvalidAtClosest.empty())
+    if (R.InvalidAtClosest.empty()) {
       R.Binding = bindingWall(E, phaseOf(E, Q, R.FailingCondition));
+      R.OutsideFloor = outsideFloor(E, Q, R.FailingCondition);
+    }
     recordConditions(E, Q, R);
     return R;
   }

@@ -44,6 +44,10 @@ struct SolveResult {
   double Closest = 0;
   int FailingCondition = -1; ///< index into Query::Conditions
   BindingWall Binding;       ///< at the answer, or at the closest end
+  /// No answer because a latency bound lies below what no engine removes
+  /// (the request's time outside the engine, its batcher's wait): why;
+  /// empty otherwise.
+  std::string OutsideFloor;
   /// Beyond the answer: the neighbouring value that fails (the bracket's
   /// other end) and the first condition that fails there; -1 when the
   /// answer is an end of the range.

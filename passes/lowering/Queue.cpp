@@ -373,9 +373,15 @@ bool lowerQueue(LoweringContext &Ctx) {
                                  {*Residual, *PrefillRho, *Others, L.At}, "")});
       Latency = B.op(Op::Add, {Latency, Wait});
     }
+    // What no engine could remove: the request's time outside it and its
+    // wait in the batcher at this percentile (what a solve names when it
+    // alone exceeds a target).
+    NodeId Outside = B.op(
+        Op::Add, {Front, Ctx.none("s", "0 s", "no batcher: no wait in one")});
     if (Window) {
       NodeId Batcher = B.apply(FormulaId::BatcherWaitQuantile,
                                {Arrival, *Window, MaxRequests, L.At}, "");
+      Outside = B.op(Op::Add, {Front, Batcher});
       if (SameBatch)
         Batcher = B.op(Op::Add, {Batcher, *SameBatch});
       Latency = B.op(Op::Add, {Latency, Batcher});
@@ -385,6 +391,7 @@ bool lowerQueue(LoweringContext &Ctx) {
       if (At99)
         Batcher99 = Batcher;
     }
+    B.label(Outside, std::string("outside_engine.") + P.Name);
     B.publish(P.Ttft, B.op(Op::Add, {Ttft, Front}));
     B.publish(P.Latency, B.op(Op::Add, {Latency, Front}));
   }

@@ -149,7 +149,9 @@ void printSolve(const Query &Q, const SolveResult &R, llvm::raw_ostream &OS) {
           fmt::format("at {}: `{}` fails{}", show(R.Closest, V.Dim), C.Text,
                       Why.empty() ? "" : " (" + Why + ")"));
     }
-    if (R.Binding.Known)
+    if (!R.OutsideFloor.empty())
+      row(OS, "blocked by", R.OutsideFloor);
+    else if (R.Binding.Known)
       row(OS, "blocked by", bindingText(R.Binding));
     row(OS, "evaluations", fmt::format("{} ({})", R.Evaluations, Monotone));
     return;
@@ -222,6 +224,8 @@ void solveJSON(const Query &Q, const SolveResult &R, llvm::StringRef Scenario,
         J.attribute("invalid_at_closest", R.InvalidAtClosest);
       else if (R.FailingCondition >= 0)
         J.attribute("failing_condition", Q.Conditions[R.FailingCondition].Text);
+      if (!R.OutsideFloor.empty())
+        J.attribute("outside_engine", R.OutsideFloor);
     }
     J.attributeArray("conditions", [&] {
       for (size_t K = 0; K < Q.Conditions.size(); ++K)
