@@ -214,9 +214,11 @@ struct DecoderState {
   /// the replica time its prefill takes under load (unchunked).
   NodeId PrefillShare;
   /// A dispatcher's batches (`batcher.window`, under an arrival rate): the
-  /// mean requests a batch holds, and (unchunked) the pass that prefills
-  /// its prompts together.
-  std::optional<NodeId> BatcherRequests, BatcherPass;
+  /// mean requests a batch holds, the sequences they bring (times
+  /// `reasoning.samples`), and (unchunked) a request's first token from
+  /// the batch's arrival at its replica: the passes that prefill the
+  /// batch's prompts, up to its own.
+  std::optional<NodeId> BatcherRequests, BatcherSequences, BatcherFirstToken;
   /// The micro-batches prefilling at once, m = min(pp, batch) (1 without
   /// pipeline parallelism): a prompt holds each stage for 1 / m of its
   /// prefill, the capacity's share.

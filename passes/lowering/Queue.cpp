@@ -229,49 +229,58 @@ bool lowerQueue(LoweringContext &Ctx) {
   }
   // A dispatcher that batches requests (`batcher.window`): a request waits
   // in it for its batch (at each percentile, added to the other parts'),
-  // and the batch's K prompts land on one replica together. The replica's
-  // prefills then queue as batches, K times rarer and K times longer (a
-  // sum of a Poisson-varying count of prompts: squared CV (K cv^2 + K -
-  // 1) / K^2), which arrive nearly evenly (batch_prefill_wait_quantile),
-  // and a request's own prompt shares its pass with the K - 1 others of
-  // its batch (unchunked: one pass when they fit the token budget, every
-  // first token at its end; chunked: the prompts ahead of it, (K - 1) / 2
-  // on average, first come first served).
-  std::optional<NodeId> Window = Ctx.field(W, "batcher.window"), BatchOf,
-                        SameBatch, BatchRate, BatchWork, BatchCV, BatchCa2;
+  // and the batch's prompts reach one replica together: unchunked, a
+  // request's first token comes at the end of its pass
+  // (batcher.first_token_time, lowerRunningBatch); chunked, after the
+  // prompts ahead of it in the budget's queue, (K - 1) / 2 on average. The
+  // replica's prefills queue as batches, K times rarer and K times longer
+  // (a sum of a varying count of prompts: squared CV cs^2 / K + Var(K) /
+  // K^2), whose arrivals are the batcher's gaps spread over the engines
+  // at random as single requests are (ca^2 = c_gap^2 / E + 1 - 1 / E:
+  // Poisson again for one request a batch): Kingman's (ca^2 + cs^2) in the
+  // M/G/1 forms, the work and the rate scaled by (ca^2 + cs^2) / (1 +
+  // cs^2), which leaves rho as it was.
+  std::optional<NodeId> Window = Ctx.field(W, "batcher.window"), SameBatch;
   NodeId MaxRequests = Ctx.field(W, "batcher.max_requests")
                            .value_or(B.constant(0, "no bound on a batch"));
-  if (Window && D.BatcherRequests) {
-    BatchOf = *D.BatcherRequests;
-    if (PrefillRate) {
-      NodeId Rest = B.op(Op::Sub, {*BatchOf, B.constant(1, "the request")});
-      SameBatch =
-          D.BatcherPass
-              ? B.op(Op::Max,
-                     {B.op(Op::Sub, {*D.BatcherPass, D.RequestPrefill}),
-                      Ctx.none("s", "0 s", "no longer than its own")})
-              : B.op(Op::Mul, {B.op(Op::Mul, {*PrefillWork,
-                                              B.constant(0.5, "half of the "
-                                                              "others ahead")}),
-                               Rest});
-      B.label(*SameBatch, "batcher.same_batch_prefill");
-      NodeId Cv2 = B.op(Op::Mul, {*PrefillCV, *PrefillCV});
-      NodeId K2 = B.op(Op::Mul, {*BatchOf, *BatchOf});
-      BatchCV = B.op(
-          Op::Sqrt,
-          {B.op(Op::Div,
-                {B.op(Op::Add, {B.op(Op::Mul, {*BatchOf, Cv2}), Rest}), K2})});
-      B.label(*BatchCV, "batcher.batch_prefill_cv");
-      BatchRate = B.op(Op::Div, {*EngineRate, *BatchOf});
-      B.label(*BatchRate, "batcher.engine_batch_rate");
-      BatchWork = B.op(Op::Mul, {*PrefillWork, *BatchOf});
-      B.label(*BatchWork, "batcher.batch_prefill_work");
-      BatchCa2 =
-          B.op(Op::Div,
-               {B.constant(1, "one"),
-                B.op(Op::Mul, {K2, B.op(Op::Mul, {D.Replicas, D.Stages})})});
-      B.label(*BatchCa2, "batcher.batch_arrival_cv2");
-    }
+  std::optional<NodeId> Requested = Ctx.field(W, "arrival");
+  if (Window && D.BatcherSequences && PrefillRate) {
+    NodeId K = *D.BatcherSequences;
+    NodeId Rest = B.op(Op::Sub, {K, B.constant(1, "the request")});
+    SameBatch =
+        D.BatcherFirstToken
+            ? B.op(Op::Max,
+                   {B.op(Op::Sub, {*D.BatcherFirstToken, D.RequestPrefill}),
+                    Ctx.none("s", "0 s", "no longer than its own")})
+            : B.op(Op::Mul,
+                   {B.op(Op::Mul,
+                         {*PrefillWork, B.constant(0.5, "half of the others "
+                                                        "ahead")}),
+                    Rest});
+    B.label(*SameBatch, "batcher.same_batch_prefill");
+    NodeId Cs2 = B.op(
+        Op::Add, {B.op(Op::Div, {B.op(Op::Mul, {*PrefillCV, *PrefillCV}), K}),
+                  B.apply(FormulaId::BatcherSizeCV2,
+                          {*Requested, *Window, MaxRequests}, "")});
+    B.label(Cs2, "batcher.batch_prefill_cv2");
+    NodeId Engines = B.op(Op::Mul, {D.Replicas, D.Stages});
+    NodeId One = B.constant(1, "one");
+    NodeId Ca2 =
+        B.op(Op::Add,
+             {B.op(Op::Div, {B.apply(FormulaId::BatcherGapCV2,
+                                     {*Requested, *Window, MaxRequests}, ""),
+                             Engines}),
+              B.op(Op::Sub, {One, B.op(Op::Div, {One, Engines})})});
+    B.label(Ca2, "batcher.batch_arrival_cv2");
+    NodeId Factor =
+        B.op(Op::Div, {B.op(Op::Add, {Ca2, Cs2}), B.op(Op::Add, {One, Cs2})});
+    B.label(Factor, "batcher.kingman_factor");
+    NodeId Scale = B.op(Op::Mul, {K, Factor});
+    EngineRate = B.op(Op::Div, {*EngineRate, Scale});
+    B.label(*EngineRate, "batcher.engine_batch_rate");
+    PrefillWork = B.op(Op::Mul, {*PrefillWork, Scale});
+    B.label(*PrefillWork, "batcher.batch_prefill_work");
+    PrefillCV = B.op(Op::Sqrt, {Cs2});
   }
   // The parts of a TTFT that are not its own first token: the wait for a
   // slot (for the prefill pool's replicas when the pools are sized), for
@@ -308,10 +317,9 @@ bool lowerQueue(LoweringContext &Ctx) {
         FormulaId::FirstTokenSumQuantile,
         {FirstOf(L), FirstOf(Levels[0]), FirstOf(Levels[2]), SpreadCV,
          SlotQueue[0], SlotQueue[1], SlotQueue[2], SlotQueue[3], SlotQueue[4],
-         EngineRate && !BatchRate ? *EngineRate : NoRate,
-         PrefillWork ? *PrefillWork : NoTime, PrefillCV ? *PrefillCV : None,
-         Residual ? *Residual : NoTime, PrefillRho ? *PrefillRho : None,
-         Others ? *Others : None, L.At},
+         EngineRate ? *EngineRate : NoRate, PrefillWork ? *PrefillWork : NoTime,
+         PrefillCV ? *PrefillCV : None, Residual ? *Residual : NoTime,
+         PrefillRho ? *PrefillRho : None, Others ? *Others : None, L.At},
         "");
     NodeId Latency =
         B.apply(FormulaId::LatencyQuantileGiven,
@@ -357,17 +365,9 @@ bool lowerQueue(LoweringContext &Ctx) {
     // The latency's waits behind other prefills and for the iteration in
     // flight, each at the same percentile (an upper bound on the quantile
     // of their sum at the upper percentiles).
-    std::optional<NodeId> BatchWait;
-    if (BatchRate)
-      BatchWait =
-          B.apply(FormulaId::BatchPrefillWaitQuantile,
-                  {*BatchRate, *BatchWork, *BatchCV, *BatchCa2, L.At}, "");
     if (PrefillRate) {
-      NodeId Wait =
-          BatchWait
-              ? *BatchWait
-              : B.apply(FormulaId::PrefillWaitQuantile,
-                        {*EngineRate, *PrefillWork, *PrefillCV, L.At}, "");
+      NodeId Wait = B.apply(FormulaId::PrefillWaitQuantile,
+                            {*EngineRate, *PrefillWork, *PrefillCV, L.At}, "");
       Wait = B.op(Op::Add,
                   {Wait, B.apply(FormulaId::IterationResidualQuantile,
                                  {*Residual, *PrefillRho, *Others, L.At}, "")});
@@ -379,15 +379,14 @@ bool lowerQueue(LoweringContext &Ctx) {
     NodeId Outside = B.op(
         Op::Add, {Front, Ctx.none("s", "0 s", "no batcher: no wait in one")});
     if (Window) {
-      NodeId Batcher = B.apply(FormulaId::BatcherWaitQuantile,
-                               {Arrival, *Window, MaxRequests, L.At}, "");
+      NodeId Batcher = B.apply(
+          FormulaId::BatcherWaitQuantile,
+          {Requested.value_or(Arrival), *Window, MaxRequests, L.At}, "");
       Outside = B.op(Op::Add, {Front, Batcher});
       if (SameBatch)
         Batcher = B.op(Op::Add, {Batcher, *SameBatch});
-      Latency = B.op(Op::Add, {Latency, Batcher});
-      if (BatchWait)
-        Batcher = B.op(Op::Add, {Batcher, *BatchWait});
       Ttft = B.op(Op::Add, {Ttft, Batcher});
+      Latency = B.op(Op::Add, {Latency, Batcher});
       if (At99)
         Batcher99 = Batcher;
     }

@@ -99,34 +99,62 @@ bool lowerRunningBatch(LoweringContext &Ctx) {
       B.label(D.PrefillShare, "request.prefill_share_per_group");
     }
   }
-  // A dispatcher's batches (`batcher.window`) land on a replica K prompts
-  // at once; unchunked, they prefill in one pass (its GEMMs at K prompts'
-  // tokens), whose K-th share a prompt takes when it is below the share of
-  // a pass batched from prompts arriving one by one.
-  if (std::optional<NodeId> Window = Ctx.field(W, "batcher.window");
-      Window && D.SeqArrival && !D.Static) {
+  // A dispatcher's batches (`batcher.window`) land on a replica K requests
+  // at once (K from the requests' rate; each brings its samples).
+  // Unchunked, the runtime prefills them in passes of m = min(batch,
+  // budget / prompt) prompts, back to back (its GEMMs at a pass's
+  // tokens); a request's first token comes at the end of its own pass,
+  // (passes + 1) / 2 passes on average, and a prompt's share of the
+  // replica is a pass's m-th when it is below the share of a pass batched
+  // from prompts arriving one by one.
+  std::optional<NodeId> Window = Ctx.field(W, "batcher.window");
+  std::optional<NodeId> Requested = Ctx.field(W, "arrival");
+  if (Window && Requested && D.SeqArrival && !D.Static) {
     D.BatcherRequests =
         B.apply(FormulaId::BatcherRequests,
-                {*D.SeqArrival, *Window,
+                {*Requested, *Window,
                  Ctx.field(W, "batcher.max_requests")
                      .value_or(B.constant(0, "no bound on a batch"))},
                 "batcher.requests");
+    D.BatcherSequences = *D.BatcherRequests;
+    if (D.Samples) {
+      D.BatcherSequences = B.op(Op::Mul, {*D.BatcherRequests, *D.Samples});
+      B.label(*D.BatcherSequences, "batcher.sequences");
+    }
     if (!D.Chunk) {
-      NodeId Tokens = B.op(Op::Mul, {*D.BatcherRequests, D.Computed});
-      PhaseWork Work = decoderWork(
-          Ctx, PhaseId::RequestPrefill, DecoderPass::Prefill,
-          DecoderShape{D.ComputeParams, D.Layers, D.AttnDim, D.KV, D.KVShards,
-                       D.Groups},
-          weightsRead(Ctx, Tokens, std::nullopt), *D.BatcherRequests,
-          D.Computed, D.Computed, D.TP, "batcher.batch_prefill");
-      D.BatcherPass = lowerHiddenPhase(Ctx, PhaseId::RequestPrefill, D.Machine,
-                                       Work, "batcher.batch_prefill")
-                          .Step;
+      NodeId PerPass =
+          B.op(Op::Max,
+               {B.constant(1, "at least one prompt a pass"),
+                B.op(Op::Min,
+                     {D.Batch,
+                      B.op(Op::Floor,
+                           {B.op(Op::Div,
+                                 {Ctx.orDefault(W, DefaultId::MaxBatchTokens),
+                                  D.Computed})})})});
+      B.label(PerPass, "batcher.prompts_per_pass");
+      NodeId InPass = B.op(Op::Min, {*D.BatcherSequences, PerPass});
+      NodeId Tokens = B.op(Op::Mul, {InPass, D.Computed});
+      PhaseWork Work =
+          decoderWork(Ctx, PhaseId::RequestPrefill, DecoderPass::Prefill,
+                      DecoderShape{D.ComputeParams, D.Layers, D.AttnDim, D.KV,
+                                   D.KVShards, D.Groups},
+                      weightsRead(Ctx, Tokens, std::nullopt), InPass,
+                      D.Computed, D.Computed, D.TP, "batcher.batch_prefill");
+      NodeId Pass = lowerHiddenPhase(Ctx, PhaseId::RequestPrefill, D.Machine,
+                                     Work, "batcher.batch_prefill")
+                        .Step;
+      NodeId Passes =
+          B.op(Op::Max, {B.constant(1, "one pass"),
+                         B.op(Op::Div, {*D.BatcherSequences, PerPass})});
+      B.label(Passes, "batcher.passes");
+      D.BatcherFirstToken = B.op(
+          Op::Mul,
+          {Pass, B.op(Op::Div, {B.op(Op::Add, {Passes, B.constant(1, "one")}),
+                                B.constant(2, "half")})});
+      B.label(*D.BatcherFirstToken, "batcher.first_token_time");
       D.PrefillShare = B.op(
-          Op::Min,
-          {D.PrefillShare,
-           B.op(Op::Div, {B.op(Op::Div, {*D.BatcherPass, *D.BatcherRequests}),
-                          D.Stages})});
+          Op::Min, {D.PrefillShare,
+                    B.op(Op::Div, {B.op(Op::Div, {Pass, InPass}), D.Stages})});
       B.label(D.PrefillShare, "batcher.prefill_share");
     }
   }

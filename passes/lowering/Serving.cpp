@@ -106,6 +106,18 @@ bool lowerRequests(LoweringContext &Ctx) {
       if (D.ChunksRide)
         D.ChunkExtra = Extra;
     }
+    // A dispatcher's batches (unchunked): the prompts of a batch stall the
+    // decodes together, back to back, K times rarer and K times longer
+    // (the mean interference is the same; its spread across requests and
+    // the stalled gaps are not).
+    NodeId Stall = RequestPrefill;
+    if (D.BatcherSequences && !D.Chunk) {
+      Rate = B.op(Op::Div, {Rate, *D.BatcherSequences});
+      B.label(Rate, "batcher.stall_rate");
+      Extra = B.op(Op::Mul, {Extra, *D.BatcherSequences});
+      B.label(Extra, "batcher.batch_stall");
+      Stall = Extra;
+    }
     NodeId F = B.apply(FormulaId::PrefillInterference, {Rate, Extra}, "");
     B.publish(MetricId::PrefillInterference, F);
     MeanTPOT = B.apply(FormulaId::InterferedTokenTime, {D.TPOT, F}, "");
@@ -123,10 +135,10 @@ bool lowerRequests(LoweringContext &Ctx) {
       B.publish(
           MetricId::ItlStallProbability,
           B.apply(FormulaId::PrefillStallProbability, {D.TPOT, Rate}, ""));
-      ITLTail = B.apply(FormulaId::PrefillStallItl,
-                        {D.TPOT, RequestPrefill, Rate,
-                         B.constant(0.99, "the 99th percentile")},
-                        "itl.stalled_p99");
+      ITLTail = B.apply(
+          FormulaId::PrefillStallItl,
+          {D.TPOT, Stall, Rate, B.constant(0.99, "the 99th percentile")},
+          "itl.stalled_p99");
     }
   }
   B.publish(MetricId::TpotP50, TpotP50);

@@ -211,7 +211,7 @@ std::optional<Simulated> simulateScenario(const Evaluator &E, std::string &Why,
   if (In.RequestOverhead.isValid())
     C.RequestOverhead = std::max(0.0, v(In.RequestOverhead));
   if (In.BatcherWindow.isValid())
-    C.Batch.Window = std::max(0.0, v(In.BatcherWindow));
+    C.Batch.Window = v(In.BatcherWindow); // NaN or below 0: refused
   if (In.BatcherMax.isValid())
     C.Batch.MaxRequests = static_cast<unsigned>(
         std::clamp(std::round(v(In.BatcherMax)), 0.0, 1e9));

@@ -1001,8 +1001,13 @@ private:
       return;
     Pool &Pl = Pools[PoolIndex];
     if (Pl.UsesShared) {
+      // The whole batch joins the shared queue before an idle replica
+      // takes from it, so the first takes as many as fit.
       for (Slot S : Batch)
-        enqueue(PoolIndex, S);
+        Pl.Shared.pushBack(S, Requests[S].Level);
+      for (unsigned K = 0; K < Pl.Count && !Pl.Shared.empty(); ++K)
+        if (unsigned I = at(Pl, K); !Replicas[I].Busy && routable(Replicas[I]))
+          startIteration(I);
       return;
     }
     unsigned To = route(Pl, Requests[Batch.front()]);

@@ -16,6 +16,7 @@
 
 #include <boost/math/distributions/lognormal.hpp>
 #include <boost/math/distributions/normal.hpp>
+#include <boost/math/special_functions/gamma.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -382,52 +383,125 @@ Time prefillWaitQuantile(RequestRate Rate, Time Prefill, Number PrefillCV,
 
 namespace {
 
-/// A batcher's effective window W' (s) and mean batch size k; NaN inputs
-/// give NaN.
-std::pair<double, double> batcherWindow(RequestRate Rate, Time Window,
-                                        Number MaxRequests) {
+/// A batcher's batch (batcher_requests): its size's first two moments and
+/// those of its duration D = min(W, T_k); NaN for NaN or negative inputs.
+struct BatcherMoments {
+  double K1 = NaN, K2 = NaN, D1 = NaN, D2 = NaN;
+};
+
+BatcherMoments batcherMoments(RequestRate Rate, Time Window,
+                              Number MaxRequests) {
   double R = (Rate * in<Time>(1.0) / OneRequest).value(), W = Window.value(),
          N = MaxRequests.value();
-  if (std::isnan(R) || std::isnan(W) || std::isnan(N) || R < 0 || W < 0)
-    return {NaN, NaN};
-  // N requests at most: the batch closes once N - 1 have joined its
-  // opener (N = 1: each request alone, no wait).
-  if (N >= 1 && R > 0)
-    W = std::min(W, (N - 1) / R);
-  return {W, 1 + R * W};
+  BatcherMoments M;
+  if (std::isnan(R) || std::isnan(W) || std::isnan(N) || R < 0 || W < 0 ||
+      N < 0)
+    return M;
+  double Mean = R * W; // the window's arrivals, C ~ Poisson(Mean)
+  if (!(N >= 1) || R == 0) {
+    // No bound (or no arrival): the window's end sends every batch.
+    M.K1 = 1 + Mean;
+    M.K2 = M.K1 * M.K1 + Mean;
+    M.D1 = W;
+    M.D2 = W * W;
+    return M;
+  }
+  // C cut at k = N - 1: P(C >= i) from the Poisson masses in log space
+  // (no underflow for large means), summed while they can still add.
+  double Cap = std::floor(N) - 1;
+  double Last = std::min(Cap + 1, Mean + 40 * std::sqrt(Mean) + 50);
+  double LogMass = -Mean, Below = 0, Min1 = 0, Min2 = 0, Dur2 = 0;
+  double LogMean = Mean > 0 ? std::log(Mean) : -Inf;
+  for (double I = 1; I <= Last; ++I) {
+    Below += std::exp(LogMass); // P(C <= I - 1)
+    LogMass += LogMean - std::log(I);
+    double AtLeast = std::max(0.0, 1 - Below); // P(C >= I)
+    if (I <= Cap) {
+      Min1 += AtLeast;
+      Min2 += (2 * I - 1) * AtLeast;
+    }
+    // (i + 1) P(C >= i + 2) for i = I - 2 = 0 .. k - 1 in E[D^2]'s sum.
+    if (I >= 2)
+      Dur2 += (I - 1) * AtLeast;
+  }
+  M.K1 = 1 + Min1;
+  M.K2 = 1 + 2 * Min1 + Min2;
+  M.D1 = Min1 / R;
+  M.D2 = 2 * Dur2 / (R * R);
+  return M;
+}
+
+/// P(T_j <= t) for the j-th arrival of a Poisson process of rate r:
+/// P(Poisson(r t) >= j); 1 for j <= 0.
+double arrivalBy(double J, double RT) {
+  if (J <= 0)
+    return 1;
+  if (RT <= 0)
+    return 0;
+  return boost::math::gamma_p(J, RT);
 }
 
 } // namespace
 
 Number batcherRequests(RequestRate Rate, Time Window, Number MaxRequests) {
-  return in<Number>(batcherWindow(Rate, Window, MaxRequests).second);
+  return in<Number>(batcherMoments(Rate, Window, MaxRequests).K1);
+}
+
+Number batcherSizeCV2(RequestRate Rate, Time Window, Number MaxRequests) {
+  BatcherMoments M = batcherMoments(Rate, Window, MaxRequests);
+  return in<Number>(std::max(0.0, M.K2 - M.K1 * M.K1) / (M.K1 * M.K1));
+}
+
+Number batcherGapCV2(RequestRate Rate, Time Window, Number MaxRequests) {
+  BatcherMoments M = batcherMoments(Rate, Window, MaxRequests);
+  double R = (Rate * in<Time>(1.0) / OneRequest).value();
+  if (std::isnan(M.K1))
+    return in<Number>(NaN);
+  if (!(R > 0))
+    return in<Number>(0); // no arrivals: nothing to space
+  double Gap = M.D1 + 1 / R;
+  return in<Number>((std::max(0.0, M.D2 - M.D1 * M.D1) + 1 / (R * R)) /
+                    (Gap * Gap));
 }
 
 Time batcherWaitQuantile(RequestRate Rate, Time Window, Number MaxRequests,
                          Number Percentile) {
-  auto [W, K] = batcherWindow(Rate, Window, MaxRequests);
-  double P = Percentile.value();
-  if (std::isnan(W) || std::isnan(P))
+  BatcherMoments M = batcherMoments(Rate, Window, MaxRequests);
+  double P = Percentile.value(), W = Window.value(), N = MaxRequests.value();
+  double R = (Rate * in<Time>(1.0) / OneRequest).value();
+  if (std::isnan(M.K1) || std::isnan(P))
     return in<Time>(NaN);
-  // Alone in its window (no other arrival expected): the opener's wait.
-  if (K <= 1)
+  if (N >= 1 && std::floor(N) <= 1)
+    return in<Time>(0); // one request a batch: sent at once
+  // Alone in its window (no arrival expected): the opener waits it all.
+  if (!(R > 0) || !(W > 0))
     return in<Time>(W);
-  return in<Time>(W * std::min(1.0, P * K / (K - 1)));
-}
-
-Time batchPrefillWaitQuantile(RequestRate Rate, Time Prefill, Number PrefillCV,
-                              Number ArrivalCV2, Number Percentile) {
-  double Rho = (Rate * Prefill / OneRequest).value();
-  double P = Percentile.value(), S = Prefill.value(), Cs = PrefillCV.value(),
-         Ca2 = ArrivalCV2.value();
-  if (std::isnan(Rho) || std::isnan(P) || std::isnan(Ca2) || Rho < 0 || Ca2 < 0)
-    return in<Time>(NaN);
-  if (Rho >= 1)
-    return in<Time>(Inf);
-  if (Rho == 0 || P <= 1 - Rho)
+  if (!(N >= 1)) {
+    double K = M.K1; // no bound: uniform joiners, the opener's atom at W
+    return in<Time>(W * std::min(1.0, P * K / (K - 1)));
+  }
+  const double Cap = std::floor(N) - 1, Mean = R * W; // k >= 1
+  double Filled = arrivalBy(Cap, Mean);               // P(T_k < W)
+  double Unfilled = Cap >= 2 ? Mean * (1 - arrivalBy(Cap - 1, Mean)) : 0;
+  double Before = Cap >= 2 ? arrivalBy(Cap - 1, Mean) : 1; // P(T_{k-1} < W)
+  auto below = [&](double X) { // F(X) for 0 <= X < W
+    double ByX = arrivalBy(Cap, R * X);
+    double Share =
+        Cap * ByX + Unfilled * X / W + Filled +
+        (Cap >= 2 ? R * X * std::max(0.0, Before - arrivalBy(Cap - 1, R * X))
+                  : 0);
+    return Share / M.K1;
+  };
+  if (P <= below(0))
     return in<Time>(0);
-  double Mean = Rho * S * (Ca2 + Cs * Cs) / (2 * (1 - Rho));
-  return in<Time>(Mean / Rho * std::log(Rho / (1 - P)));
+  if (P > below(W * (1 - 1e-12)))
+    return in<Time>(W); // in the openers' atom at the full window
+  double Lo = 0, Hi = W;
+  for (int I = 0; I < 48 && Hi - Lo > 1e-9 * W; ++I) {
+    double Mid = (Lo + Hi) / 2;
+    (below(Mid) >= P ? Hi : Lo) = Mid;
+  }
+  return in<Time>(Hi);
 }
 
 namespace {

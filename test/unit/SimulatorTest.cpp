@@ -238,21 +238,30 @@ TEST(Simulator, BatcherSendsABatchToOneReplica) {
   auto Step = [](const StepShape &S) {
     return S.Tokens > S.DecodeTokens ? 5e-3 : 1e-3;
   };
-  std::vector<RequestRecord> Recs;
-  Result R =
-      simulate(C, Step, [&](const RequestRecord &Rec) { Recs.push_back(Rec); });
-  ASSERT_EQ(R.Completed, 5u);
-  std::sort(Recs.begin(), Recs.end(),
-            [](auto &X, auto &Y) { return X.Id < Y.Id; });
-  const double TTFT[] = {25e-3, 15e-3, 5e-3, 30e-3, 30e-3};
-  const unsigned Replica[] = {0, 0, 0, 1, 0};
-  for (size_t I = 0; I < 5; ++I) {
-    EXPECT_NEAR(Recs[I].TTFT, TTFT[I], 1e-12) << I;
-    EXPECT_NEAR(Recs[I].E2E, TTFT[I] + 1e-3, 1e-12) << I;
-    EXPECT_EQ(Recs[I].Replica, Replica[I]) << I;
+  // With a shared queue the whole batch joins it before the first idle
+  // replica takes from it: the same one pass (before, each request of the
+  // batch started an idle replica on its own prompt alone).
+  for (Routing Route : {Routing::RoundRobin, Routing::SharedQueue}) {
+    C.Route = Route;
+    std::vector<RequestRecord> Recs;
+    Result R = simulate(C, Step,
+                        [&](const RequestRecord &Rec) { Recs.push_back(Rec); });
+    ASSERT_EQ(R.Completed, 5u);
+    std::sort(Recs.begin(), Recs.end(),
+              [](auto &X, auto &Y) { return X.Id < Y.Id; });
+    const double TTFT[] = {25e-3, 15e-3, 5e-3, 30e-3, 30e-3};
+    const unsigned Replica[] = {0, 0, 0, 1, 0};
+    for (size_t I = 0; I < 5; ++I) {
+      EXPECT_NEAR(Recs[I].TTFT, TTFT[I], 1e-12) << I;
+      EXPECT_NEAR(Recs[I].E2E, TTFT[I] + 1e-3, 1e-12) << I;
+      if (Route == Routing::RoundRobin)
+        EXPECT_EQ(Recs[I].Replica, Replica[I]) << I;
+      else if (I < 3)
+        EXPECT_EQ(Recs[I].Replica, Recs[0].Replica) << I;
+    }
+    // Three prompt iterations and three of decodes.
+    EXPECT_EQ(R.Iterations, 6u);
   }
-  // Three prompt iterations and three of decodes.
-  EXPECT_EQ(R.Iterations, 6u);
 }
 
 TEST(Simulator, BatcherWaitMatchesTheWindowsOrderStatistics) {

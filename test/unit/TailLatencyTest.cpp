@@ -407,65 +407,81 @@ TEST(TailLatency, PrefillsQueueBehindPrefills) {
 
 TEST(TailLatency, BatcherWindowsByHand) {
   // MLPerf v4.1's AMD harness: 73.5 req/s into a batcher of 300 ms and 96
-  // requests at most. The cap (95 / 73.5 = 1.29 s) does not bind: W' =
-  // 0.3 s, k = 1 + 73.5 x 0.3 = 23.05 requests a batch.
+  // requests at most. The window's arrivals are Poisson of mean 22.05,
+  // which never reach 95: K = 1 + 22.05 = 23.05 requests a batch.
   using namespace mlsc::q;
   using namespace mlsc::walls;
   RequestRate Rate = in<RequestRate>(73.5);
   Time W = in<Time>(0.3);
   Number Cap = in<Number>(96);
-  EXPECT_NEAR(batcherRequests(Rate, W, Cap).value(), 23.05, 1e-12);
-  // The wait is uniform on [0, W'] for the 22.05 of 23.05 that join, W'
-  // for the opener: p50 = 0.3 x 0.5 x 23.05 / 22.05 = 156.8 ms; p99 lies
-  // in the opener's atom (0.99 > 22.05 / 23.05 = 0.9566): 300 ms.
+  EXPECT_NEAR(batcherRequests(Rate, W, Cap).value(), 23.05, 1e-9);
+  // The wait is uniform on [0, W] for the 22.05 of 23.05 that join, W for
+  // the opener: p50 = 0.3 x 0.5 x 23.05 / 22.05 = 156.8 ms; p99 lies in
+  // the opener's atom (0.99 > 22.05 / 23.05 = 0.9566): 300 ms.
   auto at = [&](RequestRate R, Number N, double P) {
     return batcherWaitQuantile(R, W, N, in<Number>(P)).value();
   };
-  EXPECT_NEAR(at(Rate, Cap, 0.5), 0.15 * 23.05 / 22.05, 1e-12);
   EXPECT_NEAR(at(Rate, Cap, 0.5) * 1e3, 156.8, 0.05);
+  EXPECT_NEAR(at(Rate, in<Number>(0), 0.5), 0.15 * 23.05 / 22.05, 1e-12);
   EXPECT_EQ(at(Rate, Cap, 0.99), 0.3);
-  // A cap of 12 closes a batch after 11 / 73.5 = 149.7 ms: k = 12, the
-  // median 0.5 x 0.1497 x 12 / 11 = 81.63 ms.
-  EXPECT_NEAR(batcherRequests(Rate, W, in<Number>(12)).value(), 12, 1e-12);
-  EXPECT_NEAR(at(Rate, in<Number>(12), 0.5) * 1e3, 81.63, 0.005);
-  // One request a batch: no wait. No arrivals: the opener waits it all.
+  // Without a bound: size CV^2 = 22.05 / 23.05^2, gaps W + Exp(1/r): CV^2
+  // = 1 / 23.05^2.
+  EXPECT_NEAR(batcherSizeCV2(Rate, W, in<Number>(0)).value(),
+              22.05 / (23.05 * 23.05), 1e-12);
+  EXPECT_NEAR(batcherGapCV2(Rate, W, in<Number>(0)).value(),
+              1 / (23.05 * 23.05), 1e-12);
+  // One request a batch: no wait, batches as Poisson as the arrivals.
   EXPECT_EQ(at(Rate, in<Number>(1), 0.5), 0.0);
+  EXPECT_NEAR(batcherRequests(Rate, W, in<Number>(1)).value(), 1, 1e-12);
+  EXPECT_NEAR(batcherGapCV2(Rate, W, in<Number>(1)).value(), 1, 1e-12);
+  // No arrivals: the opener waits it all.
   EXPECT_EQ(at(in<RequestRate>(0), Cap, 0.5), 0.3);
   EXPECT_TRUE(std::isnan(at(in<RequestRate>(NAN), Cap, 0.5)));
 }
 
-TEST(TailLatency, BatchesQueueAsGG1) {
-  // Batches of 1.1 s of prefill (cs 0.2) reach a replica at 0.4 a second,
-  // rho = 0.44; evenly spread over 8 replicas, ca^2 = 1 / (8 x 23.05^2) =
-  // 2.35e-4. Kingman: E[W] = 0.44 x 1.1 x (2.35e-4 + 0.04) / (2 x 0.56) =
-  // 17.39 ms; p99 = E[W] / rho x ln(0.44 / 0.01) = 39.52 x 3.784 = 149.54
-  // ms; the median is 0 (P(W > 0) = rho < 0.5). Poisson batches (ca^2 =
-  // 1) would wait 1.04 / 0.0402 = 25.9 times as long.
+TEST(TailLatency, BatcherCappedByHandAndByMonteCarlo) {
+  // 100 req/s into a 45 ms window holding at most 3: C ~ Poisson(4.5), k =
+  // 2. E[K] = 1 + P(C >= 1) + P(C >= 2) = 1 + (1 - e^-4.5) + (1 - 5.5
+  // e^-4.5) = 2.927792 (e^-4.5 = 0.011109).
   using namespace mlsc::q;
   using namespace mlsc::walls;
-  RequestRate Rate = in<RequestRate>(0.4);
-  Time S = in<Time>(1.1);
-  double Ca2 = 1 / (8 * 23.05 * 23.05);
-  auto at = [&](double A2, double P) {
-    return batchPrefillWaitQuantile(Rate, S, in<Number>(0.2), in<Number>(A2),
-                                    in<Number>(P))
-        .value();
+  RequestRate Rate = in<RequestRate>(100);
+  Time W = in<Time>(0.045);
+  Number Three = in<Number>(3);
+  double E = std::exp(-4.5);
+  EXPECT_NEAR(batcherRequests(Rate, W, Three).value(),
+              1 + (1 - E) + (1 - 5.5 * E), 1e-12);
+  // A batch fills (T_2 < 45 ms) with probability P(C >= 2) = 0.9389, and
+  // then its filler waits 0: the wait's atom at 0 is 0.9389 / 2.9278 =
+  // 0.3207 of the requests.
+  auto at = [&](double P) {
+    return batcherWaitQuantile(Rate, W, Three, in<Number>(P)).value();
   };
-  double Mean = 0.44 * 1.1 * (Ca2 + 0.04) / (2 * 0.56);
-  EXPECT_NEAR(Mean * 1e3, 17.39, 0.005);
-  EXPECT_NEAR(at(Ca2, 0.99) * 1e3, 149.54, 0.005);
-  EXPECT_EQ(at(Ca2, 0.5), 0.0);
-  EXPECT_NEAR(at(1, 0.99) / at(Ca2, 0.99), 1.04 / (Ca2 + 0.04), 1e-9);
-  // With Poisson batches it is Pollaczek-Khinchine's prefill wait.
-  EXPECT_NEAR(
-      at(1, 0.99),
-      prefillWaitQuantile(Rate, S, in<Number>(0.2), in<Number>(0.99)).value(),
-      1e-15);
-  // A batch a second of 1.1 s: the prefills alone fill the replica.
-  EXPECT_TRUE(std::isinf(
-      batchPrefillWaitQuantile(in<RequestRate>(1), S, in<Number>(0.2),
-                               in<Number>(Ca2), in<Number>(0.5))
-          .value()));
+  EXPECT_EQ(at(0.32), 0.0);
+  EXPECT_GT(at(0.33), 0.0);
+  // Against a Monte Carlo of the batcher (utils/batcher-monte-carlo.py
+  // 100 0.045 3: 400,000 Poisson arrivals): waits p50 5.441 ms, p90 27.485
+  // ms, p99 45 ms; sizes 2.9285 on average with squared CV 0.01026; gaps
+  // between batches of squared CV 0.2893. The formulas: 5.4577, 27.4904
+  // and 45 ms; 2.9278, 0.010407 and 0.287811.
+  EXPECT_NEAR(at(0.5) * 1e3, 5.4577, 5e-4);
+  EXPECT_NEAR(at(0.9) * 1e3, 27.4904, 5e-4);
+  EXPECT_EQ(at(0.99), 0.045);
+  EXPECT_NEAR(batcherSizeCV2(Rate, W, Three).value(), 0.010407, 1e-6);
+  EXPECT_NEAR(batcherGapCV2(Rate, W, Three).value(), 0.287811, 1e-6);
+  // AMD's window at a bound of 12 (it binds: Poisson(22.05) rarely stays
+  // under 11): E[K] 11.9943 (the Monte Carlo, 73.5 0.3 12: 11.993), waits
+  // p50 68.152 ms (68.187), p90 153.067 (153.57), p99 224.858 (225.87).
+  RequestRate Amd = in<RequestRate>(73.5);
+  Time Amdw = in<Time>(0.3);
+  Number Twelve = in<Number>(12);
+  EXPECT_NEAR(batcherRequests(Amd, Amdw, Twelve).value(), 11.994271, 1e-6);
+  for (auto [P, Ms] : {std::pair{0.5, 68.152386}, std::pair{0.9, 153.066817},
+                       std::pair{0.99, 224.857905}})
+    EXPECT_NEAR(batcherWaitQuantile(Amd, Amdw, Twelve, in<Number>(P)).value() *
+                    1e3,
+                Ms, 1e-3)
+        << P;
 }
 
 } // namespace

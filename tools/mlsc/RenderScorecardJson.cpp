@@ -125,6 +125,11 @@ void simulatedJSON(const ScenarioResult &R, llvm::json::OStream &J) {
         number(J, "decode_s_per_tok", L->Decode);
         number(J, "kv_s_per_tok", L->KV);
       });
+    if (C.Batch.Window > 0)
+      J.attributeObject("batcher", [&] {
+        number(J, "window_s", C.Batch.Window);
+        J.attribute("max_requests", static_cast<int64_t>(C.Batch.MaxRequests));
+      });
     if (C.Admit.Rate > 0 || C.Admit.ShedPriority >= 0)
       J.attributeObject("admission", [&] {
         number(J, "rate_req_per_s", C.Admit.Rate);
