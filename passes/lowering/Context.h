@@ -219,6 +219,9 @@ struct DecoderState {
   /// the batch's arrival at its replica: the passes that prefill the
   /// batch's prompts, up to its own.
   std::optional<NodeId> BatcherRequests, BatcherSequences, BatcherFirstToken;
+  /// Unchunked: the time the batch's passes hold the replica, back to
+  /// back (a request's own prefill for a batch of one).
+  std::optional<NodeId> BatcherBusy;
   /// The micro-batches prefilling at once, m = min(pp, batch) (1 without
   /// pipeline parallelism): a prompt holds each stage for 1 / m of its
   /// prefill, the capacity's share.

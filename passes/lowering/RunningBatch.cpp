@@ -152,6 +152,8 @@ bool lowerRunningBatch(LoweringContext &Ctx) {
           {Pass, B.op(Op::Div, {B.op(Op::Add, {Passes, B.constant(1, "one")}),
                                 B.constant(2, "half")})});
       B.label(*D.BatcherFirstToken, "batcher.first_token_time");
+      D.BatcherBusy = B.op(Op::Mul, {Pass, Passes});
+      B.label(*D.BatcherBusy, "batcher.busy_time");
       D.PrefillShare = B.op(
           Op::Min, {D.PrefillShare,
                     B.op(Op::Div, {B.op(Op::Div, {Pass, InPass}), D.Stages})});

@@ -116,7 +116,10 @@ bool lowerRequests(LoweringContext &Ctx) {
       B.label(Rate, "batcher.stall_rate");
       Extra = B.op(Op::Mul, {Extra, *D.BatcherSequences});
       B.label(Extra, "batcher.batch_stall");
-      Stall = Extra;
+      // A stalled gap waits out the batch's passes (a request's own
+      // prefill for a batch of one, as without a batcher).
+      if (D.BatcherBusy)
+        Stall = *D.BatcherBusy;
     }
     NodeId F = B.apply(FormulaId::PrefillInterference, {Rate, Extra}, "");
     B.publish(MetricId::PrefillInterference, F);

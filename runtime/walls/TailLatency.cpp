@@ -406,28 +406,26 @@ BatcherMoments batcherMoments(RequestRate Rate, Time Window,
     M.D2 = W * W;
     return M;
   }
-  // C cut at k = N - 1: P(C >= i) from the Poisson masses in log space
-  // (no underflow for large means), summed while they can still add.
+  // C cut at k = N - 1, in closed form: E[min(C, n)] = m P(C <= n - 2) +
+  // n P(C >= n), E[min(C, n)^2] = m^2 P(C <= n - 3) + m P(C <= n - 2) +
+  // n^2 P(C >= n); E[D^2]'s sum of (j - 1) P(C >= j) over j = 2 .. k + 1
+  // is (E[min(C, k + 1)^2] - E[min(C, k + 1)]) / 2.
+  auto atMost = [&](double J) { // P(C <= J)
+    return J < 0 ? 0.0 : boost::math::gamma_q(J + 1, Mean);
+  };
+  auto cut = [&](double Nc) {
+    double Over = 1 - atMost(Nc - 1);
+    return std::pair{Mean * atMost(Nc - 2) + Nc * Over,
+                     Mean * Mean * atMost(Nc - 3) + Mean * atMost(Nc - 2) +
+                         Nc * Nc * Over};
+  };
   double Cap = std::floor(N) - 1;
-  double Last = std::min(Cap + 1, Mean + 40 * std::sqrt(Mean) + 50);
-  double LogMass = -Mean, Below = 0, Min1 = 0, Min2 = 0, Dur2 = 0;
-  double LogMean = Mean > 0 ? std::log(Mean) : -Inf;
-  for (double I = 1; I <= Last; ++I) {
-    Below += std::exp(LogMass); // P(C <= I - 1)
-    LogMass += LogMean - std::log(I);
-    double AtLeast = std::max(0.0, 1 - Below); // P(C >= I)
-    if (I <= Cap) {
-      Min1 += AtLeast;
-      Min2 += (2 * I - 1) * AtLeast;
-    }
-    // (i + 1) P(C >= i + 2) for i = I - 2 = 0 .. k - 1 in E[D^2]'s sum.
-    if (I >= 2)
-      Dur2 += (I - 1) * AtLeast;
-  }
+  auto [Min1, Min2] = Cap > 0 ? cut(Cap) : std::pair{0.0, 0.0};
+  auto [Next1, Next2] = cut(Cap + 1);
   M.K1 = 1 + Min1;
   M.K2 = 1 + 2 * Min1 + Min2;
   M.D1 = Min1 / R;
-  M.D2 = 2 * Dur2 / (R * R);
+  M.D2 = std::max(0.0, Next2 - Next1) / (R * R);
   return M;
 }
 
@@ -458,7 +456,7 @@ Number batcherGapCV2(RequestRate Rate, Time Window, Number MaxRequests) {
   if (std::isnan(M.K1))
     return in<Number>(NaN);
   if (!(R > 0))
-    return in<Number>(0); // no arrivals: nothing to space
+    return in<Number>(1); // no arrivals: as Poisson as they are
   double Gap = M.D1 + 1 / R;
   return in<Number>((std::max(0.0, M.D2 - M.D1 * M.D1) + 1 / (R * R)) /
                     (Gap * Gap));
@@ -497,7 +495,7 @@ Time batcherWaitQuantile(RequestRate Rate, Time Window, Number MaxRequests,
   if (P > below(W * (1 - 1e-12)))
     return in<Time>(W); // in the openers' atom at the full window
   double Lo = 0, Hi = W;
-  for (int I = 0; I < 48 && Hi - Lo > 1e-9 * W; ++I) {
+  for (int I = 0; I < 200 && Hi - Lo > 1e-7 * Hi; ++I) {
     double Mid = (Lo + Hi) / 2;
     (below(Mid) >= P ? Hi : Lo) = Mid;
   }

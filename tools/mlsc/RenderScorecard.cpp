@@ -501,7 +501,8 @@ void printQueue(const ScenarioResult &R, llvm::raw_ostream &OS) {
                           formatNumber(R[M::Batch]))
             : "none: at this configuration's time per token a P99 request's "
               "own service, with its time outside the engine "
-              "(overhead.request), exceeds the target",
+              "(overhead.request) and any batcher's wait and batch "
+              "(batcher.window), exceeds the target",
         "[wall 7: tail latency]");
 }
 
