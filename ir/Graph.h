@@ -275,8 +275,8 @@ struct SimInputs {
   /// A request's time outside the engine (`overhead.request`), added to
   /// its simulated TTFT and E2E.
   NodeId RequestOverhead;
-  /// A dispatcher's batches (`batcher.window`, `batcher.max_requests`);
-  /// invalid: each request dispatched at its arrival, or no bound.
+  /// A dispatcher's batches (`batcher.window`, `batcher.max_requests`, 0
+  /// for no bound); invalid: each request dispatched at its arrival.
   NodeId BatcherWindow, BatcherMax;
 };
 

@@ -213,8 +213,17 @@ struct DecoderState {
   /// A request's share of a prefill pass batched up to the token budget:
   /// the replica time its prefill takes under load (unchunked).
   NodeId PrefillShare;
-  /// A dispatcher's batches (`batcher.window`, under an arrival rate): the
-  /// mean requests a batch holds, the sequences they bring (times
+  /// A dispatcher's batches (`batcher.window`, under an arrival rate),
+  /// read once by lowerRunningBatch: the window, the bound (0: none) and
+  /// the requests' rate that fills the batches (none in a closed loop,
+  /// which only the simulator plays).
+  struct BatcherInputs {
+    NodeId Window, MaxRequests;
+    std::optional<NodeId> Rate;
+  };
+  std::optional<BatcherInputs> Batcher;
+  /// Under continuous batching: the mean requests a batch holds, the
+  /// sequences they bring (times
   /// `reasoning.samples`), and (unchunked) a request's first token from
   /// the batch's arrival at its replica: the passes that prefill the
   /// batch's prompts, up to its own.

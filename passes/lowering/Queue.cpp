@@ -16,8 +16,6 @@
 #include "passes/lowering/Phase.h"
 #include "passes/lowering/Steps.h"
 
-#include <fmt/format.h>
-
 namespace mlsc {
 
 using graph::Op;
@@ -26,17 +24,6 @@ bool lowerQueue(LoweringContext &Ctx) {
   DecoderState &D = Ctx.Decoder;
   GraphBuilder &B = Ctx.B;
   const ir::Entity &W = *Ctx.Workload;
-  if (W.field("batcher.max_requests") && !W.field("batcher.window")) {
-    Ctx.C.Diags.report(
-        DiagKind::MissingInput, W.field("batcher.max_requests")->Range,
-        fmt::format("`{}.batcher.max_requests` bounds the batches a "
-                    "dispatcher sends, but `{}` gives no `batcher.window`, "
-                    "the longest a batch's first request waits; give one "
-                    "(MLPerf's AMD harness: 300 ms), or drop the bound",
-                    W.Name, W.Name));
-    Ctx.Failed = true;
-    return false;
-  }
   if (!D.Arrival)
     return true;
   NodeId Arrival = *D.Arrival;
@@ -240,11 +227,9 @@ bool lowerQueue(LoweringContext &Ctx) {
   // Poisson again for one request a batch): Kingman's (ca^2 + cs^2) in the
   // M/G/1 forms, the work and the rate scaled by (ca^2 + cs^2) / (1 +
   // cs^2), which leaves rho as it was.
-  std::optional<NodeId> Window = Ctx.field(W, "batcher.window"), SameBatch;
-  NodeId MaxRequests = Ctx.field(W, "batcher.max_requests")
-                           .value_or(B.constant(0, "no bound on a batch"));
-  std::optional<NodeId> Requested = Ctx.field(W, "arrival");
-  if (Window && D.BatcherSequences && PrefillRate) {
+  std::optional<NodeId> SameBatch;
+  if (D.Batcher && D.BatcherSequences && PrefillRate) {
+    const DecoderState::BatcherInputs &Bt = *D.Batcher;
     NodeId K = *D.BatcherSequences;
     NodeId Rest = B.op(Op::Sub, {K, B.constant(1, "the request")});
     SameBatch =
@@ -261,14 +246,14 @@ bool lowerQueue(LoweringContext &Ctx) {
     NodeId Cs2 = B.op(
         Op::Add, {B.op(Op::Div, {B.op(Op::Mul, {*PrefillCV, *PrefillCV}), K}),
                   B.apply(FormulaId::BatcherSizeCV2,
-                          {*Requested, *Window, MaxRequests}, "")});
+                          {*Bt.Rate, Bt.Window, Bt.MaxRequests}, "")});
     B.label(Cs2, "batcher.batch_prefill_cv2");
     NodeId Engines = B.op(Op::Mul, {D.Replicas, D.Stages});
     NodeId One = B.constant(1, "one");
     NodeId Ca2 =
         B.op(Op::Add,
              {B.op(Op::Div, {B.apply(FormulaId::BatcherGapCV2,
-                                     {*Requested, *Window, MaxRequests}, ""),
+                                     {*Bt.Rate, Bt.Window, Bt.MaxRequests}, ""),
                              Engines}),
               B.op(Op::Sub, {One, B.op(Op::Div, {One, Engines})})});
     B.label(Ca2, "batcher.batch_arrival_cv2");
@@ -378,10 +363,11 @@ bool lowerQueue(LoweringContext &Ctx) {
     // alone exceeds a target).
     NodeId Outside = B.op(
         Op::Add, {Front, Ctx.none("s", "0 s", "no batcher: no wait in one")});
-    if (Window) {
+    if (D.Batcher && D.Batcher->Rate) {
       NodeId Batcher = B.apply(
           FormulaId::BatcherWaitQuantile,
-          {Requested.value_or(Arrival), *Window, MaxRequests, L.At}, "");
+          {*D.Batcher->Rate, D.Batcher->Window, D.Batcher->MaxRequests, L.At},
+          "");
       Outside = B.op(Op::Add, {Front, Batcher});
       if (SameBatch)
         Batcher = B.op(Op::Add, {Batcher, *SameBatch});

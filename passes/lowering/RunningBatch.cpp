@@ -107,14 +107,27 @@ bool lowerRunningBatch(LoweringContext &Ctx) {
   // (passes + 1) / 2 passes on average, and a prompt's share of the
   // replica is a pass's m-th when it is below the share of a pass batched
   // from prompts arriving one by one.
-  std::optional<NodeId> Window = Ctx.field(W, "batcher.window");
-  std::optional<NodeId> Requested = Ctx.field(W, "arrival");
-  if (Window && Requested && D.SeqArrival && !D.Static) {
+  if (W.field("batcher.max_requests") && !W.field("batcher.window")) {
+    Ctx.C.Diags.report(
+        DiagKind::MissingInput, W.field("batcher.max_requests")->Range,
+        fmt::format("`{}.batcher.max_requests` bounds the batches a "
+                    "dispatcher sends, but `{}` gives no `batcher.window`, "
+                    "the longest a batch's first request waits; give one "
+                    "(MLPerf's AMD harness: 300 ms), or drop the bound",
+                    W.Name, W.Name));
+    Ctx.Failed = true;
+    return false;
+  }
+  if (std::optional<NodeId> Window = Ctx.field(W, "batcher.window"))
+    D.Batcher = DecoderState::BatcherInputs{
+        *Window,
+        Ctx.field(W, "batcher.max_requests")
+            .value_or(B.constant(0, "no bound on a batch")),
+        Ctx.field(W, "arrival")};
+  if (D.Batcher && D.Batcher->Rate && D.SeqArrival && !D.Static) {
     D.BatcherRequests =
         B.apply(FormulaId::BatcherRequests,
-                {*Requested, *Window,
-                 Ctx.field(W, "batcher.max_requests")
-                     .value_or(B.constant(0, "no bound on a batch"))},
+                {*D.Batcher->Rate, D.Batcher->Window, D.Batcher->MaxRequests},
                 "batcher.requests");
     D.BatcherSequences = *D.BatcherRequests;
     if (D.Samples) {

@@ -846,10 +846,10 @@ bool lowerSimulation(LoweringContext &Ctx) {
   if (D.OutputCap)
     In.OutputCap = *D.OutputCap;
   In.RequestOverhead = Ctx.orDefault(W, DefaultId::RequestOverhead);
-  if (std::optional<NodeId> Window = Ctx.field(W, "batcher.window"))
-    In.BatcherWindow = *Window;
-  if (std::optional<NodeId> Max = Ctx.field(W, "batcher.max_requests"))
-    In.BatcherMax = *Max;
+  if (D.Batcher) {
+    In.BatcherWindow = D.Batcher->Window;
+    In.BatcherMax = D.Batcher->MaxRequests;
+  }
   // Chunked prefill, as the closed forms take it (wall 4): at most C prompt
   // tokens an iteration, riding on the decodes.
   if (D.ChunksRide)
