@@ -119,8 +119,17 @@ double poissonQuantile(double Mean, double P) {
     return std::numeric_limits<double>::infinity();
   if (Mean == 0)
     return 0;
-  double K = std::max(0.0, std::floor(Mean - 10 * std::sqrt(Mean) - 5));
-  double Term = std::exp(-Mean + K * std::log(Mean) - std::lgamma(K + 1));
+  // The sum's first term, kept for the last mean a thread saw: a scenario
+  // asks for the same count at four percentiles.
+  constexpr double Unset = std::numeric_limits<double>::quiet_NaN();
+  thread_local double LastMean = Unset, LastK = Unset, LastTerm = Unset;
+  if (Mean != LastMean) {
+    LastMean = Mean;
+    LastK = std::max(0.0, std::floor(Mean - 10 * std::sqrt(Mean) - 5));
+    LastTerm =
+        std::exp(-Mean + LastK * std::log(Mean) - std::lgamma(LastK + 1));
+  }
+  double K = LastK, Term = LastTerm;
   double Sum = Term;
   double Last = Mean + 100 * std::sqrt(Mean) + 100;
   while (Sum < P && K < Last) {

@@ -361,7 +361,15 @@ Time iterationResidualQuantile(Time Iteration, Number PrefillShare,
     return in<Time>(NaN);
   if (std::isinf(T))
     return Iteration;
-  double Q = std::clamp(1 - Rho, 0.0, 1.0) * -std::expm1(-std::max(N, 0.0));
+  // A scenario asks for this at four percentiles, and the TTFT's sum again
+  // at each: the probability is kept for the last (rho, n) a thread saw.
+  thread_local double LastRho = NaN, LastN = NaN, LastQ = NaN;
+  if (Rho != LastRho || N != LastN) {
+    LastRho = Rho;
+    LastN = N;
+    LastQ = std::clamp(1 - Rho, 0.0, 1.0) * -std::expm1(-std::max(N, 0.0));
+  }
+  double Q = LastQ;
   if (!(Q > 0) || P <= 1 - Q)
     return in<Time>(0); // this often the replica is idle or prefilling
   return in<Time>(T * std::min(1.0, (P - (1 - Q)) / Q));
@@ -557,14 +565,17 @@ public:
     LogScale = std::log(MY) - S2 / 2;
     Sigma = std::sqrt(S2);
   }
-  /// P(sum <= X) and the density there (0 for a point).
-  void cdfPdf(double X, double &F, double &D) const {
+  /// P(sum <= X), the density there (0 for a point) and the density's
+  /// slope.
+  void cdfPdf(double X, double &F, double &D, double &Slope) const {
     constexpr double InvSqrt2Pi = 0.3989422804014327,
                      InvSqrt2 = 0.7071067811865476;
+    Slope = 0;
     if (Exact == Kind::Exponential) {
       double E = X > 0 ? std::exp(-X / Scale) : 1;
       F = 1 - E;
       D = X > 0 ? E / Scale : 0;
+      Slope = -D / Scale;
       return;
     }
     if (Exact == Kind::Uniform) {
@@ -577,20 +588,23 @@ public:
       D = 0;
       return;
     }
-    double U, Width;
+    double U;
     if (!(Sigma > 0)) {
       U = (X - At) / Sd;
-      Width = Sd;
-    } else {
-      if (X <= Shift) {
-        F = D = 0;
-        return;
-      }
-      U = (std::log(X - Shift) - LogScale) / Sigma;
-      Width = Sigma * (X - Shift);
+      F = 0.5 * std::erfc(-U * InvSqrt2);
+      D = InvSqrt2Pi * std::exp(-0.5 * U * U) / Sd;
+      Slope = -D * U / Sd; // f' = -f u / sd
+      return;
     }
+    if (X <= Shift) {
+      F = D = 0;
+      return;
+    }
+    double Y = X - Shift;
+    U = (std::log(Y) - LogScale) / Sigma;
     F = 0.5 * std::erfc(-U * InvSqrt2);
-    D = InvSqrt2Pi * std::exp(-0.5 * U * U) / Width;
+    D = InvSqrt2Pi * std::exp(-0.5 * U * U) / (Sigma * Y);
+    Slope = -D * (1 + U / Sigma) / Y; // f' = -f (1 + u / sigma) / y
   }
   /// Raw moments of the sum.
   RawMoments raw() const {
@@ -814,17 +828,22 @@ Time firstTokenSumQuantile(
     return in<Time>(std::max(Offset + Br.Fit[0].quantile(P, Z), Floor));
   // The mixture's p-quantile, the least X with F(X) >= p, lies between its
   // branches' own (F = sum w_k F_k is at least the least F_k and at most
-  // the largest); a branch with nothing varying is a point. Newton's steps
-  // from the mixture's own three-moment fit, bisecting when one leaves
-  // the bracket, until F is within 1e-12 of p or the bracket within 1e-10
-  // of the value.
-  auto Cdf = [&](double X, double &F, double &D) {
-    F = D = 0;
+  // the largest); a branch with nothing varying is a point. Halley's steps
+  // (F, its density and the density's slope: cubic convergence) from the
+  // mixture's own three-moment fit, inside a bracket that each evaluation
+  // narrows; a step that leaves it falls back to the bracket's secant
+  // (regula falsi, Illinois-weighted so a stuck end gives way) and, when
+  // that stalls, to bisection. It stops when F is within 1e-12 of p, when
+  // a step is below 1e-13 of the value (the step is taken; Halley's next
+  // error is far below it), or when the bracket is within 1e-10 of it.
+  auto Cdf = [&](double X, double &F, double &D, double &Slope) {
+    F = D = Slope = 0;
     for (size_t K = 0; K < Br.Count; ++K) {
-      double Fk, Dk;
-      Br.Fit[K].cdfPdf(X, Fk, Dk);
+      double Fk, Dk, Sk;
+      Br.Fit[K].cdfPdf(X, Fk, Dk, Sk);
       F += Br.Weight[K] * Fk;
       D += Br.Weight[K] * Dk;
+      Slope += Br.Weight[K] * Sk;
     }
   };
   double Lo = Inf, Hi = -Inf;
@@ -833,23 +852,61 @@ Time firstTokenSumQuantile(
     Lo = std::min(Lo, At);
     Hi = std::max(Hi, At);
   }
-  double F, D;
-  Cdf(Lo, F, D);
+  double F, D, Slope;
+  Cdf(Lo, F, D, Slope);
   if (F >= P) // the lowest branch's quantile: a point holding p
     return in<Time>(std::max(Offset + Lo, Floor));
+  // F - p at the bracket's ends: below 0 at Lo; at most 1 - p at Hi until
+  // it is evaluated.
+  double GLo = F - P, GHi = 1 - P;
   double Start = Br.Whole.quantile(P, Z);
-  double X = std::isfinite(Start) ? std::clamp(Start, Lo, Hi) : 0.5 * (Lo + Hi);
+  double X =
+      Start > Lo && Start < Hi ? Start : Lo + GLo / (GLo - GHi) * (Hi - Lo);
+  int Kept = 0; // +k: Lo kept k times in a row; -k: Hi
   for (int I = 0; I < 200; ++I) {
-    Cdf(X, F, D);
-    (F >= P ? Hi : Lo) = X;
-    if (std::abs(F - P) <= 1e-12)
+    Cdf(X, F, D, Slope);
+    double G = F - P;
+    if (G >= 0) {
+      Hi = X;
+      GHi = G;
+      Kept = Kept > 0 ? Kept + 1 : 1; // Lo kept
+    } else {
+      Lo = X;
+      GLo = G;
+      Kept = Kept < 0 ? Kept - 1 : -1; // Hi kept
+    }
+    if (std::abs(G) <= 1e-12)
       break;
-    if (Hi - Lo <= 1e-10 * (std::abs(Offset) + std::abs(Hi)) + 1e-15) {
+    double Tol = 1e-10 * (std::abs(Offset) + std::abs(Hi)) + 1e-15;
+    if (Hi - Lo <= Tol) {
       X = Hi;
       break;
     }
-    double Next = D > 0 ? X - (F - P) / D : NaN;
-    X = Next > Lo && Next < Hi ? Next : 0.5 * (Lo + Hi);
+    double Next = NaN;
+    if (D > 0) {
+      double Newton = G / D, Denominator = 1 - 0.5 * Newton * Slope / D;
+      double Step =
+          Denominator > 0.5 && Denominator < 2 ? Newton / Denominator : Newton;
+      Next = X - Step;
+      if (std::abs(Step) <= 1e-13 * (std::abs(Offset) + std::abs(X)) &&
+          Next >= Lo && Next <= Hi) {
+        X = Next;
+        break;
+      }
+    }
+    if (!(Next > Lo && Next < Hi)) {
+      // The bracket's secant; the end kept twice in a row has its
+      // residual halved (Illinois) so that the other end moves.
+      double A = GLo, B = GHi;
+      if (Kept >= 2)
+        A *= 0.5;
+      else if (Kept <= -2)
+        B *= 0.5;
+      Next = Lo + A / (A - B) * (Hi - Lo);
+      if (!(Next > Lo && Next < Hi))
+        Next = 0.5 * (Lo + Hi);
+    }
+    X = Next;
   }
   return in<Time>(std::max(Offset + X, Floor));
 }

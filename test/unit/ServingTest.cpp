@@ -341,6 +341,10 @@ TEST(ServingWall, RequestTpotAveragesTheStallsOut) {
   };
   EXPECT_DOUBLE_EQ(heavy(0.99), 1 + 3332.0 / 8000);
   EXPECT_DOUBLE_EQ(heavy(0.5), 1 + 3200.0 / 8000);
+  // The sum's first term is kept for the last mean a thread saw: the
+  // quickstart's request after the heavy one gives the same counts.
+  EXPECT_NEAR(at(0.99), 8.686e-3 + 20 * 69.44e-3 / 255, 1e-15);
+  EXPECT_DOUBLE_EQ(heavy(0.99), 1 + 3332.0 / 8000);
   // Without other requests' prefills every gap is the step.
   EXPECT_EQ(requestTpotQuantile(TPOT, TPOT, Prefill, in<RequestRate>(0), Output,
                                 in<Number>(0.99))

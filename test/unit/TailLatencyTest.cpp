@@ -365,6 +365,9 @@ TEST(TailLatency, ArrivalsWaitForTheIterationInFlight) {
   EXPECT_NEAR(at(0.010, 0.0, 50, 0.5), 5e-3, 1e-12);
   EXPECT_TRUE(std::isnan(at(std::nan(""), 0.2, 2, 0.5)));
   EXPECT_TRUE(std::isinf(at(INFINITY, 0.2, 2, 0.5)));
+  // Each thread keeps q for the last (rho, n) it saw: after other inputs
+  // the first ones give the same answer again.
+  EXPECT_NEAR(at(0.010, 0.2, 2, 0.99), 9.8554353e-3, 1e-9);
 }
 
 TEST(TailLatency, PrefillsQueueBehindPrefills) {
