@@ -564,6 +564,7 @@ public:
     Shift = Mean - MY;
     LogScale = std::log(MY) - S2 / 2;
     Sigma = std::sqrt(S2);
+    InvSigma = 1 / Sigma;
   }
   /// P(sum <= X), the density there (0 for a point) and the density's
   /// slope.
@@ -601,10 +602,11 @@ public:
       return;
     }
     double Y = X - Shift;
-    U = (std::log(Y) - LogScale) / Sigma;
+    double InvY = 1 / Y;
+    U = (std::log(Y) - LogScale) * InvSigma;
     F = 0.5 * std::erfc(-U * InvSqrt2);
-    D = InvSqrt2Pi * std::exp(-0.5 * U * U) / (Sigma * Y);
-    Slope = -D * (1 + U / Sigma) / Y; // f' = -f (1 + u / sigma) / y
+    D = InvSqrt2Pi * InvSigma * std::exp(-0.5 * U * U) * InvY;
+    Slope = -D * (1 + U * InvSigma) * InvY; // f' = -f (1 + u / sigma) / y
   }
   /// Raw moments of the sum.
   RawMoments raw() const {
@@ -627,7 +629,7 @@ private:
   enum class Kind { Fitted, Exponential, Uniform };
   Kind Exact = Kind::Fitted;
   double At = 0, Variance = 0, Mu3 = 0, Sd = 0, Shift = 0, LogScale = 0,
-         Sigma = 0, Scale = 0;
+         Sigma = 0, InvSigma = 0, Scale = 0;
 };
 
 double normalQuantileOf(double P) {
