@@ -493,17 +493,57 @@ void printQueue(const ScenarioResult &R, llvm::raw_ostream &OS) {
         show(R, M::LatencyP50) + " / " + show(R, M::LatencyP99),
         "p99.9 " + show(R, M::LatencyP999));
   }
-  if (R.has(M::ReplicasNeeded))
-    row(OS, "replicas needed",
-        std::isfinite(R[M::ReplicasNeeded])
-            ? fmt::format("{} of batch {} for latency p99 <= the target",
-                          formatNumber(R[M::ReplicasNeeded]),
+  if (R.has(M::ReplicasNeeded)) {
+    // The count is searched at this configuration's own service; another
+    // count would run another batch at another time per token (with more
+    // than one slot a replica). Past the configuration's limit that service
+    // is the overloaded one (full slots, stalled tokens): no count is read
+    // off it. Otherwise the count is exact when it is the configuration's
+    // own, and the note says which way it leans when it is not.
+    double Needed = R[M::ReplicasNeeded];
+    // The replicas the count compares with (a disaggregated platform's
+    // pools are sized apart: no comparison there).
+    double Given =
+        R.has(M::Replicas) && !R.has(M::PrefillReplicas) ? R[M::Replicas] : NAN;
+    std::string Count =
+        std::isfinite(Needed)
+            ? fmt::format("{} of batch {}", formatNumber(Needed),
                           formatNumber(R[M::Batch]))
-            : "none: at this configuration's time per token a P99 request's "
+            : std::string("none");
+    std::string Solve = "`mlsc solve` over the replica count (a cluster's "
+                        "`nodes`) sizes it exactly";
+    // One slot a replica: a request's service does not hang on the load,
+    // and the count is exact at any count given.
+    bool LoadDependent = R[M::Batch] > 1;
+    if (!LoadDependent)
+      Given = NAN;
+    std::string Value, Note = "[wall 7: tail latency]";
+    if (Unstable && LoadDependent) {
+      Value = "not sized: the replicas given are overloaded (the queue "
+              "above), and their time per token is not what more replicas "
+              "would see";
+      Note = Count + " at their own service; " + Solve + " " + Note;
+    } else if (!std::isfinite(Needed)) {
+      Value = "none: at this configuration's time per token a P99 request's "
               "own service, with its time outside the engine "
               "(overhead.request) and any batcher's wait and batch "
-              "(batcher.window), exceeds the target",
-        "[wall 7: tail latency]");
+              "(batcher.window), exceeds the target";
+    } else {
+      Value = Count + " for latency p99 <= the target";
+      if (Needed < Given) {
+        Value +=
+            fmt::format(" at the service of the {} given", formatNumber(Given));
+        Note = "fewer replicas each run a larger batch, more slowly, so "
+               "this may be too few; " +
+               Solve + " " + Note;
+      } else if (Needed > Given)
+        Note = fmt::format("at the service of the {} given: more replicas "
+                           "each serve faster, so this may be too many; ",
+                           formatNumber(Given)) +
+               Solve + " " + Note;
+    }
+    row(OS, "replicas needed", Value, Note);
+  }
 }
 
 /// The Performance level of a decoder.
