@@ -14,6 +14,7 @@
 
 #include "runtime/Evaluator.h"
 #include "runtime/Format.h"
+#include "runtime/sim/Simulator.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/raw_ostream.h"
@@ -85,6 +86,22 @@ int expressionCommand(const DriverOptions &O,
     } else if (auto At = letNode(*C, Name)) {
       Evaluator E(*At->first);
       E.run();
+      // A simulated value (`chat.simulated.ttft.p99`) comes from the
+      // scenario's simulation, as the scorecard's does.
+      if (sim::readsSimulated(*At->first, {At->second})) {
+        std::string Why;
+        sim::simulateInto(E, Why);
+        if (!Why.empty()) {
+          const ir::Let *L = C->Program.LetByName.lookup(Name);
+          C->Diags.report(DiagKind::NotEvaluable,
+                          L && L->Value ? L->Value->Range : llvm::SMRange(),
+                          "this expression has no value: it reads simulated "
+                          "values, and the scenario is not simulated: " +
+                              Why);
+          C->Diags.flush(llvm::errs());
+          return InputErrors;
+        }
+      }
       V.SI = E.value(At->second);
       V.Dim = At->first->node(At->second).Dim;
       V.IsBool = At->first->node(At->second).IsBool;
