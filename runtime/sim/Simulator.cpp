@@ -30,7 +30,7 @@ namespace {
 
 constexpr double MinSeconds = 1e-9, BinWidth = 0.01;
 const double LogStep = std::log1p(BinWidth);
-constexpr size_t NumBins = 3500; // 1 ns x 1.01^3500 > 10^6 s
+constexpr size_t NumBins = 4860; // 1 ns x 1.01^4860 > 10^12 s
 constexpr uint32_t NoGroup = std::numeric_limits<uint32_t>::max();
 
 /// Uniform on [0, 1) from the engine's 53 high bits: the same numbers on
@@ -2494,7 +2494,13 @@ void Histogram::add(double Seconds, uint64_t Count) {
   double Index = Seconds <= MinSeconds
                      ? 0
                      : std::floor(std::log(Seconds / MinSeconds) / LogStep);
-  Bins[static_cast<size_t>(std::clamp(Index, 0.0, NumBins - 1.0))] += Count;
+  // Past the last bin (10^12 s) no bin holds it: a quantile that lands
+  // there is beyond the histogram's range (+inf), not the last bin's.
+  if (!(Index < static_cast<double>(NumBins))) {
+    Over += Count;
+    return;
+  }
+  Bins[static_cast<size_t>(Index)] += Count;
 }
 
 double Histogram::quantile(double Q) const {
@@ -2509,7 +2515,7 @@ double Histogram::quantile(double Q) const {
     if (Seen >= Rank)
       return MinSeconds * std::exp((static_cast<double>(I) + 0.5) * LogStep);
   }
-  return MinSeconds * std::exp(static_cast<double>(NumBins) * LogStep);
+  return std::numeric_limits<double>::infinity(); // among the Over samples
 }
 
 namespace {

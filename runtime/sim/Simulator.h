@@ -366,9 +366,9 @@ struct LinearStep {
   }
 };
 
-/// Latencies in log-spaced bins 1% wide, from 1 ns to 10^6 s: fixed
+/// Latencies in log-spaced bins 1% wide, from 1 ns to 10^12 s: fixed
 /// memory, a quantile within 0.5% (half a bin) of the exact one; the mean
-/// is exact.
+/// is exact. A quantile among the samples beyond 10^12 s is +inf.
 class Histogram {
 public:
   Histogram();
@@ -380,6 +380,7 @@ public:
 
 private:
   std::vector<uint64_t> Bins;
+  uint64_t Over = 0; ///< samples past the last bin
   uint64_t N = 0;
   double Sum = 0;
 };

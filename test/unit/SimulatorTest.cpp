@@ -724,6 +724,21 @@ TEST(Simulator, HistogramQuantilesWithinHalfABin) {
   EXPECT_NEAR(H.quantile(0.5) / 0.5, 1, 0.006);
   EXPECT_NEAR(H.quantile(0.99) / 0.99, 1, 0.006);
   EXPECT_NEAR(H.mean(), 0.500005, 1e-9);
+  // 2 x 10^6 s (a batcher's window of 23 days) is within the bins, which
+  // ended at 10^6 s and put it at 15.35 days.
+  Histogram Days;
+  Days.add(2e6);
+  EXPECT_NEAR(Days.quantile(0.5) / 2e6, 1, 0.006);
+  // Past the last bin (10^12 s): 98 samples of 1 s and 2 of 2 x 10^12 s.
+  // The median is in range; the p99 lands among the two out of range and
+  // is +inf, not the last bin's value; the mean is exact.
+  Histogram Far;
+  Far.add(1.0, 98);
+  Far.add(2e12, 2);
+  EXPECT_NEAR(Far.quantile(0.5), 1, 0.006);
+  EXPECT_NEAR(Far.quantile(0.98), 1, 0.006);
+  EXPECT_TRUE(std::isinf(Far.quantile(0.99)));
+  EXPECT_DOUBLE_EQ(Far.mean(), (98 + 4e12) / 100);
 }
 
 /// The step model of a compiled scenario drives the simulator: a request
