@@ -250,6 +250,10 @@ struct DecoderState {
   /// A request's mean time per output token in its slot (other requests'
   /// prefills included).
   NodeId MeanTPOT;
+  /// Other requests' prefills that land in a request's decode (a Poisson
+  /// count): their rate and what each adds (request_tpot_quantile's). Set
+  /// by the serving step under load, colocated.
+  std::optional<NodeId> StallRate, StallExtra;
   /// Chunked prefill under load: what one other request's prompt adds to
   /// the iterations its chunks ride on (chunk_extra_time). Set only where
   /// chunks ride on decode iterations.

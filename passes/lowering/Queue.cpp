@@ -227,7 +227,7 @@ bool lowerQueue(LoweringContext &Ctx) {
   // Poisson again for one request a batch): Kingman's (ca^2 + cs^2) in the
   // M/G/1 forms, the work and the rate scaled by (ca^2 + cs^2) / (1 +
   // cs^2), which leaves rho as it was.
-  std::optional<NodeId> SameBatch;
+  std::optional<NodeId> SameBatch, BatchArrivalCV2;
   if (D.Batcher && D.BatcherSequences && PrefillRate) {
     const DecoderState::BatcherInputs &Bt = *D.Batcher;
     NodeId K = *D.BatcherSequences;
@@ -257,6 +257,7 @@ bool lowerQueue(LoweringContext &Ctx) {
                              Engines}),
               B.op(Op::Sub, {One, B.op(Op::Div, {One, Engines})})});
     B.label(Ca2, "batcher.batch_arrival_cv2");
+    BatchArrivalCV2 = Ca2;
     NodeId Factor =
         B.op(Op::Div, {B.op(Op::Add, {Ca2, Cs2}), B.op(Op::Add, {One, Cs2})});
     B.label(Factor, "batcher.kingman_factor");
@@ -346,6 +347,25 @@ bool lowerQueue(LoweringContext &Ctx) {
       Latency = B.op(Op::Add, {Latency, Extra});
       if (At99)
         Spread99 = Spread99 ? B.op(Op::Add, {*Spread99, Extra}) : Extra;
+    }
+    // The other requests' prefills that land in its decode: a Poisson
+    // count, taken at the percentile (its TPOT per request there, less
+    // the mean the service holds, over its gaps).
+    if (D.StallRate && !D.Static) {
+      NodeId Stalls = B.apply(
+          FormulaId::RequestStallSpread,
+          {D.TPOT, D.MeanTPOT, *D.StallExtra, *D.StallRate, D.Output, L.At},
+          "");
+      // A batcher's batches come more evenly than Poisson arrivals: a
+      // renewal count's variance is its mean times the gaps' squared CV
+      // (Cox, Renewal Theory, 1962), so the count's spread about its mean
+      // scales by the CV of the batches' arrivals at an engine.
+      if (BatchArrivalCV2)
+        Stalls = B.op(Op::Mul, {Stalls, B.op(Op::Sqrt, {*BatchArrivalCV2})});
+      B.label(Stalls, std::string("latency.stall_spread.") + P.Name);
+      Latency = B.op(Op::Add, {Latency, Stalls});
+      if (At99)
+        Spread99 = Spread99 ? B.op(Op::Add, {*Spread99, Stalls}) : Stalls;
     }
     // The latency's waits behind other prefills and for the iteration in
     // flight, each at the same percentile (an upper bound on the quantile

@@ -132,6 +132,8 @@ bool lowerRequests(LoweringContext &Ctx) {
           FormulaId::RequestTpotQuantile,
           {D.TPOT, MeanTPOT, Extra, Rate, D.Output, B.constant(Q, Why)}, "");
     };
+    D.StallRate = Rate;
+    D.StallExtra = Extra;
     TpotP50 = quantile(0.5, "the median");
     TpotP99 = quantile(0.99, "the 99th percentile");
     if (!D.Chunk) {

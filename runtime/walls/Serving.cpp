@@ -119,24 +119,35 @@ double poissonQuantile(double Mean, double P) {
     return std::numeric_limits<double>::infinity();
   if (Mean == 0)
     return 0;
-  // The sum's first term, kept for the last mean a thread saw: a scenario
-  // asks for the same count at four percentiles.
+  // The walk is kept for the last mean a thread saw: a scenario asks for
+  // the same count at several percentiles (a request's TPOT at two, its
+  // latency at four), mostly in rising order, and each picks up where the
+  // one before stopped (the same sums in the same order, so the same
+  // answer); a new mean, or a lower p, starts again from the first term.
+  struct Walk {
+    double Mean, StartK, StartTerm, K, Term, Sum, P;
+  };
   constexpr double Unset = std::numeric_limits<double>::quiet_NaN();
-  thread_local double LastMean = Unset, LastK = Unset, LastTerm = Unset;
-  if (Mean != LastMean) {
-    LastMean = Mean;
-    LastK = std::max(0.0, std::floor(Mean - 10 * std::sqrt(Mean) - 5));
-    LastTerm =
-        std::exp(-Mean + LastK * std::log(Mean) - std::lgamma(LastK + 1));
+  thread_local Walk W = {Unset, Unset, Unset, Unset, Unset, Unset, Unset};
+  if (Mean != W.Mean) {
+    W.Mean = Mean;
+    W.StartK = std::max(0.0, std::floor(Mean - 10 * std::sqrt(Mean) - 5));
+    W.StartTerm =
+        std::exp(-Mean + W.StartK * std::log(Mean) - std::lgamma(W.StartK + 1));
+    W.P = Unset;
   }
-  double K = LastK, Term = LastTerm;
-  double Sum = Term;
+  if (!(P >= W.P)) {
+    W.K = W.StartK;
+    W.Term = W.Sum = W.StartTerm;
+  }
+  W.P = P;
   double Last = Mean + 100 * std::sqrt(Mean) + 100;
-  while (Sum < P && K < Last) {
-    K += 1;
-    Term *= Mean / K;
-    Sum += Term;
+  while (W.Sum < P && W.K < Last) {
+    W.K += 1;
+    W.Term *= Mean / W.K;
+    W.Sum += W.Term;
   }
+  double K = W.K;
   return K;
 }
 
@@ -182,6 +193,20 @@ Time requestTpotQuantile(Time TPOT, Time MeanTPOT, Time Prefill,
   if (!std::isfinite(K))
     return in<Time>(K);
   return TPOT + K * Prefill / Gaps;
+}
+
+Time requestStallSpread(Time TPOT, Time MeanTPOT, Time Prefill,
+                        RequestRate Rate, Tokens Output, Number Percentile) {
+  double Gaps = Output / OneToken - 1.0;
+  if (std::isnan(Gaps) || std::isnan(MeanTPOT.value()))
+    return in<Time>(std::nan(""));
+  if (!(Gaps >= 1))
+    return in<Time>(0); // one output token has no gap
+  if (std::isinf(MeanTPOT.value()))
+    return MeanTPOT; // the prefills fill the replica
+  Time AtP =
+      requestTpotQuantile(TPOT, MeanTPOT, Prefill, Rate, Output, Percentile);
+  return (AtP - MeanTPOT) * Gaps;
 }
 
 TokenRate continuousCapacity(Tokens Output, Time PrefillExtra, Time DecodeStep,

@@ -297,6 +297,38 @@ TEST(ServingWall, PrefillStallsWithoutChunking) {
       1 + 9 * 69.44e-3);
 }
 
+TEST(ServingWall, RequestStallSpreadIsTheCountsDeviationTimesAPrefill) {
+  // The quickstart's request of RequestTpotAveragesTheStallsOut below: 255
+  // gaps, prefills of 69.44 ms at 3.875/s, a Poisson count of mean 11.743
+  // (255 x 11.884 ms x 3.875/s), median 12, p99 20. Beyond the mean the
+  // service holds (255 x (11.884 - 8.686) ms = 11.743 x 69.44 ms = 815.4
+  // ms): at the median 12 x 69.44 - 815.4 = +17.8 ms, at the p99 20 x
+  // 69.44 - 815.4 = +573.4 ms.
+  using namespace mlsc::q;
+  using namespace mlsc::walls;
+  Time TPOT = in<Time>(8.686e-3), Mean = in<Time>(8.686e-3 / 0.7309),
+       Prefill = in<Time>(69.44e-3);
+  RequestRate Rate = in<RequestRate>(3.875);
+  auto at = [&](double P, double Out = 256) {
+    return requestStallSpread(TPOT, Mean, Prefill, Rate, in<Tokens>(Out),
+                              in<Number>(P))
+        .value();
+  };
+  double Held = 255 * (8.686e-3 / 0.7309 - 8.686e-3);
+  EXPECT_NEAR(at(0.5), 12 * 69.44e-3 - Held, 1e-12);
+  EXPECT_NEAR(at(0.99), 20 * 69.44e-3 - Held, 1e-12);
+  EXPECT_NEAR(at(0.5), 17.8e-3, 0.1e-3);
+  EXPECT_NEAR(at(0.99), 573.4e-3, 0.1e-3);
+  // One output token: no gap, nothing to spread.
+  EXPECT_EQ(at(0.99, 1), 0.0);
+  // Prefills that fill the replica: the mean gap is unbounded, and so is
+  // the latency it adds to (not inf - inf = NaN).
+  Time Unbounded = in<Time>(std::numeric_limits<double>::infinity());
+  EXPECT_TRUE(std::isinf(requestStallSpread(TPOT, Unbounded, Prefill, Rate,
+                                            in<Tokens>(256), in<Number>(0.99))
+                             .value()));
+}
+
 TEST(ServingWall, RequestTpotAveragesTheStallsOut) {
   // Issue 12, item 6: TPOT as benchmarks report it, (E2E - TTFT) /
   // (output - 1), one figure per request. The quickstart's request: 256
