@@ -812,6 +812,13 @@ private:
                 ? fmt::format("`{}` is computed from other fields; vary "
                               "the fields it is computed from instead",
                               V.Name)
+            : !Final || !Final->first->field(Final->second)
+                ? fmt::format("`{}` is not set, so scenario `{}` does not "
+                              "read it: give it a value in the file to vary "
+                              "it (leaving a field out can change what is "
+                              "computed, as a batcher without "
+                              "`max_requests` has no bound)",
+                              V.Name, G->Scenario)
                 : fmt::format("`{}` is not an input of scenario `{}`: its "
                               "graph never reads it (`mlsc explain "
                               "--leaves` lists the inputs)",

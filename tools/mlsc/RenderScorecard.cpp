@@ -816,7 +816,8 @@ void printSimulated(const ScenarioResult &R, llvm::raw_ostream &OS) {
         "  batcher: a batch to one replica when its first has waited {}{}\n",
         formatQuantity(C.Batch.Window, Sec),
         C.Batch.MaxRequests > 0
-            ? fmt::format(", or at {} requests", C.Batch.MaxRequests)
+            ? fmt::format(", or at {} request{}", C.Batch.MaxRequests,
+                          C.Batch.MaxRequests == 1 ? "" : "s")
             : std::string());
   for (const sim::KVTier &T : C.Tiers)
     OS << fmt::format(
