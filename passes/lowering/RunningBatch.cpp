@@ -129,6 +129,7 @@ bool lowerRunningBatch(LoweringContext &Ctx) {
         B.apply(FormulaId::BatcherRequests,
                 {*D.Batcher->Rate, D.Batcher->Window, D.Batcher->MaxRequests},
                 "batcher.requests");
+    B.publish(MetricId::BatcherRequests, *D.BatcherRequests);
     D.BatcherSequences = *D.BatcherRequests;
     if (D.Samples) {
       D.BatcherSequences = B.op(Op::Mul, {*D.BatcherRequests, *D.Samples});

@@ -453,6 +453,24 @@ void printQueue(const ScenarioResult &R, llvm::raw_ostream &OS) {
                        "{}",
                        Unbounded, Slots);
   row(OS, "queue", Line, "[wall 7: tail latency]");
+  if (R.has(M::BatcherRequests)) {
+    // A batch goes whole to one replica; more requests than its slots
+    // leave some waiting for a slot inside their own batch, which the
+    // closed forms do not count (the simulator plays it).
+    double K = R[M::BatcherRequests],
+           PerReplica = R[M::Servers] / R[M::Replicas];
+    row(OS, "batcher",
+        fmt::format("{} request{} a batch on average, each batch to one "
+                    "replica",
+                    formatNumber(K), K == 1 ? "" : "s"),
+        K > PerReplica
+            ? fmt::format("more than a replica's {} slots: the requests "
+                          "beyond them wait for a slot, which the closed "
+                          "forms do not count (a `simulate` block does; "
+                          "`batcher.max_requests` bounds a batch) [wall 7]",
+                          formatNumber(PerReplica))
+            : std::string("[wall 7: tail latency]"));
+  }
   if (R.has(M::PrefillReplicas))
     row(OS, "prefill pool",
         fmt::format("{} replica{}, utilisation {}%; the {} above decode",
