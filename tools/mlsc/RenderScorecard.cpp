@@ -469,6 +469,11 @@ void printQueue(const ScenarioResult &R, llvm::raw_ostream &OS) {
                           "forms do not count (a `simulate` block does; "
                           "`batcher.max_requests` bounds a batch) [wall 7]",
                           formatNumber(PerReplica))
+        : R.has(M::PrefillReplicas)
+            ? std::string("with a prefill pool the closed forms add the "
+                          "batcher's wait only, not the batch's prompts "
+                          "prefilled and queued together (a `simulate` "
+                          "block plays them) [wall 7]")
             : std::string("[wall 7: tail latency]"));
   }
   if (R.has(M::PrefillReplicas))
