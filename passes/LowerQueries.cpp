@@ -683,6 +683,16 @@ private:
     Q.Vars.push_back(std::move(V));
   }
 
+  /// Whether the scenario's graph reads some field \p E writes (the
+  /// entity is part of the scenario).
+  bool entityRead(const ir::Entity &E) {
+    graph::NodeId Leaf;
+    for (const ir::Field &F : E.Fields)
+      if (L->leafFor(E, F.Path, Leaf) == LeafStatus::Leaf)
+        return true;
+    return false;
+  }
+
   /// The leaf field \p Final lowered to, and whether it is one.
   template <class FinalField>
   LeafStatus leafOf(const FinalField &Final, graph::NodeId &Leaf) {
@@ -812,7 +822,8 @@ private:
                 ? fmt::format("`{}` is computed from other fields; vary "
                               "the fields it is computed from instead",
                               V.Name)
-            : !Final || !Final->first->field(Final->second)
+            : Final && !Final->first->field(Final->second) &&
+                    entityRead(*Final->first)
                 ? fmt::format("`{}` is not set, so scenario `{}` does not "
                               "read it: give it a value in the file to vary "
                               "it (leaving a field out can change what is "

@@ -227,7 +227,7 @@ bool lowerQueue(LoweringContext &Ctx) {
   // Poisson again for one request a batch): Kingman's (ca^2 + cs^2) in the
   // M/G/1 forms, the work and the rate scaled by (ca^2 + cs^2) / (1 +
   // cs^2), which leaves rho as it was.
-  std::optional<NodeId> SameBatch, BatchArrivalCV2;
+  std::optional<NodeId> SameBatch, BatchArrivalCV2, BatchSizeCV2;
   if (D.Batcher && D.BatcherSequences && PrefillRate) {
     const DecoderState::BatcherInputs &Bt = *D.Batcher;
     NodeId K = *D.BatcherSequences;
@@ -243,10 +243,11 @@ bool lowerQueue(LoweringContext &Ctx) {
                                                         "ahead")}),
                     Rest});
     B.label(*SameBatch, "batcher.same_batch_prefill");
+    BatchSizeCV2 = B.apply(FormulaId::BatcherSizeCV2,
+                           {*Bt.Rate, Bt.Window, Bt.MaxRequests}, "");
     NodeId Cs2 = B.op(
         Op::Add, {B.op(Op::Div, {B.op(Op::Mul, {*PrefillCV, *PrefillCV}), K}),
-                  B.apply(FormulaId::BatcherSizeCV2,
-                          {*Bt.Rate, Bt.Window, Bt.MaxRequests}, "")});
+                  *BatchSizeCV2});
     B.label(Cs2, "batcher.batch_prefill_cv2");
     NodeId Engines = B.op(Op::Mul, {D.Replicas, D.Stages});
     NodeId One = B.constant(1, "one");
@@ -339,11 +340,9 @@ bool lowerQueue(LoweringContext &Ctx) {
                               {D.OutputDrawn, *OutputCV, L.At}, "");
       if (D.OutputCap)
         Output = B.op(Op::Min, {Output, *D.OutputCap});
-      NodeId Extra =
-          B.op(Op::Mul,
-               {B.op(Op::Div, {B.op(Op::Sub, {Output, D.Output}), D.OneToken}),
-                D.MeanTPOT});
-      B.label(Extra, "output_quantile_extra_decode");
+      NodeId Extra = B.apply(FormulaId::OutputQuantileExtraDecode,
+                             {Output, D.Output, D.MeanTPOT},
+                             "output_quantile_extra_decode");
       Latency = B.op(Op::Add, {Latency, Extra});
       if (At99)
         Spread99 = Spread99 ? B.op(Op::Add, {*Spread99, Extra}) : Extra;
@@ -356,12 +355,21 @@ bool lowerQueue(LoweringContext &Ctx) {
           FormulaId::RequestStallSpread,
           {D.TPOT, D.MeanTPOT, *D.StallExtra, *D.StallRate, D.Output, L.At},
           "");
-      // A batcher's batches come more evenly than Poisson arrivals: a
-      // renewal count's variance is its mean times the gaps' squared CV
-      // (Cox, Renewal Theory, 1962), so the count's spread about its mean
-      // scales by the CV of the batches' arrivals at an engine.
-      if (BatchArrivalCV2)
-        Stalls = B.op(Op::Mul, {Stalls, B.op(Op::Sqrt, {*BatchArrivalCV2})});
+      // Behind a batcher the prompts come in batches of K: the count of
+      // batches in a decode is a renewal count, its variance its mean
+      // times the gaps' squared CV c_a^2 at an engine (Cox, Renewal
+      // Theory, 1962), and each brings a random K (squared CV c_K^2), so
+      // the prompts' count N has Var N = E[batches] E[K]^2 (c_a^2 +
+      // c_K^2). Unchunked the stalls are counted by batch (a Poisson
+      // count of batches of the mean size): the spread scales by
+      // sqrt(c_a^2 + c_K^2); chunked, by prompt (Poisson, Var = E[N]): by
+      // sqrt(E[K] (c_a^2 + c_K^2)).
+      if (BatchArrivalCV2 && BatchSizeCV2) {
+        NodeId Var = B.op(Op::Add, {*BatchArrivalCV2, *BatchSizeCV2});
+        if (D.Chunk)
+          Var = B.op(Op::Mul, {Var, *D.BatcherSequences});
+        Stalls = B.op(Op::Mul, {Stalls, B.op(Op::Sqrt, {Var})});
+      }
       B.label(Stalls, std::string("latency.stall_spread.") + P.Name);
       Latency = B.op(Op::Add, {Latency, Stalls});
       if (At99)

@@ -34,6 +34,8 @@
 
 #include "runtime/walls/Formulas.h"
 
+#include <boost/math/special_functions/erf.hpp>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -119,6 +121,14 @@ double poissonQuantile(double Mean, double P) {
     return std::numeric_limits<double>::infinity();
   if (Mean == 0)
     return 0;
+  // Past 10^12 the walk would take millions of steps (and past 2^53 a step
+  // of one would not move K): the normal approximation with its skew
+  // correction, k = mean + z sqrt(mean) + (z^2 - 1) / 6 (Cornish-Fisher),
+  // whose error there is far below one count.
+  if (Mean > 1e12) {
+    double Z = std::sqrt(2.0) * boost::math::erf_inv(2 * P - 1);
+    return std::floor(Mean + Z * std::sqrt(Mean) + (Z * Z - 1) / 6);
+  }
   // The walk is kept for the last mean a thread saw: a scenario asks for
   // the same count at several percentiles (a request's TPOT at two, its
   // latency at four), mostly in rising order, and each picks up where the
@@ -193,6 +203,15 @@ Time requestTpotQuantile(Time TPOT, Time MeanTPOT, Time Prefill,
   if (!std::isfinite(K))
     return in<Time>(K);
   return TPOT + K * Prefill / Gaps;
+}
+
+Time outputQuantileExtraDecode(Tokens Output, Tokens Mean, Time MeanTPOT) {
+  double Extra = ((Output - Mean) / OneToken).value(), T = MeanTPOT.value();
+  if (std::isnan(Extra) || std::isnan(T))
+    return in<Time>(std::nan(""));
+  if (std::isinf(T))
+    return MeanTPOT; // the decode, and the latency, are unbounded
+  return in<Time>(Extra * T);
 }
 
 Time requestStallSpread(Time TPOT, Time MeanTPOT, Time Prefill,

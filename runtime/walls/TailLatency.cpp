@@ -864,24 +864,36 @@ Time firstTokenSumQuantile(
   double Start = Br.Whole.quantile(P, Z);
   double X =
       Start > Lo && Start < Hi ? Start : Lo + GLo / (GLo - GHi) * (Hi - Lo);
-  int Kept = 0; // +k: Lo kept k times in a row; -k: Hi
+  int Kept = 0;     // +k: Lo kept k times in a row; -k: Hi
+  int Fallback = 0; // steps in a row that left Halley's
+  bool Converged = false;
   for (int I = 0; I < 200; ++I) {
     Cdf(X, F, D, Slope);
     double G = F - P;
+    // Illinois: an end kept a second time in a row has its residual
+    // halved, and halved again each time after, so that the secant
+    // moves it.
     if (G >= 0) {
       Hi = X;
       GHi = G;
-      Kept = Kept > 0 ? Kept + 1 : 1; // Lo kept
+      if (Kept > 0)
+        GLo *= 0.5;
+      Kept = Kept > 0 ? Kept + 1 : 1;
     } else {
       Lo = X;
       GLo = G;
-      Kept = Kept < 0 ? Kept - 1 : -1; // Hi kept
+      if (Kept < 0)
+        GHi *= 0.5;
+      Kept = Kept < 0 ? Kept - 1 : -1;
     }
-    if (std::abs(G) <= 1e-12)
+    if (std::abs(G) <= 1e-12) {
+      Converged = true;
       break;
+    }
     double Tol = 1e-10 * (std::abs(Offset) + std::abs(Hi)) + 1e-15;
     if (Hi - Lo <= Tol) {
       X = Hi;
+      Converged = true;
       break;
     }
     double Next = NaN;
@@ -893,23 +905,25 @@ Time firstTokenSumQuantile(
       if (std::abs(Step) <= 1e-13 * (std::abs(Offset) + std::abs(X)) &&
           Next >= Lo && Next <= Hi) {
         X = Next;
+        Converged = true;
         break;
       }
     }
-    if (!(Next > Lo && Next < Hi)) {
-      // The bracket's secant; the end kept twice in a row has its
-      // residual halved (Illinois) so that the other end moves.
-      double A = GLo, B = GHi;
-      if (Kept >= 2)
-        A *= 0.5;
-      else if (Kept <= -2)
-        B *= 0.5;
-      Next = Lo + A / (A - B) * (Hi - Lo);
+    if (Next > Lo && Next < Hi) {
+      Fallback = 0;
+    } else {
+      // The bracket's secant on the weighted residuals; every third
+      // such step in a row bisects, so the bracket always closes.
+      Next = ++Fallback % 3 == 0 ? 0.5 * (Lo + Hi)
+                                 : Lo + GLo / (GLo - GHi) * (Hi - Lo);
       if (!(Next > Lo && Next < Hi))
         Next = 0.5 * (Lo + Hi);
     }
     X = Next;
   }
+  // Out of steps (not seen): the bracket's upper end, where F >= p.
+  if (!Converged)
+    X = Hi;
   return in<Time>(std::max(Offset + X, Floor));
 }
 

@@ -297,6 +297,25 @@ TEST(ServingWall, PrefillStallsWithoutChunking) {
       1 + 9 * 69.44e-3);
 }
 
+TEST(ServingWall, OutputQuantileExtraDecodeStaysInfiniteUnderOverload) {
+  // 490.5 tokens at the p99 against a mean of 100, 10 ms a token: +3.905
+  // s; the median's 70.71 tokens: -0.2929 s. When the mean time per token
+  // is unbounded (the prefills fill the replica), so is the extra decode,
+  // even for a percentile at the mean (0 x inf had made the latency NaN).
+  using namespace mlsc::q;
+  using namespace mlsc::walls;
+  Time Tpot = in<Time>(0.010),
+       Unbounded = in<Time>(std::numeric_limits<double>::infinity());
+  auto at = [&](double Out, Time T) {
+    return outputQuantileExtraDecode(in<Tokens>(Out), in<Tokens>(100), T)
+        .value();
+  };
+  EXPECT_NEAR(at(490.5, Tpot), 3.905, 1e-12);
+  EXPECT_NEAR(at(70.71, Tpot), -0.2929, 1e-12);
+  EXPECT_TRUE(std::isinf(at(100, Unbounded)) && at(100, Unbounded) > 0);
+  EXPECT_TRUE(std::isinf(at(70.71, Unbounded)) && at(70.71, Unbounded) > 0);
+}
+
 TEST(ServingWall, RequestStallSpreadIsTheCountsDeviationTimesAPrefill) {
   // The quickstart's request of RequestTpotAveragesTheStallsOut below: 255
   // gaps, prefills of 69.44 ms at 3.875/s, a Poisson count of mean 11.743
@@ -377,6 +396,14 @@ TEST(ServingWall, RequestTpotAveragesTheStallsOut) {
   // quickstart's request after the heavy one gives the same counts.
   EXPECT_NEAR(at(0.99), 8.686e-3 + 20 * 69.44e-3 / 255, 1e-15);
   EXPECT_DOUBLE_EQ(heavy(0.99), 1 + 3332.0 / 8000);
+  // A mean past 10^12 takes the normal approximation (the walk would not
+  // end): 4e15 stalls (0.5 prefill/s x 8e15 gaps x 1 s), p99 4e15 +
+  // 2.3263 x 6.325e7 + 0.735 = 4e15 + 1.4713e8 stalls.
+  Time OneS = in<Time>(1);
+  double Huge = requestTpotQuantile(OneS, OneS, OneS, in<RequestRate>(0.5),
+                                    in<Tokens>(8e15 + 1), in<Number>(0.99))
+                    .value();
+  EXPECT_NEAR((Huge - 1) * 8e15 - 4e15, 1.4713e8, 1e4);
   // Without other requests' prefills every gap is the step.
   EXPECT_EQ(requestTpotQuantile(TPOT, TPOT, Prefill, in<RequestRate>(0), Output,
                                 in<Number>(0.99))
