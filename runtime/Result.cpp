@@ -9,6 +9,8 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+
 namespace mlsc {
 
 const char *verdictWord(Verdict V) {
@@ -34,9 +36,17 @@ std::string comparisonOperands(const Evaluator &E, graph::NodeId Node) {
   if (!graph::isComparison(G.node(Node).Kind))
     return "";
   graph::NodeId L = G.inputOf(Node, 0), R = G.inputOf(Node, 1);
-  return fmt::format(
-      "{} vs {}", formatQuantity(E.value(L), G.node(L).Dim, G.node(L).IsBool),
-      formatQuantity(E.value(R), G.node(R).Dim, G.node(R).IsBool));
+  double A = E.value(L), B = E.value(R);
+  std::string Left = formatQuantity(A, G.node(L).Dim, G.node(L).IsBool),
+              Right = formatQuantity(B, G.node(R).Dim, G.node(R).IsBool);
+  // Four digits can show two different values alike (a solve's answer
+  // sits at its bound): say how far apart they are.
+  if (Left == Right && A != B && std::isfinite(A) && std::isfinite(B) &&
+      B != 0 && !G.node(L).IsBool)
+    return fmt::format("{} vs {}, {:.2g}% {}", Left, Right,
+                       100 * std::fabs(A - B) / std::fabs(B),
+                       A < B ? "below" : "above");
+  return fmt::format("{} vs {}", Left, Right);
 }
 
 /// How far a comparison's left side is past its right one on the failing
