@@ -157,8 +157,7 @@ double poissonQuantile(double Mean, double P) {
     W.Term *= Mean / W.K;
     W.Sum += W.Term;
   }
-  double K = W.K;
-  return K;
+  return W.K;
 }
 
 } // namespace

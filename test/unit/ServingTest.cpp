@@ -297,6 +297,15 @@ TEST(ServingWall, PrefillStallsWithoutChunking) {
       1 + 9 * 69.44e-3);
 }
 
+/// The quickstart's request under load, as the TPOT tests take it: 256
+/// output tokens, decode step 8.686 ms, mean gap 8.686 / 0.7309 = 11.884
+/// ms, other requests' prefills of 69.44 ms at 3.875/s.
+struct QuickstartRequest {
+  Time TPOT = in<Time>(8.686e-3), Mean = in<Time>(8.686e-3 / 0.7309),
+       Prefill = in<Time>(69.44e-3);
+  RequestRate Rate = in<RequestRate>(3.875);
+};
+
 TEST(ServingWall, OutputQuantileExtraDecodeStaysInfiniteUnderOverload) {
   // 490.5 tokens at the p99 against a mean of 100, 10 ms a token: +3.905
   // s; the median's 70.71 tokens: -0.2929 s. When the mean time per token
@@ -325,9 +334,9 @@ TEST(ServingWall, RequestStallSpreadIsTheCountsDeviationTimesAPrefill) {
   // 69.44 - 815.4 = +573.4 ms.
   using namespace mlsc::q;
   using namespace mlsc::walls;
-  Time TPOT = in<Time>(8.686e-3), Mean = in<Time>(8.686e-3 / 0.7309),
-       Prefill = in<Time>(69.44e-3);
-  RequestRate Rate = in<RequestRate>(3.875);
+  const QuickstartRequest Q;
+  Time TPOT = Q.TPOT, Mean = Q.Mean, Prefill = Q.Prefill;
+  RequestRate Rate = Q.Rate;
   auto at = [&](double P, double Out = 256) {
     return requestStallSpread(TPOT, Mean, Prefill, Rate, in<Tokens>(Out),
                               in<Number>(P))
@@ -355,9 +364,9 @@ TEST(ServingWall, RequestTpotAveragesTheStallsOut) {
   // prefills of 69.44 ms at 3.875/s.
   using namespace mlsc::q;
   using namespace mlsc::walls;
-  Time TPOT = in<Time>(8.686e-3), Mean = in<Time>(8.686e-3 / 0.7309),
-       Prefill = in<Time>(69.44e-3);
-  RequestRate Rate = in<RequestRate>(3.875);
+  const QuickstartRequest Q;
+  Time TPOT = Q.TPOT, Mean = Q.Mean, Prefill = Q.Prefill;
+  RequestRate Rate = Q.Rate;
   Tokens Output = in<Tokens>(256);
   // Its 255 gaps hold a Poisson number of prefills of mean 3.875 x 255 x
   // 11.884 ms = 11.743: P(N <= 11) = 0.4913, P(N <= 12) = 0.6053, so the

@@ -80,6 +80,13 @@ int expressionCommand(const DriverOptions &O,
   std::vector<ExprValue> Values;
   for (const std::string &Name : Names) {
     const ir::Let *L = C->Program.LetByName.lookup(Name);
+    auto noValue = [&](const std::string &Why) {
+      C->Diags.report(DiagKind::NotEvaluable,
+                      L && L->Value ? L->Value->Range : llvm::SMRange(),
+                      "this expression has no value: " + Why);
+      C->Diags.flush(llvm::errs());
+      return InputErrors;
+    };
     ExprValue V;
     if (L && L->Folded) {
       V.Folded = L->Folded;
@@ -91,16 +98,10 @@ int expressionCommand(const DriverOptions &O,
       if (sim::readsSimulated(*At->first, {At->second})) {
         std::string Why;
         sim::simulateInto(E, Why);
-        if (!Why.empty()) {
-          const ir::Let *L = C->Program.LetByName.lookup(Name);
-          C->Diags.report(DiagKind::NotEvaluable,
-                          L && L->Value ? L->Value->Range : llvm::SMRange(),
-                          "this expression has no value: it reads simulated "
-                          "values, and the scenario is not simulated: " +
-                              Why);
-          C->Diags.flush(llvm::errs());
-          return InputErrors;
-        }
+        if (!Why.empty())
+          return noValue("it reads simulated values, and the scenario is "
+                         "not simulated: " +
+                         Why);
       }
       V.SI = E.value(At->second);
       V.Dim = At->first->node(At->second).Dim;
@@ -122,11 +123,7 @@ int expressionCommand(const DriverOptions &O,
                             "not express (a list, a string comparison)",
                             Read.front())
               : std::string("it is not a constant and reads no scenario");
-      C->Diags.report(DiagKind::NotEvaluable,
-                      L && L->Value ? L->Value->Range : llvm::SMRange(),
-                      "this expression has no value: " + Why);
-      C->Diags.flush(llvm::errs());
-      return InputErrors;
+      return noValue(Why);
     }
     Values.push_back(std::move(V));
   }

@@ -524,10 +524,15 @@ void printQueue(const ScenarioResult &R, llvm::raw_ostream &OS) {
     // off it. Otherwise the count is exact when it is the configuration's
     // own, and the note says which way it leans when it is not.
     double Needed = R[M::ReplicasNeeded];
-    // The replicas the count compares with (a disaggregated platform's
-    // pools are sized apart: no comparison there).
+    // One slot a replica: a request's service does not hang on the load,
+    // and the count is exact at any count given.
+    bool LoadDependent = R[M::Batch] > 1;
+    // The replicas the count compares with (none where it is exact, or
+    // where a disaggregated platform's pools are sized apart).
     double Given =
-        R.has(M::Replicas) && !R.has(M::PrefillReplicas) ? R[M::Replicas] : NAN;
+        LoadDependent && R.has(M::Replicas) && !R.has(M::PrefillReplicas)
+            ? R[M::Replicas]
+            : NAN;
     std::string Count =
         std::isfinite(Needed)
             ? fmt::format("{} of batch {}", formatNumber(Needed),
@@ -535,11 +540,6 @@ void printQueue(const ScenarioResult &R, llvm::raw_ostream &OS) {
             : std::string("none");
     std::string Solve = "`mlsc solve` over the replica count (a cluster's "
                         "`nodes`) sizes it exactly";
-    // One slot a replica: a request's service does not hang on the load,
-    // and the count is exact at any count given.
-    bool LoadDependent = R[M::Batch] > 1;
-    if (!LoadDependent)
-      Given = NAN;
     std::string Value, Note = "[wall 7: tail latency]";
     if (Unstable && LoadDependent) {
       Value = "not sized: the replicas given are overloaded (the queue "
