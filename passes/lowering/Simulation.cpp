@@ -730,6 +730,24 @@ bool lowerSimulation(LoweringContext &Ctx) {
       In.SessionReuse = *Reuse;
     }
   }
+  // The workload's `prefix_hit_rate`, the share of every prompt the closed
+  // forms take from a prefix cache: played as one prefix every request
+  // opens with, that share of the mean prompt, the drawn prompt the rest
+  // (so the prompt keeps its mean). Not with prefixes, conversations,
+  // classes or a trace of the simulation's own, nor with a range or a
+  // histogram of prompt lengths, which say what is drawn (docs/simulator.md).
+  if (std::optional<NodeId> Hit = Ctx.field(W, "prefix_hit_rate");
+      Hit && !In.PrefixGroups.isValid() && !In.Sessions.isValid() &&
+      !In.Replay && In.Classes.empty() && !In.PromptMin.isValid() &&
+      In.PromptHist.empty()) {
+    In.PrefixGroups =
+        B.constant(1, "the workload's prefix_hit_rate: one shared prefix");
+    In.PrefixTokens = B.op(Op::Mul, {D.Prompt, *Hit});
+    B.label(In.PrefixTokens, "simulate.prefix_hit_tokens");
+    In.PrefixShare = B.constant(1, "every request opens with it");
+    In.Prompt = B.op(Op::Sub, {D.Prompt, In.PrefixTokens});
+    B.label(In.Prompt, "simulate.prompt_after_prefix");
+  }
   if (std::optional<NodeId> Every = Ctx.field(S, "simulate.sample_every"))
     In.SampleEvery = *Every;
   In.PrefixCaching = Ctx.choice(S, "simulate.prefix_caching", 1,
