@@ -115,6 +115,76 @@ double logErlangC(double C, double A) {
   return Walk.advanceTo(C) ? Walk.logErlangC() : -Inf;
 }
 
+/// The occupancy's peakedness (variance over mean) of a replica whose
+/// running requests all stand still for each other request's prefill, a
+/// share rho_s of their time: counted in the replica's progress time (its
+/// time not stalled), arrivals come as clusters of a Galton-Watson process
+/// with Poisson(rho_s) offspring (those arriving during a stall, each
+/// stalling in turn), of Borel-distributed size X (Borel 1942), and the
+/// requests in the slots are the clusters of the last stall-free service: a
+/// compound Poisson count, z = E[X^2] / E[X] = 1 / (1 - rho_s)^2. 1 with no
+/// stalls; +infinity at or past rho_s = 1.
+double stallPeakedness(double Rho) {
+  if (std::isnan(Rho))
+    return NaN;
+  if (Rho <= 0)
+    return 1;
+  if (Rho >= 1)
+    return Inf;
+  return 1 / ((1 - Rho) * (1 - Rho));
+}
+
+/// ln C for traffic of peakedness z >= 1 offered to c servers: Hayward's
+/// approximation (Fredericks, Bell System Technical Journal 59(6), 1980),
+/// the congestion of a/z Erlangs offered to c/z servers. c/z is rarely
+/// whole: ln C is interpolated linearly between the whole counts on either
+/// side (ln C(k, a') = 0 for k <= a'). z = 1 is logErlangC itself.
+double logPeakedErlangC(double C, double A, double Z) {
+  if (Z == 1)
+    return logErlangC(C, A);
+  if (std::isnan(C) || std::isnan(A) || std::isnan(Z) || A < 0 || Z < 1)
+    return NaN;
+  if (A >= C || std::isinf(Z))
+    return 0;
+  if (A == 0)
+    return -Inf;
+  double X = C / Z, Ax = A / Z;
+  if (Ax > MaxOfferedLoad)
+    return NaN;
+  double Lo = std::floor(X), Frac = X - Lo;
+  ErlangBWalk Walk(Ax);
+  auto at = [&](double K) {
+    if (K <= Ax)
+      return 0.0;
+    return Walk.advanceTo(K) ? Walk.logErlangC() : -Inf;
+  };
+  double L0 = at(Lo);
+  if (Frac == 0 || L0 == -Inf)
+    return L0;
+  double L1 = at(Lo + 1);
+  return L1 == -Inf ? -Inf : L0 + Frac * (L1 - L0);
+}
+
+/// How much longer a wait for a full slot is than the M/M/c form's S / (c -
+/// a) when prefills stall the running requests. A request that finds Q
+/// others waiting ahead waits out Q + 1 completions; while it waits the
+/// running requests progress stall-free (the waiting ones stall nobody),
+/// a completion every S (1 - rho_s) / c, and each of the Q admissions
+/// ahead of it stalls them for its prefill, T_s = rho_s S / a. Completions
+/// then come at r = 1 / (S (1 - rho_s) / c + T_s), the queue ahead is
+/// geometric as in M/M/c with ratio lambda / r, E[Q + 1] = c / ((1 -
+/// rho_s)(c - a)), and E[W] = E[Q + 1] S (1 - rho_s) / c + E[Q] T_s: G =
+/// 1 + rho_s + c rho_s^2 / (a (1 - rho_s)). 1 with no stalls.
+double fullSlotsStretch(double C, double A, double Rho) {
+  if (std::isnan(C) || std::isnan(A) || std::isnan(Rho))
+    return NaN;
+  if (Rho <= 0 || A <= 0)
+    return 1;
+  if (Rho >= 1)
+    return Inf;
+  return 1 + Rho + C * Rho * Rho / (A * (1 - Rho));
+}
+
 /// p-quantile of an exponential tail P(W > t) = C * exp(-(c - a) t / (F S)):
 /// F S / (c - a) * ln(C / (1 - p)), 0 when C <= 1 - p.
 double waitQuantileOf(double LogC, double C, double A, double S, double F,
@@ -229,6 +299,25 @@ Time latencyQuantile(RequestRate ArrivalRate, Time ServiceTime, Number Servers,
 Number logErlangCOf(RequestRate ArrivalRate, Time ServiceTime, Number Servers) {
   return in<Number>(
       logErlangC(wholeServers(Servers), erlangs(ArrivalRate, ServiceTime)));
+}
+
+Number logPeakedErlangCOf(RequestRate ArrivalRate, Time ServiceTime,
+                          Number Servers, Number StallShare) {
+  return in<Number>(logPeakedErlangC(wholeServers(Servers),
+                                     erlangs(ArrivalRate, ServiceTime),
+                                     stallPeakedness(StallShare.value())));
+}
+
+Number fullSlotsWaitCV(RequestRate ArrivalRate, Time ServiceTime,
+                       Number Servers, Number ServiceCV, Number StallShare) {
+  double G =
+      fullSlotsStretch(wholeServers(Servers), erlangs(ArrivalRate, ServiceTime),
+                       StallShare.value());
+  if (G == 1 || std::isnan(G))
+    return std::isnan(G) ? in<Number>(NaN) : ServiceCV;
+  // The CV whose Allen-Cunneen factor (1 + cs'^2) / 2 is F G.
+  double F = poissonArrivalFactor(ServiceCV);
+  return in<Number>(std::sqrt(2 * F * G - 1));
 }
 
 Time latencyQuantileGiven(Number LogC, RequestRate ArrivalRate,
@@ -935,15 +1024,49 @@ Time ttftQuantile(RequestRate ArrivalRate, Time ServiceTime, Number Servers,
 }
 
 Number serversForP99Latency(RequestRate ArrivalRate, Time ServiceTime,
-                            Number ServiceCV, Time Target) {
+                            Number ServiceCV, Time Target, Number StallSlots) {
   double A = erlangs(ArrivalRate, ServiceTime), S = ServiceTime.value();
-  double F = poissonArrivalFactor(ServiceCV);
-  if (std::isnan(A) || std::isnan(F) || std::isnan(Target.value()) || A < 0)
+  double F = poissonArrivalFactor(ServiceCV), K = StallSlots.value();
+  if (std::isnan(A) || std::isnan(F) || std::isnan(Target.value()) || A < 0 ||
+      std::isnan(K))
     return in<Number>(NaN);
   if (Target < ServiceTime)
     return in<Number>(Inf);
   if (A == 0)
     return in<Number>(1);
+  if (K > 0) {
+    // Replicas of the same layout added or taken away: the stall share
+    // falls as 1 / c (each replica sees fewer prompts), and with it the
+    // peakedness and the full slots' stretch; each count walks Erlang-B
+    // afresh, so the P99, falling with c, is searched by doubling and
+    // bisection.
+    auto meets = [&](double C) {
+      double Rho = K / C;
+      if (Rho >= 1 || A >= C)
+        return false;
+      double LogC = logPeakedErlangC(C, A, stallPeakedness(Rho));
+      return waitQuantileOf(LogC, C, A, S, F * fullSlotsStretch(C, A, Rho),
+                            0.99) +
+                 S <=
+             Target.value();
+    };
+    double Lo = std::max(std::floor(A), std::floor(K)), Step = 1;
+    if (Lo + 1 > MaxSearchedServers)
+      return in<Number>(Inf);
+    double Hi = Lo + Step;
+    while (!meets(Hi)) {
+      if (Hi >= MaxSearchedServers)
+        return in<Number>(Inf);
+      Lo = Hi;
+      Step *= 2;
+      Hi = std::min(Lo + Step, MaxSearchedServers);
+    }
+    while (Hi - Lo > 1) {
+      double Mid = std::floor((Lo + Hi) / 2);
+      (meets(Mid) ? Hi : Lo) = Mid;
+    }
+    return in<Number>(Hi);
+  }
   // The same walk and quantile as latencyQuantile at p = 0.99, one server
   // at a time: P99 latency falls as servers are added, so the first count
   // that meets the target is the answer.

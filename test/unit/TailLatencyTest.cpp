@@ -256,7 +256,8 @@ TEST(TailLatency, ServersForP99ByHand) {
   RequestRate L = perSecond(1);
   Time S = seconds(1);
   auto Needed = [&](double Target) {
-    return serversForP99Latency(L, S, One, seconds(Target)).value();
+    return serversForP99Latency(L, S, One, seconds(Target), in<Number>(0))
+        .value();
   };
   EXPECT_EQ(Needed(5.0), 2.0);
   EXPECT_EQ(Needed(4.51), 2.0);
@@ -284,7 +285,8 @@ TEST(TailLatency, ServersForP99AreMinimalAndMonotoneInTarget) {
   Number CS = in<Number>(1.5);
   double Previous = Inf;
   for (double Target = 10; Target < 100; Target *= 1.05) {
-    double C = serversForP99Latency(L, S, CS, seconds(Target)).value();
+    double C =
+        serversForP99Latency(L, S, CS, seconds(Target), in<Number>(0)).value();
     ASSERT_TRUE(std::isfinite(C)) << Target;
     EXPECT_LE(C, Previous) << Target;
     EXPECT_GT(C, 950.0);
@@ -298,6 +300,114 @@ TEST(TailLatency, ServersForP99AreMinimalAndMonotoneInTarget) {
     Previous = C;
   }
   EXPECT_LT(Previous, 1000.0);
+}
+
+TEST(TailLatency, PeakedSlotsWithoutStallsAreErlangC) {
+  // No prefill stalls the running requests: ln C and the wait's CV are the
+  // M/G/c queue's, bit for bit.
+  for (double C : {1.0, 4.0, 32.0, 1000.0}) {
+    for (double Rho : {0.1, 0.5, 0.9}) {
+      RequestRate L = perSecond(Rho * C);
+      Time S = seconds(1);
+      EXPECT_EQ(logPeakedErlangCOf(L, S, servers(C), in<Number>(0)).value(),
+                logErlangCOf(L, S, servers(C)).value());
+      EXPECT_EQ(
+          fullSlotsWaitCV(L, S, servers(C), in<Number>(0.7), in<Number>(0))
+              .value(),
+          0.7);
+    }
+  }
+}
+
+TEST(TailLatency, PeakedSlotsByHand) {
+  // The quickstart's case: 32 slots, 4 req/s of a 4.935 s service (a =
+  // 19.74 Erlangs), prefills stalling a running request rho_s = 0.3249 of
+  // its time. z = 1 / 0.6751^2 = 2.194137; Hayward: a / z = 8.996703
+  // Erlangs on c / z = 14.58432 servers; the textbook sum gives C(14,
+  // 8.996703) = 0.0889593 and C(15, 8.996703) = 0.0481026, and ln C
+  // interpolated 0.58432 of the way from ln 0.0889593 to ln 0.0481026 is
+  // -2.778842 (C = 0.06211; plain Erlang C: ln C = -4.894564, C = 0.0075).
+  // The simulator's 50,000 requests of the quickstart found 6.66% of them
+  // arriving at full slots (docs/walls.md, wall 7).
+  RequestRate L = perSecond(4);
+  Time S = seconds(4.935);
+  Number Rho = in<Number>(0.3249);
+  double Z = 1 / (0.6751 * 0.6751);
+  double X = 32 / Z, A = 19.74 / Z;
+  EXPECT_NEAR(directErlangC(14, A), 0.0889593, 1e-7);
+  EXPECT_NEAR(directErlangC(15, A), 0.0481026, 1e-7);
+  double Hand = std::log(directErlangC(14, A)) +
+                (X - 14) * (std::log(directErlangC(15, A)) -
+                            std::log(directErlangC(14, A)));
+  EXPECT_NEAR(Hand, -2.778842, 1e-6);
+  EXPECT_NEAR(logPeakedErlangCOf(L, S, servers(32), Rho).value(), Hand, 1e-12);
+  EXPECT_NEAR(logErlangCOf(L, S, servers(32)).value(), -4.894564, 1e-6);
+  // A wait for a full slot: G = 1 + 0.3249 + 32 x 0.3249^2 / (19.74 x
+  // 0.6751) = 1.578374 times S / (c - a) (E[Q + 1] = 32 / (0.6751 x
+  // 12.26) = 3.866 completions, 2.866 admissions' prefills among them);
+  // with cs = 1 (F = 1) the wait's CV is sqrt(2 G - 1) = 1.468587; with cs
+  // = 0.5 (F = 0.625), sqrt(1.25 G - 1) = 0.986391. The simulator's mean
+  // wait at full slots: 0.565 s with outputs of cv 1, against 1.578374 x
+  // 4.935 / 12.26 = 0.6353 s here and 0.4025 s as M/M/c.
+  EXPECT_NEAR(fullSlotsWaitCV(L, S, servers(32), One, Rho).value(), 1.468587,
+              1e-6);
+  EXPECT_NEAR(fullSlotsWaitCV(L, S, servers(32), in<Number>(0.5), Rho).value(),
+              0.986391, 1e-6);
+  // Prefills that take all of a replica's time leave no steady state.
+  EXPECT_EQ(logPeakedErlangCOf(L, S, servers(32), One).value(), 0.0);
+  EXPECT_EQ(fullSlotsWaitCV(L, S, servers(32), One, One).value(), Inf);
+  EXPECT_TRUE(std::isnan(
+      logPeakedErlangCOf(L, S, servers(32), in<Number>(std::nan(""))).value()));
+}
+
+TEST(TailLatency, PeakedSlotsRiseWithTheStallsAndFallWithTheSlots) {
+  RequestRate L = perSecond(4);
+  Time S = seconds(4.935);
+  double Previous = -Inf;
+  for (double Rho = 0; Rho < 0.95; Rho += 0.05) {
+    double LogC =
+        logPeakedErlangCOf(L, S, servers(32), in<Number>(Rho)).value();
+    EXPECT_GE(LogC, Previous) << Rho;
+    EXPECT_LE(LogC, 0.0) << Rho;
+    Previous = LogC;
+  }
+  Previous = 0;
+  for (double C = 20; C < 200; C += 1) {
+    double LogC = logPeakedErlangCOf(L, S, servers(C), in<Number>(0.3)).value();
+    EXPECT_LE(LogC, Previous + 1e-12) << C;
+    Previous = LogC;
+  }
+}
+
+TEST(TailLatency, ServersForP99WithStallsMeetTheTargetAtTheirOwnStalls) {
+  // The quickstart's slots: k_s = rho_s c = 0.3249 x 32 prompt-stall
+  // slots. The count found meets the target with rho_s = k_s / c in both
+  // forms, and one fewer does not.
+  RequestRate L = perSecond(4);
+  Time S = seconds(4.935);
+  double K = 0.3249 * 32;
+  auto P99 = [&](double C) {
+    Number Rho = in<Number>(K / C);
+    Number LogC = logPeakedErlangCOf(L, S, servers(C), Rho);
+    Number CV = fullSlotsWaitCV(L, S, servers(C), One, Rho);
+    return latencyQuantileGiven(LogC, L, S, servers(C), CV, in<Number>(0.99))
+        .value();
+  };
+  for (double Target : {5.0, 5.5, 6.0, 7.0, 9.0, 20.0}) {
+    double C =
+        serversForP99Latency(L, S, One, seconds(Target), in<Number>(K)).value();
+    ASSERT_TRUE(std::isfinite(C)) << Target;
+    EXPECT_LE(P99(C), Target) << Target;
+    EXPECT_GT(P99(C - 1), Target) << Target;
+    // More than plain Erlang C asks for, which ignores the stalls.
+    EXPECT_GE(
+        C,
+        serversForP99Latency(L, S, One, seconds(Target), in<Number>(0)).value())
+        << Target;
+  }
+  EXPECT_EQ(
+      serversForP99Latency(L, S, One, seconds(4.9), in<Number>(K)).value(),
+      Inf);
 }
 
 TEST(TailLatency, FormulasCarryWallAndDimensions) {
