@@ -147,6 +147,7 @@ bool lowerQueue(LoweringContext &Ctx) {
   NodeId LogC = B.apply(FormulaId::LogPeakedErlangC,
                         {Arrival, D.Service, D.Servers, StallShare},
                         "queue.log_erlang_c");
+  B.publish(MetricId::SlotWaitProbability, B.op(Op::Exp, {LogC}));
   NodeId SlotCV =
       B.apply(FormulaId::FullSlotsWaitCV,
               {Arrival, D.Service, D.Servers, CV, StallShare}, "queue.wait_cv");
@@ -437,11 +438,10 @@ bool lowerQueue(LoweringContext &Ctx) {
     if (Batcher99)
       Left = B.op(Op::Sub, {Left, *Batcher99});
     B.label(Left, "latency_target_for_the_slots");
-    NodeId StallSlots = B.op(Op::Mul, {StallShare, D.Servers});
-    B.label(StallSlots, "queue.stall_slots");
     NodeId Slots =
         B.apply(FormulaId::ServersForP99Latency,
-                {Arrival, D.Service, CV, Left, StallSlots}, "servers_needed");
+                {Arrival, D.Service, CV, Left, StallShare, D.Servers},
+                "servers_needed");
     B.publish(MetricId::ReplicasNeeded,
               B.op(Op::Ceil, {B.op(Op::Div, {Slots, D.Batch})}));
   }

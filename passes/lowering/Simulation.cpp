@@ -732,21 +732,33 @@ bool lowerSimulation(LoweringContext &Ctx) {
   }
   // The workload's `prefix_hit_rate`, the share of every prompt the closed
   // forms take from a prefix cache: played as one prefix every request
-  // opens with, that share of the mean prompt, the drawn prompt the rest
-  // (so the prompt keeps its mean). Not with prefixes, conversations,
-  // classes or a trace of the simulation's own, nor with a range or a
-  // histogram of prompt lengths, which say what is drawn (docs/simulator.md).
+  // opens with, that share of the mean prompt (at least one token left to
+  // compute), the drawn prompt the rest, so the prompt keeps its mean and
+  // its spread. Not under static batching (whose closed forms prefill the
+  // whole batch), nor with prefixes, conversations, classes or a trace of
+  // the simulation's own, nor with a range or a histogram of prompt
+  // lengths, which say what is drawn (docs/simulator.md).
   if (std::optional<NodeId> Hit = Ctx.field(W, "prefix_hit_rate");
-      Hit && !In.PrefixGroups.isValid() && !In.Sessions.isValid() &&
-      !In.Replay && In.Classes.empty() && !In.PromptMin.isValid() &&
-      In.PromptHist.empty()) {
+      Hit && !D.Static && !In.PrefixGroups.isValid() &&
+      !In.Sessions.isValid() && !In.Replay && In.Classes.empty() &&
+      !In.PromptMin.isValid() && In.PromptHist.empty()) {
     In.PrefixGroups =
         B.constant(1, "the workload's prefix_hit_rate: one shared prefix");
-    In.PrefixTokens = B.op(Op::Mul, {D.Prompt, *Hit});
+    In.PrefixTokens =
+        B.op(Op::Min,
+             {B.op(Op::Mul, {D.Prompt, *Hit}),
+              B.op(Op::Sub, {D.Prompt, Ctx.quantity(1, "tok", "1 tok",
+                                                    "the last prompt token is "
+                                                    "computed")})});
     B.label(In.PrefixTokens, "simulate.prefix_hit_tokens");
     In.PrefixShare = B.constant(1, "every request opens with it");
     In.Prompt = B.op(Op::Sub, {D.Prompt, In.PrefixTokens});
     B.label(In.Prompt, "simulate.prompt_after_prefix");
+    In.PromptCV = B.op(
+        Op::Min,
+        {B.op(Op::Mul, {In.PromptCV, B.op(Op::Div, {D.Prompt, In.Prompt})}),
+         B.constant(100, "the largest spread the simulator draws")});
+    B.label(In.PromptCV, "simulate.prompt_after_prefix_cv");
   }
   if (std::optional<NodeId> Every = Ctx.field(S, "simulate.sample_every"))
     In.SampleEvery = *Every;

@@ -1024,33 +1024,37 @@ Time ttftQuantile(RequestRate ArrivalRate, Time ServiceTime, Number Servers,
 }
 
 Number serversForP99Latency(RequestRate ArrivalRate, Time ServiceTime,
-                            Number ServiceCV, Time Target, Number StallSlots) {
+                            Number ServiceCV, Time Target, Number StallShare,
+                            Number Servers) {
   double A = erlangs(ArrivalRate, ServiceTime), S = ServiceTime.value();
-  double F = poissonArrivalFactor(ServiceCV), K = StallSlots.value();
+  double F = poissonArrivalFactor(ServiceCV), Rho0 = StallShare.value();
+  double K = Rho0 * wholeServers(Servers);
   if (std::isnan(A) || std::isnan(F) || std::isnan(Target.value()) || A < 0 ||
       std::isnan(K))
     return in<Number>(NaN);
-  if (Target < ServiceTime)
-    return in<Number>(Inf);
-  if (A == 0)
-    return in<Number>(1);
-  if (K > 0) {
+  if (K > 0 && Rho0 < 1) {
     // Replicas of the same layout added or taken away: the stall share
     // falls as 1 / c (each replica sees fewer prompts), and with it the
-    // peakedness and the full slots' stretch; each count walks Erlang-B
-    // afresh, so the P99, falling with c, is searched by doubling and
-    // bisection.
+    // service (its stall-free part S (1 - rho_0) stays), the peakedness
+    // and the full slots' stretch; each count walks Erlang-B afresh, so
+    // the P99, falling with c, is searched by doubling and bisection.
+    double Free = S * (1 - Rho0);
+    if (Target.value() < Free)
+      return in<Number>(Inf);
     auto meets = [&](double C) {
       double Rho = K / C;
-      if (Rho >= 1 || A >= C)
+      if (Rho >= 1)
         return false;
-      double LogC = logPeakedErlangC(C, A, stallPeakedness(Rho));
-      return waitQuantileOf(LogC, C, A, S, F * fullSlotsStretch(C, A, Rho),
+      double Sc = Free / (1 - Rho), Ac = A * (1 - Rho0) / (1 - Rho);
+      if (Ac >= C)
+        return false;
+      double LogC = logPeakedErlangC(C, Ac, stallPeakedness(Rho));
+      return waitQuantileOf(LogC, C, Ac, Sc, F * fullSlotsStretch(C, Ac, Rho),
                             0.99) +
-                 S <=
+                 Sc <=
              Target.value();
     };
-    double Lo = std::max(std::floor(A), std::floor(K)), Step = 1;
+    double Lo = std::max(std::floor(A * (1 - Rho0)), std::floor(K)), Step = 1;
     if (Lo + 1 > MaxSearchedServers)
       return in<Number>(Inf);
     double Hi = Lo + Step;
@@ -1067,6 +1071,10 @@ Number serversForP99Latency(RequestRate ArrivalRate, Time ServiceTime,
     }
     return in<Number>(Hi);
   }
+  if (Target < ServiceTime)
+    return in<Number>(Inf);
+  if (A == 0)
+    return in<Number>(1);
   // The same walk and quantile as latencyQuantile at p = 0.99, one server
   // at a time: P99 latency falls as servers are added, so the first count
   // that meets the target is the answer.

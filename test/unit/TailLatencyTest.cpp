@@ -256,7 +256,8 @@ TEST(TailLatency, ServersForP99ByHand) {
   RequestRate L = perSecond(1);
   Time S = seconds(1);
   auto Needed = [&](double Target) {
-    return serversForP99Latency(L, S, One, seconds(Target), in<Number>(0))
+    return serversForP99Latency(L, S, One, seconds(Target), in<Number>(0),
+                                servers(1))
         .value();
   };
   EXPECT_EQ(Needed(5.0), 2.0);
@@ -285,8 +286,9 @@ TEST(TailLatency, ServersForP99AreMinimalAndMonotoneInTarget) {
   Number CS = in<Number>(1.5);
   double Previous = Inf;
   for (double Target = 10; Target < 100; Target *= 1.05) {
-    double C =
-        serversForP99Latency(L, S, CS, seconds(Target), in<Number>(0)).value();
+    double C = serversForP99Latency(L, S, CS, seconds(Target), in<Number>(0),
+                                    servers(1))
+                   .value();
     ASSERT_TRUE(std::isfinite(C)) << Target;
     EXPECT_LE(C, Previous) << Target;
     EXPECT_GT(C, 950.0);
@@ -380,34 +382,50 @@ TEST(TailLatency, PeakedSlotsRiseWithTheStallsAndFallWithTheSlots) {
 }
 
 TEST(TailLatency, ServersForP99WithStallsMeetTheTargetAtTheirOwnStalls) {
-  // The quickstart's slots: k_s = rho_s c = 0.3249 x 32 prompt-stall
-  // slots. The count found meets the target with rho_s = k_s / c in both
-  // forms, and one fewer does not.
+  // The quickstart's slots: rho_s = 0.3249 at 32 slots. At c slots of the
+  // same layout rho_c = 0.3249 x 32 / c, and the service keeps its
+  // stall-free part, S_c = 4.935 x 0.6751 / (1 - rho_c). The count found
+  // meets the target in both forms there, and one fewer does not.
   RequestRate L = perSecond(4);
   Time S = seconds(4.935);
+  Number Rho0 = in<Number>(0.3249);
   double K = 0.3249 * 32;
   auto P99 = [&](double C) {
-    Number Rho = in<Number>(K / C);
-    Number LogC = logPeakedErlangCOf(L, S, servers(C), Rho);
-    Number CV = fullSlotsWaitCV(L, S, servers(C), One, Rho);
-    return latencyQuantileGiven(LogC, L, S, servers(C), CV, in<Number>(0.99))
+    double R = K / C;
+    Time Sc = seconds(4.935 * 0.6751 / (1 - R));
+    Number Rho = in<Number>(R);
+    Number LogC = logPeakedErlangCOf(L, Sc, servers(C), Rho);
+    Number CV = fullSlotsWaitCV(L, Sc, servers(C), One, Rho);
+    return latencyQuantileGiven(LogC, L, Sc, servers(C), CV, in<Number>(0.99))
         .value();
   };
-  for (double Target : {5.0, 5.5, 6.0, 7.0, 9.0, 20.0}) {
+  // At the declared 32 slots the search's P99 is the scorecard's form.
+  EXPECT_NEAR(P99(32),
+              latencyQuantileGiven(
+                  logPeakedErlangCOf(L, S, servers(32), Rho0), L, S,
+                  servers(32), fullSlotsWaitCV(L, S, servers(32), One, Rho0),
+                  in<Number>(0.99))
+                  .value(),
+              1e-9);
+  for (double Target : {4.0, 5.0, 5.5, 6.0, 7.0, 9.0, 20.0}) {
     double C =
-        serversForP99Latency(L, S, One, seconds(Target), in<Number>(K)).value();
+        serversForP99Latency(L, S, One, seconds(Target), Rho0, servers(32))
+            .value();
     ASSERT_TRUE(std::isfinite(C)) << Target;
     EXPECT_LE(P99(C), Target) << Target;
     EXPECT_GT(P99(C - 1), Target) << Target;
-    // More than plain Erlang C asks for, which ignores the stalls.
-    EXPECT_GE(
-        C,
-        serversForP99Latency(L, S, One, seconds(Target), in<Number>(0)).value())
-        << Target;
   }
+  // Below the stall-free service, 4.935 x 0.6751 = 3.332 s, no count
+  // helps.
   EXPECT_EQ(
-      serversForP99Latency(L, S, One, seconds(4.9), in<Number>(K)).value(),
+      serversForP99Latency(L, S, One, seconds(3.3), Rho0, servers(32)).value(),
       Inf);
+  // Fewer slots than prompts can keep up with are never the answer: at 12
+  // slots rho_c = 0.866 and the service 16.8 s.
+  double C =
+      serversForP99Latency(L, S, One, seconds(60), Rho0, servers(32)).value();
+  EXPECT_GT(C, K);
+  EXPECT_LE(P99(C), 60.0);
 }
 
 TEST(TailLatency, FormulasCarryWallAndDimensions) {

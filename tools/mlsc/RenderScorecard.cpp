@@ -440,11 +440,22 @@ void printQueue(const ScenarioResult &R, llvm::raw_ostream &OS) {
         (R.has(M::PrefillReplicas) ? "% busy" : "% of a replica's time");
   else if (Unstable && std::isinf(R[M::Utilisation]))
     Unbounded = "a slot's time is unbounded";
-  std::string Line;
-  if (!Unstable)
+  std::string Line, Note = "[wall 7: tail latency]";
+  if (!Unstable) {
     Line = fmt::format("utilisation {}% of {}",
                        formatNumber(100 * R[M::Utilisation]), Slots);
-  else if (Unbounded.empty())
+    // The share that finds them all taken, once it is worth a word; with
+    // prefills stalling the running requests the slots fill in bursts.
+    if (R.has(M::SlotWaitProbability) && R[M::SlotWaitProbability] >= 1e-3) {
+      Line += fmt::format("; {}% of requests find them all taken",
+                          formatNumber(100 * R[M::SlotWaitProbability]));
+      if (R.has(M::PrefillInterference) && R[M::PrefillInterference] > 0 &&
+          !R.has(M::PrefillReplicas))
+        Note = fmt::format("in bursts: prefills stall the running requests "
+                           "{}% of their time [wall 7: tail latency]",
+                           formatNumber(100 * R[M::PrefillInterference]));
+    }
+  } else if (Unbounded.empty())
     Line = fmt::format("UNSTABLE: utilisation {}% of {} (>= 100%); waits "
                        "grow without bound",
                        formatNumber(100 * R[M::Utilisation]), Slots);
@@ -452,7 +463,7 @@ void printQueue(const ScenarioResult &R, llvm::raw_ostream &OS) {
     Line = fmt::format("UNSTABLE: {} (>= 100%); waits grow without bound; "
                        "{}",
                        Unbounded, Slots);
-  row(OS, "queue", Line, "[wall 7: tail latency]");
+  row(OS, "queue", Line, Note);
   if (R.has(M::BatcherRequests)) {
     // A batch goes whole to one replica; more requests than its slots
     // leave some waiting for a slot inside their own batch, which the
