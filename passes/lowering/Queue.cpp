@@ -137,9 +137,9 @@ bool lowerQueue(LoweringContext &Ctx) {
   // arrivals also holds the requests already in the slots longer: the
   // count in the slots is more peaked than Poisson (Hayward's form), and
   // a wait for a full slot is longer, as each request admitted ahead
-  // stalls the running ones (the wait's CV). The quickstart: 32 slots, 20.7
-  // held on average, rho_s = 0.32: P(wait) 0.75% as Erlang C, 6.2% here
-  // and 6.7% in the simulator.
+  // stalls the running ones (the wait's CV). The quickstart at 32 slots:
+  // 20.7 held on average, rho_s = 0.32, P(wait) 0.75% as Erlang C, 6.2%
+  // here and 6.7% in the simulator.
   NodeId StallShare =
       D.StallRate && !D.Static
           ? B.G.get(MetricId::PrefillInterference)
