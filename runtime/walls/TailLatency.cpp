@@ -313,9 +313,9 @@ Number fullSlotsWaitCV(RequestRate ArrivalRate, Time ServiceTime,
   double G =
       fullSlotsStretch(wholeServers(Servers), erlangs(ArrivalRate, ServiceTime),
                        StallShare.value());
-  if (G == 1 || std::isnan(G))
-    return std::isnan(G) ? in<Number>(NaN) : ServiceCV;
-  // The CV whose Allen-Cunneen factor (1 + cs'^2) / 2 is F G.
+  if (G == 1)
+    return ServiceCV;
+  // The CV whose Allen-Cunneen factor (1 + cs'^2) / 2 is F G (NaN stays).
   double F = poissonArrivalFactor(ServiceCV);
   return in<Number>(std::sqrt(2 * F * G - 1));
 }
@@ -1032,7 +1032,11 @@ Number serversForP99Latency(RequestRate ArrivalRate, Time ServiceTime,
   if (std::isnan(A) || std::isnan(F) || std::isnan(Target.value()) || A < 0 ||
       std::isnan(K))
     return in<Number>(NaN);
-  if (K > 0 && Rho0 < 1) {
+  if (K > 0) {
+    // Prefills that fill the replicas given leave their service unbounded,
+    // and no stall-free part to carry to other counts.
+    if (Rho0 >= 1)
+      return in<Number>(Inf);
     // Replicas of the same layout added or taken away: the stall share
     // falls as 1 / c (each replica sees fewer prompts), and with it the
     // service (its stall-free part S (1 - rho_0) stays), the peakedness
