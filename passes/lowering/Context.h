@@ -190,6 +190,18 @@ struct DecoderState {
   /// the slot limit; the decode phase is then lowered at that batch.
   bool Loaded = false;
   PhaseTimes DecodeAtOne, DecodeAtSlots;
+  /// The prefill phase's parts (for static batching, the slots' batch).
+  PhaseTimes PrefillParts;
+  /// Static batching under an arrival rate (wall 5): a replica takes what
+  /// waits when it empties, so its batch follows the load; the batch, its
+  /// prefill, decode step and time from admission to its longest output's
+  /// end, and the arrival rate a replica.
+  struct StaticLoad {
+    NodeId Rate, Batch, Prefill, Step, Cycle, Longest;
+    /// The outputs' spread and cap (0 when not given).
+    NodeId CV, Cap;
+  };
+  std::optional<StaticLoad> StaticAtLoad;
   /// The decode phase (at the running batch under load, else the slots')
   /// and the capacity's step (at the slots).
   PhaseTimes Decode, CapacityPhase;

@@ -106,7 +106,8 @@ bool lowerDecoderSteps(LoweringContext &Ctx) {
   PhaseWork Prefill =
       decoderWork(Ctx, PhaseId::Prefill, DecoderPass::Prefill, Shape,
                   PrefillWeights, D.Batch, D.Prompt, D.Prompt, D.TP);
-  D.PrefillTime = lowerPhase(Ctx, PhaseId::Prefill, D.Machine, Prefill);
+  D.PrefillParts = lowerPhaseParts(Ctx, PhaseId::Prefill, D.Machine, Prefill);
+  D.PrefillTime = D.PrefillParts.Step;
 
   // Continuous batching under an arrival rate runs the batch the load
   // keeps in the slots (lowerRunningBatch solves it from the step at one

@@ -147,7 +147,18 @@ bool lowerQueue(LoweringContext &Ctx) {
   NodeId LogC = B.apply(FormulaId::LogPeakedErlangC,
                         {Arrival, D.Service, D.Servers, StallShare},
                         "queue.log_erlang_c");
-  B.publish(MetricId::SlotWaitProbability, B.op(Op::Exp, {LogC}));
+  // A static batch admits no one until it ends: the share that waits is
+  // the share of the time a replica is busy, lambda_r T / b.
+  if (D.StaticAtLoad) {
+    const DecoderState::StaticLoad &S = *D.StaticAtLoad;
+    B.publish(MetricId::SlotWaitProbability,
+              B.apply(FormulaId::StaticBatchBusyShare,
+                      {S.Rate, S.Prefill, S.Step, S.Batch, D.OutputDrawn, S.CV,
+                       S.Cap},
+                      ""));
+  } else {
+    B.publish(MetricId::SlotWaitProbability, B.op(Op::Exp, {LogC}));
+  }
   NodeId SlotCV =
       B.apply(FormulaId::FullSlotsWaitCV,
               {Arrival, D.Service, D.Servers, CV, StallShare}, "queue.wait_cv");
@@ -315,19 +326,41 @@ bool lowerQueue(LoweringContext &Ctx) {
   for (size_t I = 0; I < std::size(Percentiles); ++I) {
     const Percentile &P = Percentiles[I];
     const LevelFirst &L = Levels[I];
-    // The parts added by their moments (an upper bound no longer: at the
-    // median the sum of the parts' medians falls below the sum's).
-    NodeId Ttft = B.apply(
-        FormulaId::FirstTokenSumQuantile,
-        {FirstOf(L), FirstOf(Levels[0]), FirstOf(Levels[2]), SpreadCV,
-         SlotQueue[0], SlotQueue[1], SlotQueue[2], SlotQueue[3], SlotQueue[4],
-         EngineRate ? *EngineRate : NoRate, PrefillWork ? *PrefillWork : NoTime,
-         PrefillCV ? *PrefillCV : None, Residual ? *Residual : NoTime,
-         PrefillRho ? *PrefillRho : None, Others ? *Others : None, L.At},
-        "");
-    NodeId Latency =
-        B.apply(FormulaId::LatencyQuantileGiven,
-                {LogC, Arrival, D.Service, D.Servers, SlotCV, L.At}, "");
+    NodeId Ttft, Latency;
+    if (D.StaticAtLoad) {
+      // Static batching at load: the wait for the batch in flight to end,
+      // then the request's own batch, prefilled together (its first token)
+      // and decoded to the batch's longest output (its completion), each
+      // batch's time random with its longest output.
+      const DecoderState::StaticLoad &S = *D.StaticAtLoad;
+      NodeId Wait = B.apply(FormulaId::StaticBatchWaitQuantile,
+                            {S.Rate, S.Prefill, S.Step, S.Batch, D.OutputDrawn,
+                             S.CV, S.Cap, L.At},
+                            std::string("static.wait.") + P.Name);
+      Ttft = B.op(Op::Add, {Wait, S.Prefill});
+      // The wait and the batch's time each at the percentile: an upper
+      // bound on their sum's.
+      Latency = B.op(
+          Op::Add, {Wait, B.apply(FormulaId::StaticBatchTimeQuantile,
+                                  {S.Prefill, S.Step, S.Batch, D.OutputDrawn,
+                                   S.CV, S.Cap, L.At},
+                                  std::string("static.batch_time.") + P.Name)});
+    } else {
+      // The parts added by their moments (an upper bound no longer: at the
+      // median the sum of the parts' medians falls below the sum's).
+      Ttft = B.apply(
+          FormulaId::FirstTokenSumQuantile,
+          {FirstOf(L), FirstOf(Levels[0]), FirstOf(Levels[2]), SpreadCV,
+           SlotQueue[0], SlotQueue[1], SlotQueue[2], SlotQueue[3], SlotQueue[4],
+           EngineRate ? *EngineRate : NoRate,
+           PrefillWork ? *PrefillWork : NoTime, PrefillCV ? *PrefillCV : None,
+           Residual ? *Residual : NoTime, PrefillRho ? *PrefillRho : None,
+           Others ? *Others : None, L.At},
+          "");
+      Latency =
+          B.apply(FormulaId::LatencyQuantileGiven,
+                  {LogC, Arrival, D.Service, D.Servers, SlotCV, L.At}, "");
+    }
     if (PoolLogC) {
       // The prefill pool's wait, then the first token; the decode pool's
       // wait and decode follow it.

@@ -9,7 +9,10 @@
 // lowers a request's own prefill and the system's replicas, solves that
 // fixed point (running_decode_batch, runtime/walls/Batching.cpp) and
 // lowers the decode phase at the batch found; the step at the slot limit
-// stays the replica's capacity, its throughput.
+// stays the replica's capacity, its throughput. Static batching under an
+// arrival rate takes what waits when a replica empties: its batch follows
+// the load too (static_batch_at_load), its prefill and decode lowered at
+// that batch for the latencies; the slots' batch stays the capacity.
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,6 +24,102 @@
 namespace mlsc {
 
 using graph::Op;
+
+namespace {
+
+/// An MoE step's weight read on the curve of the experts its tokens touch,
+/// each token missing a given expert with probability (1 - k/E)^imbalance;
+/// 0 for a dense model, whose weight read is the same at any batch.
+NodeId expertMissCurve(LoweringContext &Ctx, const std::string &Prefix) {
+  DecoderState &D = Ctx.Decoder;
+  GraphBuilder &B = Ctx.B;
+  if (!D.Moe)
+    return B.constant(0, "a dense step's weight read is the same at any "
+                         "batch");
+  NodeId Curve = B.op(Op::Sub, {B.constant(1, "all experts"),
+                                B.op(Op::Div, {D.Moe->TopK, D.Moe->Experts})});
+  if (D.MoeImbalance)
+    Curve = B.op(Op::Pow, {Curve, *D.MoeImbalance});
+  B.label(Curve, Prefix + ".expert_miss_per_token");
+  return Curve;
+}
+
+/// Static batching under an arrival rate (Orca's request-level batching,
+/// as the simulator plays it): a replica admits what waits when it
+/// empties, so its batch is the arrivals during the last batch's time, a
+/// fixed point solved from the prefill and decode steps at one sequence
+/// and at the slots; the prefill and the decode are then lowered at it
+/// (hidden: the published phases stay the slots', the capacity).
+void lowerStaticAtLoad(LoweringContext &Ctx, NodeId Arrival) {
+  DecoderState &D = Ctx.Decoder;
+  GraphBuilder &B = Ctx.B;
+  const ir::Entity &W = *Ctx.Workload;
+  NodeId PerReplica = B.op(Op::Div, {Arrival, D.Replicas});
+  B.label(PerReplica, "static.arrival_per_replica");
+  DecoderShape Shape{D.ComputeParams, D.Layers, D.AttnDim, D.KV,
+                     D.KVShards,      D.Groups};
+  auto prefillAt = [&](NodeId Batch, const std::string &Label) {
+    NodeId Tokens = B.op(Op::Mul, {Batch, D.Prompt});
+    PhaseWork Work = decoderWork(Ctx, PhaseId::Prefill, DecoderPass::Prefill,
+                                 Shape, weightsRead(Ctx, Tokens, std::nullopt),
+                                 Batch, D.Prompt, D.Prompt, D.TP, Label);
+    return lowerHiddenPhase(Ctx, PhaseId::Prefill, D.Machine, Work, Label);
+  };
+  // The hidden decode steps must not move the weights the published
+  // step reads (the crossover, the fidelity wall).
+  NodeId Weights = D.DecodeWeights;
+  PhaseTimes P1 =
+      prefillAt(B.constant(1, "one sequence"), "static.prefill_at_one");
+  PhaseTimes S1 =
+      lowerDecodeAt(Ctx, B.constant(1, "one sequence"), "static.decode_at_one");
+  const PhaseTimes &PB = D.PrefillParts, &SB = D.CapacityPhase;
+  NodeId CV = Ctx.field(W, "output_cv")
+                  .value_or(B.constant(0, "outputs of one length"));
+  NodeId Cap = D.OutputCap.value_or(Ctx.none("tok", "0 tok", "no cap"));
+  NodeId K = B.apply(FormulaId::StaticBatchAtLoad,
+                     {P1.GemmCompute,
+                      P1.WeightRead,
+                      P1.AttentionCompute,
+                      P1.KVTraffic,
+                      P1.Added,
+                      PB.GemmCompute,
+                      PB.WeightRead,
+                      PB.AttentionCompute,
+                      PB.KVTraffic,
+                      PB.Added,
+                      S1.GemmCompute,
+                      S1.WeightRead,
+                      S1.AttentionCompute,
+                      S1.KVTraffic,
+                      S1.Added,
+                      SB.GemmCompute,
+                      SB.WeightRead,
+                      SB.AttentionCompute,
+                      SB.KVTraffic,
+                      SB.Added,
+                      D.Batch,
+                      D.PP,
+                      PerReplica,
+                      D.OutputDrawn,
+                      CV,
+                      Cap,
+                      *D.Machine.Overlap,
+                      expertMissCurve(Ctx, "static")},
+                     "");
+  B.publish(MetricId::RunningBatch, K);
+  NodeId Longest =
+      B.apply(FormulaId::LongestOutputOfBatch, {K, D.OutputDrawn, CV, Cap},
+              "static.longest_output");
+  NodeId Prefill = prefillAt(K, "static.prefill_at_load").Step;
+  NodeId Step = lowerDecodeAt(Ctx, K, "static.decode_at_load").Step;
+  D.DecodeWeights = Weights;
+  NodeId Cycle = B.apply(FormulaId::EndToEndLatency, {Prefill, Step, Longest},
+                         "static.batch_time");
+  D.StaticAtLoad = DecoderState::StaticLoad{PerReplica, K,       Prefill, Step,
+                                            Cycle,      Longest, CV,      Cap};
+}
+
+} // namespace
 
 bool lowerRunningBatch(LoweringContext &Ctx) {
   DecoderState &D = Ctx.Decoder;
@@ -207,6 +306,8 @@ bool lowerRunningBatch(LoweringContext &Ctx) {
   B.publish(MetricId::Replicas, D.Replicas);
   D.Servers = B.op(Op::Mul, {D.Replicas, D.Batch});
   B.publish(MetricId::Servers, D.Servers);
+  if (D.Static && D.SeqArrival)
+    lowerStaticAtLoad(Ctx, *D.SeqArrival);
   if (!D.Loaded)
     return true;
 
@@ -256,15 +357,7 @@ bool lowerRunningBatch(LoweringContext &Ctx) {
   // weight read on the curve of the experts its tokens touch, each token
   // missing a given expert with probability (1 - k/E)^imbalance.
   const PhaseTimes &One = D.DecodeAtOne, &Slots = D.DecodeAtSlots;
-  NodeId Curve = B.constant(0, "a dense step's weight read is the same at "
-                               "any batch");
-  if (D.Moe) {
-    Curve = B.op(Op::Sub, {B.constant(1, "all experts"),
-                           B.op(Op::Div, {D.Moe->TopK, D.Moe->Experts})});
-    if (D.MoeImbalance)
-      Curve = B.op(Op::Pow, {Curve, *D.MoeImbalance});
-    B.label(Curve, "running_batch.expert_miss_per_token");
-  }
+  NodeId Curve = expertMissCurve(Ctx, "running_batch");
   NodeId Running;
   if (OtherRate && D.Chunk) {
     ChunkHiding HideOne = chunkHiding(Ctx, One),

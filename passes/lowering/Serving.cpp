@@ -72,7 +72,42 @@ bool lowerRequests(LoweringContext &Ctx) {
                 "request.first_token_time");
   }
 
-  B.publish(MetricId::ItlP50, D.TPOT);
+  // Static batching at load: a token gap is the decode step at the batch
+  // the load gives; a request's TPOT, (E2E - TTFT) / (output - 1), counts
+  // the batch's decode to its longest output over its own output's gaps
+  // (the shorter outputs decode on as padding): at the median and at the
+  // 1st percentile of the outputs for its 50th and 99th.
+  std::optional<NodeId> StaticTpot50, StaticTpot99;
+  if (D.StaticAtLoad) {
+    const DecoderState::StaticLoad &S = *D.StaticAtLoad;
+    ITLTail = S.Step;
+    std::optional<NodeId> CV = Ctx.field(W, "output_cv");
+    auto tpotAt = [&](double Q, const char *Why, const char *Label) {
+      NodeId Own = D.OutputDrawn;
+      if (CV) {
+        Own = B.apply(FormulaId::LengthQuantile,
+                      {D.OutputDrawn, *CV, B.constant(Q, Why)},
+                      std::string("static.output_") + Label);
+        if (D.OutputCap)
+          Own = B.op(Op::Min, {Own, *D.OutputCap});
+      } else if (D.OutputCap) {
+        Own = B.op(Op::Min, {Own, *D.OutputCap});
+      }
+      NodeId One = B.constant(1, "one");
+      NodeId Gaps =
+          B.op(Op::Sub, {B.op(Op::Div, {S.Longest, D.OneToken}), One});
+      NodeId Own1 =
+          B.op(Op::Max, {B.op(Op::Sub, {B.op(Op::Div, {Own, D.OneToken}), One}),
+                         B.constant(1, "at least one gap")});
+      NodeId T = B.op(Op::Mul, {S.Step, B.op(Op::Div, {Gaps, Own1})});
+      B.label(T, std::string("static.tpot_") + Label);
+      return T;
+    };
+    StaticTpot50 = tpotAt(0.5, "the median output", "p50");
+    StaticTpot99 =
+        tpotAt(0.01, "the shortest outputs: the longest TPOT", "p99");
+  }
+  B.publish(MetricId::ItlP50, D.StaticAtLoad ? D.StaticAtLoad->Step : D.TPOT);
   NodeId Replicas = D.Replicas;
 
   // Prefill interference (Sarathi-Serve): with continuous batching on a
@@ -83,7 +118,8 @@ bool lowerRequests(LoweringContext &Ctx) {
   NodeId MeanTPOT = D.TPOT;
   // A request's TPOT as benchmarks report it, (E2E - TTFT) / (output - 1):
   // without other requests' prefills every gap is a decode step.
-  NodeId TpotP50 = D.TPOT, TpotP99 = D.TPOT;
+  NodeId TpotP50 = StaticTpot50.value_or(D.TPOT),
+         TpotP99 = StaticTpot99.value_or(D.TPOT);
   std::optional<NodeId> Arrival = D.SeqArrival;
   if (D.OtherPrefills) {
     NodeId Rate = *D.OtherPrefills;
@@ -152,9 +188,17 @@ bool lowerRequests(LoweringContext &Ctx) {
 
   NodeId Throughput;
   if (D.Static) {
+    // The batch decodes until its longest output ends (the cap, without a
+    // spread given; with one, the longest of `batch` draws).
+    NodeId Longest =
+        B.apply(FormulaId::LongestOutputOfBatch,
+                {D.Batch, D.OutputDrawn,
+                 Ctx.field(W, "output_cv")
+                     .value_or(B.constant(0, "outputs of one length")),
+                 D.OutputCap.value_or(Ctx.none("tok", "0 tok", "no cap"))},
+                "static.longest_output_at_slots");
     D.Service =
-        B.apply(FormulaId::EndToEndLatency,
-                {FirstToken, D.TPOT, D.OutputCap.value_or(D.Output)}, "");
+        B.apply(FormulaId::EndToEndLatency, {FirstToken, D.TPOT, Longest}, "");
     B.publish(MetricId::RequestServiceTime, D.Service);
     // The batch's tokens over the batch's time.
     NodeId Tokens = B.op(Op::Mul, {D.Batch, D.Output});

@@ -45,6 +45,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace mlsc::walls {
 
@@ -170,6 +171,42 @@ struct Chord {
   }
 };
 
+/// The root of h(b) = g(b) - b in [Lo, Hi], h(Lo) >= 0 > h(Hi), given g
+/// at both ends: false position with the Illinois rule (the end kept twice
+/// has its h halved, so neither end stalls), bisecting when a step leaves
+/// the bracket, until h is exactly 0 (g is linear between the kinks of its
+/// roofline, so the first step often lands there) or the bracket is within
+/// 1e-12 of the root.
+template <typename Fn>
+Number rootBelowDiagonal(Fn g, double Lo, double GLo, double Hi, double GHi) {
+  double HLo = GLo - Lo, HHi = GHi - Hi;
+  int Kept = 0; // -1: Hi was kept last time; +1: Lo was
+  for (int I = 0; I < 200 && Hi - Lo > 1e-12 * Hi; ++I) {
+    double X = Lo - HLo * (Hi - Lo) / (HHi - HLo);
+    if (!(X > Lo && X < Hi))
+      X = 0.5 * (Lo + Hi);
+    double H = g(X) - X;
+    if (std::isnan(H))
+      return in<Number>(std::nan(""));
+    if (H == 0)
+      return in<Number>(X);
+    if (H > 0) {
+      Lo = X;
+      HLo = H;
+      if (Kept == -1)
+        HHi *= 0.5;
+      Kept = -1;
+    } else {
+      Hi = X;
+      HHi = H;
+      if (Kept == 1)
+        HLo *= 0.5;
+      Kept = 1;
+    }
+  }
+  return in<Number>(0.5 * (Lo + Hi));
+}
+
 /// Solves b = min(B, 1 + lambda_r * (T_fixed + (n - 1) * T(u) / (1 - f)))
 /// by bisection, where \p FixedAndShare gives T_fixed and f at a batch
 /// from the step there (both constant without chunked prefill: then the
@@ -243,42 +280,11 @@ Number solveRunningBatch(const StepAt &One, const StepAt &AtSlots, Number Slots,
       return Slots;
     GHi = AtB;
   }
-  // The root of h(b) = g(b) - b in [Lo, Hi], h(Lo) >= 0 > h(Hi): false
-  // position with the Illinois rule (the end kept twice has its h halved,
-  // so neither end stalls), bisecting when a step leaves the bracket,
-  // until h is exactly 0 (g is linear between the kinks of its roofline,
-  // so the first step often lands there) or the bracket is within 1e-12
-  // of the root, as the bisection it replaced.
   if (std::isnan(GLo))
     GLo = g(Lo);
   if (std::isnan(GLo))
     return in<Number>(std::nan(""));
-  double HLo = GLo - Lo, HHi = GHi - Hi;
-  int Kept = 0; // -1: Hi was kept last time; +1: Lo was
-  for (int I = 0; I < 200 && Hi - Lo > 1e-12 * Hi; ++I) {
-    double X = Lo - HLo * (Hi - Lo) / (HHi - HLo);
-    if (!(X > Lo && X < Hi))
-      X = 0.5 * (Lo + Hi);
-    double H = g(X) - X;
-    if (std::isnan(H))
-      return in<Number>(std::nan(""));
-    if (H == 0)
-      return in<Number>(X);
-    if (H > 0) {
-      Lo = X;
-      HLo = H;
-      if (Kept == -1)
-        HHi *= 0.5;
-      Kept = -1;
-    } else {
-      Hi = X;
-      HHi = H;
-      if (Kept == 1)
-        HLo *= 0.5;
-      Kept = 1;
-    }
-  }
-  return in<Number>(0.5 * (Lo + Hi));
+  return rootBelowDiagonal(g, Lo, GLo, Hi, GHi);
 }
 } // namespace
 
@@ -330,6 +336,86 @@ Number runningDecodeBatchChunked(
         return std::pair<double, double>{
             Own.value(), prefillInterference(OtherRate, Extra).value()};
       });
+}
+
+Number staticBatchAtLoad(Time PrefillGemm1, Time PrefillWeights1,
+                         Time PrefillAttention1, Time PrefillKV1,
+                         Time PrefillAdded1, Time PrefillGemmSlots,
+                         Time PrefillWeightsSlots, Time PrefillAttentionSlots,
+                         Time PrefillKVSlots, Time PrefillAddedSlots,
+                         Time Gemm1, Time Weights1, Time Attention1, Time KV1,
+                         Time Added1, Time GemmSlots, Time WeightsSlots,
+                         Time AttentionSlots, Time KVSlots, Time AddedSlots,
+                         Number Slots, Number PP, RequestRate Rate,
+                         Tokens Output, Number OutputCV, Tokens OutputCap,
+                         Number Overlap, Number WeightCurve) {
+  const double B = Slots.value(), Stages = std::max(PP.value(), 1.0);
+  const double Lambda = (Rate / in<Requests>(1.0)).value();
+  for (Time V : {PrefillGemm1,
+                 PrefillWeights1,
+                 PrefillAttention1,
+                 PrefillKV1,
+                 PrefillAdded1,
+                 PrefillGemmSlots,
+                 PrefillWeightsSlots,
+                 PrefillAttentionSlots,
+                 PrefillKVSlots,
+                 PrefillAddedSlots,
+                 Gemm1,
+                 Weights1,
+                 Attention1,
+                 KV1,
+                 Added1,
+                 GemmSlots,
+                 WeightsSlots,
+                 AttentionSlots,
+                 KVSlots,
+                 AddedSlots})
+    if (std::isnan(V.value()))
+      return in<Number>(std::nan(""));
+  if (std::isnan(B) || std::isnan(Lambda))
+    return in<Number>(std::nan(""));
+  if (!(B > 1) || std::isinf(Lambda))
+    return Slots;
+  // The prefill's weights are read once a pass whatever its prompts; its
+  // other parts, and the decode step's, on their chords (the decode's
+  // weight read on the experts' curve for an MoE).
+  const Chord Prefill(Slots, PP), Decode(Slots, PP, WeightCurve);
+  auto g = [&](double Batch) {
+    double U = Chord::micro(Batch, Stages);
+    StepAt P{Prefill.at(PrefillGemm1, PrefillGemmSlots, U),
+             Prefill.at(PrefillWeights1, PrefillWeightsSlots, U),
+             Prefill.at(PrefillAttention1, PrefillAttentionSlots, U),
+             Prefill.at(PrefillKV1, PrefillKVSlots, U),
+             Prefill.at(PrefillAdded1, PrefillAddedSlots, U),
+             Overlap};
+    StepAt S{Decode.at(Gemm1, GemmSlots, U),
+             Decode.weights(Weights1, WeightsSlots, U),
+             Decode.at(Attention1, AttentionSlots, U),
+             Decode.at(KV1, KVSlots, U),
+             Decode.at(Added1, AddedSlots, U),
+             Overlap};
+    Tokens N =
+        longestOutputOfBatch(in<Number>(Batch), Output, OutputCV, OutputCap);
+    double Gaps = std::max((N / OneToken).value() - 1.0, 0.0);
+    double X = Lambda * (P.step().value() + Gaps * S.step().value());
+    if (std::isnan(X))
+      return std::nan("");
+    if (std::isinf(X))
+      return B;
+    return std::min(B, X + std::exp(-X));
+  };
+  // g(1) = x + e^-x >= 1: the bracket's low end is on or above the
+  // diagonal.
+  double AtB = g(B);
+  if (std::isnan(AtB))
+    return in<Number>(std::nan(""));
+  if (AtB >= B)
+    return Slots;
+  double AtOne = g(1.0);
+  if (std::isnan(AtOne))
+    return in<Number>(std::nan(""));
+  return rootBelowDiagonal(g, 1.0, AtOne, B, AtB);
 }
 
 } // namespace mlsc::walls

@@ -19,6 +19,7 @@
 #include <boost/math/special_functions/gamma.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -396,6 +397,149 @@ Tokens lengthQuantile(Tokens Mean, Number CV, Number Percentile) {
     return Mean;
   std::optional<LengthLognormal> L = lengthLognormal(M, Cv);
   return in<Tokens>(L ? boost::math::quantile(*L, P) : NaN);
+}
+
+namespace {
+/// The longest of K outputs: lognormal draws cut at the cap (Cap 0: none),
+/// P(N <= n) = F(n)^K; without a spread, the cap when there is one (the
+/// batch runs to it, Orca's max_out), else the one length N0.
+struct LongestOutput {
+  double K, Cap, N0;
+  std::optional<LengthLognormal> L;
+  LongestOutput(Number Batch, Tokens Mean, Number CV, Tokens CapTokens)
+      : K(std::max(Batch.value(), 1.0)), Cap((CapTokens / OneToken).value()),
+        N0((Mean / OneToken).value()) {
+    if (CV.value() > 0 && N0 > 0)
+      L = lengthLognormal(N0, CV.value());
+    else if (Cap > 0)
+      N0 = Cap;
+  }
+  bool valid(Number CV) const {
+    return !std::isnan(K) && !std::isnan(Cap) && !std::isnan(N0) &&
+           !std::isnan(CV.value());
+  }
+  /// P(N > n).
+  double above(double N) const {
+    if (!L)
+      return N < N0 ? 1.0 : 0.0;
+    if (N <= 0)
+      return 1.0;
+    if (Cap > 0 && N >= Cap)
+      return 0.0;
+    return 1.0 - std::pow(boost::math::cdf(*L, N), K);
+  }
+  double quantile(double Pr) const {
+    if (!L)
+      return N0;
+    double N = boost::math::quantile(*L, std::pow(Pr, 1.0 / K));
+    return Cap > 0 ? std::min(N, Cap) : N;
+  }
+  /// The grid G(a) = integral_a^Hi P(N > n) dn is taken on, from \p Lo to
+  /// the draws' 1 - 1e-9 quantile (the tail past it is negligible).
+  static constexpr int Points = 256;
+  double hi(double Lo) const { return std::max(quantile(1.0 - 1e-9), Lo); }
+  /// G at the grid's points, by the trapezoid rule from the top.
+  std::array<double, Points> tails(double Lo) const {
+    std::array<double, Points> G{};
+    const double H = (hi(Lo) - Lo) / (Points - 1);
+    if (!L || !(H > 0))
+      return G;
+    double Prev = above(Lo + (Points - 1) * H);
+    for (int I = Points - 2; I >= 0; --I) {
+      double Here = above(Lo + I * H);
+      G[I] = G[I + 1] + 0.5 * (Here + Prev) * H;
+      Prev = Here;
+    }
+    return G;
+  }
+  /// E[N] = integral_0^inf P(N > n) dn.
+  double mean() const { return L ? tails(0.0)[0] : N0; }
+};
+} // namespace
+
+Tokens longestOutputOfBatch(Number Batch, Tokens Mean, Number CV, Tokens Cap) {
+  const LongestOutput N(Batch, Mean, CV, Cap);
+  if (!N.valid(CV) || std::isnan(Mean.value()))
+    return in<Tokens>(NaN);
+  return in<Tokens>(N.mean());
+}
+
+Time staticBatchWaitQuantile(RequestRate Rate, Time Prefill, Time Step,
+                             Number Batch, Tokens Mean, Number CV, Tokens Cap,
+                             Number Percentile) {
+  const double Lambda = (Rate / in<Requests>(1.0)).value();
+  const double Pr = Percentile.value(), P = Prefill.value(), S = Step.value();
+  const LongestOutput N(Batch, Mean, CV, Cap);
+  if (std::isnan(Lambda) || std::isnan(Pr) || std::isnan(P) || std::isnan(S) ||
+      !N.valid(CV))
+    return in<Time>(NaN);
+  // T = P + (N - 1) S; G(a) = integral_a^inf P(N > n) dn from one token.
+  constexpr int Points = LongestOutput::Points;
+  const double Lo = 1.0, Hi = N.hi(Lo), H = (Hi - Lo) / (Points - 1);
+  const std::array<double, Points> G = N.tails(Lo);
+  auto tail = [&](double A) { // G(A), A >= 1
+    if (!N.L)
+      return std::max(N.N0 - A, 0.0);
+    if (!(H > 0) || A >= Hi)
+      return 0.0;
+    double X = (A - Lo) / H;
+    int I = std::clamp(int(X), 0, Points - 2);
+    return G[I] + (G[I + 1] - G[I]) * (X - I);
+  };
+  const double DecodePart = S * tail(1.0);
+  const double MeanT = P + DecodePart; // E[T]
+  const double Rho = Lambda * MeanT / N.K;
+  if (!(Rho < 1))
+    return in<Time>(std::numeric_limits<double>::infinity());
+  const double Beyond = 1.0 - Pr;
+  if (!(Rho > 0) || Beyond >= Rho)
+    return in<Time>(0.0);
+  // integral_w^inf P(T > r) dr = (P - w)^+ + S G(1 + (max(w, P) - P) / S):
+  // solve it for the target, in the prefill's part or the decode's.
+  const double Target = Beyond * MeanT / Rho;
+  if (Target >= DecodePart)
+    return in<Time>(std::max(P - (Target - DecodePart), 0.0));
+  if (!(S > 0))
+    return in<Time>(P);
+  const double Want = Target / S;
+  double At; // the output length n with G(n) = Want
+  if (!N.L) {
+    At = N.N0 - Want;
+  } else {
+    // G falls from G(1) to 0: the grid point where it crosses, then
+    // linear between points.
+    int I = 0;
+    while (I < Points - 2 && G[I + 1] >= Want)
+      ++I;
+    At = Lo + I * H;
+    if (G[I] > G[I + 1])
+      At += H * std::clamp((G[I] - Want) / (G[I] - G[I + 1]), 0.0, 1.0);
+  }
+  return in<Time>(P + std::max(At - 1.0, 0.0) * S);
+}
+
+Number staticBatchBusyShare(RequestRate Rate, Time Prefill, Time Step,
+                            Number Batch, Tokens Mean, Number CV, Tokens Cap) {
+  const double Lambda = (Rate / in<Requests>(1.0)).value();
+  const LongestOutput N(Batch, Mean, CV, Cap);
+  if (std::isnan(Lambda) || std::isnan(Prefill.value()) ||
+      std::isnan(Step.value()) || !N.valid(CV) || std::isnan(Mean.value()))
+    return in<Number>(NaN);
+  // E[N - 1] over the outputs longer than one token: G(1) = E[N] - 1 when
+  // every output has at least one.
+  double Gaps = std::max(N.mean() - 1.0, 0.0);
+  double Busy = Lambda * (Prefill.value() + Gaps * Step.value()) / N.K;
+  return in<Number>(std::min(1.0, Busy));
+}
+
+Time staticBatchTimeQuantile(Time Prefill, Time Step, Number Batch, Tokens Mean,
+                             Number CV, Tokens Cap, Number Percentile) {
+  const double Pr = Percentile.value();
+  const LongestOutput N(Batch, Mean, CV, Cap);
+  if (std::isnan(Pr) || !N.valid(CV) || std::isnan(Prefill.value()) ||
+      std::isnan(Step.value()) || !(Pr > 0 && Pr < 1))
+    return in<Time>(NaN);
+  return Prefill + std::max(N.quantile(Pr) - 1.0, 0.0) * Step;
 }
 
 Tokens cappedLengthMean(Tokens Mean, Number CV, Tokens Cap) {

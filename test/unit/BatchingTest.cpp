@@ -341,4 +341,68 @@ TEST(BatchingWall, FormulasCarryWallAndDimensions) {
   EXPECT_EQ(formula(FormulaId::MaxBatchUnderTPOT).Params[5].str(), "FLOP/s");
 }
 
+TEST(BatchingWall, StaticBatchAtLoadTakesWhatArrivedDuringTheLastBatch) {
+  // A prefill of any batch up to the 8 slots reads 2 ms of weights; so
+  // does a decode step, whose KV traffic grows from 0 at one sequence to
+  // 7 ms at the slots (1 ms a sequence more); overlap 1, nothing added.
+  // With one output length of 11, T(b) = 2 + 10 x (2 + (b - 1)) ms.
+  auto ms = [](double V) { return in<Time>(V * 1e-3); };
+  const Time Zero = ms(0);
+  auto solve = [&](double Rate, double KVSlots, double CV = 0, double Cap = 0) {
+    return staticBatchAtLoad(
+               Zero, ms(2), Zero, Zero, Zero, Zero, ms(2), Zero, Zero, Zero,
+               Zero, ms(2), Zero, Zero, Zero, Zero, ms(2), Zero, ms(KVSlots),
+               Zero, in<Number>(8), One, in<RequestRate>(Rate), in<Tokens>(11),
+               in<Number>(CV), in<Tokens>(Cap), One, in<Number>(0))
+        .value();
+  };
+  // Flat steps, T = 22 ms: at 100 req/s x = 2.2 and b = x + e^-x =
+  // 2.2 + 0.11080 = 2.31080 (eval/static-at-load.mls by hand).
+  EXPECT_NEAR(solve(100, 0), 2.2 + std::exp(-2.2), 1e-9);
+  // The step growing: at 50 req/s x = 50 x (0.022 + 0.010 (b - 1)) and b =
+  // x + e^-x has its root at b = 1.67503 (x = 1.43752, e^-x = 0.23752).
+  double B = solve(50, 7);
+  double X = 50 * (0.022 + 0.010 * (B - 1));
+  EXPECT_NEAR(B, X + std::exp(-X), 1e-9);
+  EXPECT_NEAR(B, 1.67503, 1e-5);
+  // Light load: rarely more than one waits; at 1 req/s x = 0.022 + 0.010
+  // (b - 1) = 0.0220024 and b = x + e^-x = 1.00024.
+  EXPECT_NEAR(solve(1, 7), 1.00024, 1e-5);
+  // Past the full batches' 8 / 92 ms = 87 req/s the slots stay full.
+  EXPECT_EQ(solve(100, 7), 8.0);
+  // A cap without a spread is every batch's longest output: T = 2 + 20 x
+  // 2 = 42 ms, x = 2.1 at 50 req/s, b = 2.1 + e^-2.1.
+  EXPECT_NEAR(solve(50, 0, 0, 21), 2.1 + std::exp(-2.1), 1e-9);
+}
+
+TEST(BatchingWall, LongestOutputOfABatch) {
+  const Tokens Mean = in<Tokens>(272), NoCap = in<Tokens>(0);
+  // One draw: its mean. One length: the length, or the cap when given.
+  EXPECT_NEAR(longestOutputOfBatch(One, Mean, in<Number>(0.5), NoCap).value(),
+              272.0, 0.01 * 272);
+  EXPECT_EQ(
+      longestOutputOfBatch(in<Number>(4), Mean, in<Number>(0), NoCap).value(),
+      272.0);
+  EXPECT_EQ(
+      longestOutputOfBatch(in<Number>(4), Mean, in<Number>(0), in<Tokens>(500))
+          .value(),
+      500.0);
+  // The larger of two lognormal draws: E = 2 E[X] Phi(sigma / sqrt 2),
+  // sigma^2 = ln(1 + 0.5^2): sigma = 0.47238, Phi(0.33402) = 0.63082, so
+  // 272 x 1.26164 = 343.17 (the trapezoid rule within 0.1%).
+  EXPECT_NEAR(
+      longestOutputOfBatch(in<Number>(2), Mean, in<Number>(0.5), NoCap).value(),
+      343.17, 0.001 * 343.17);
+  // Cut at 300, the larger of two is at most 300.
+  EXPECT_LE(longestOutputOfBatch(in<Number>(2), Mean, in<Number>(0.5),
+                                 in<Tokens>(300))
+                .value(),
+            300.0);
+  // It grows with the batch.
+  EXPECT_GT(longestOutputOfBatch(in<Number>(256), Mean, in<Number>(0.5), NoCap)
+                .value(),
+            longestOutputOfBatch(in<Number>(16), Mean, in<Number>(0.5), NoCap)
+                .value());
+}
+
 } // namespace

@@ -78,9 +78,11 @@ TEST(StepModel, ReproducesEveryGraphsPrefillAndDecode) {
         if (!M)
           continue;
         // Prefill runs the batch; decode one micro-batch of the batch the
-        // load keeps running (the slots full without an arrival rate).
+        // load keeps running (the slots full without an arrival rate, and
+        // under static batching, whose batch at load is hidden).
         double Batch = E.value(MetricId::Batch);
-        double Running = G.has(MetricId::RunningBatch)
+        bool StaticAtLoad = G.findNamed("static.batch_time").has_value();
+        double Running = G.has(MetricId::RunningBatch) && !StaticAtLoad
                              ? E.value(MetricId::RunningBatch)
                              : Batch;
         double Micro =

@@ -447,8 +447,12 @@ void printQueue(const ScenarioResult &R, llvm::raw_ostream &OS) {
     // The share that finds them all taken, once it is worth a word; with
     // prefills stalling the running requests the slots fill in bursts.
     if (R.has(M::SlotWaitProbability) && R[M::SlotWaitProbability] >= 1e-3) {
-      Line += fmt::format("; {}% of requests find them all taken",
-                          formatNumber(100 * R[M::SlotWaitProbability]));
+      // A static batch admits no one until it ends (static batching
+      // publishes no request prefill of its own).
+      Line += fmt::format(
+          "; {}% of requests {}", formatNumber(100 * R[M::SlotWaitProbability]),
+          R.has(M::RequestPrefillTime) ? "find them all taken"
+                                       : "arrive while a batch runs");
       if (R.has(M::PrefillInterference) && R[M::PrefillInterference] > 0 &&
           !R.has(M::PrefillReplicas))
         Note = fmt::format("in bursts: prefills stall the running requests "
@@ -498,12 +502,17 @@ void printQueue(const ScenarioResult &R, llvm::raw_ostream &OS) {
         "prefill/decode disaggregation: TTFT waits in the prefill pool's "
         "M/G/c queue [wall 7]");
   // One slot a replica runs one sequence at any load.
+  // Static batching publishes no request prefill of its own (below).
   if (R.has(M::RunningBatch) && R[M::Servers] > R[M::Replicas])
     row(OS, "running batch",
         fmt::format("{} of {} slots", formatNumber(R[M::RunningBatch]),
                     formatNumber(R[M::Servers] / R[M::Replicas])),
-        "decode steps run the load: 1 + arrival per replica x time in a "
-        "slot (Little's law) [wall 5: batching]");
+        R.has(M::RequestPrefillTime)
+            ? "decode steps run the load: 1 + arrival per replica x time in "
+              "a slot (Little's law) [wall 5: batching]"
+            : "static batches hold what waits when a replica empties: x + "
+              "e^-x, x = arrival per replica x a batch's time to its "
+              "longest output [wall 5: batching]");
   if (R.has(M::PrefillInterference) && R[M::PrefillInterference] > 0)
     row(OS, "token gap",
         R[M::PrefillInterference] < 1
