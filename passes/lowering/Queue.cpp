@@ -334,9 +334,13 @@ bool lowerQueue(LoweringContext &Ctx) {
       // batch's time random with its longest output.
       const DecoderState::StaticLoad &S = *D.StaticAtLoad;
       NodeId Wait = B.apply(FormulaId::StaticBatchWaitQuantile,
-                            {S.Rate, S.Prefill, S.Step, S.Batch, D.OutputDrawn,
-                             S.CV, S.Cap, L.At},
+                            {S.Rate, S.Prefill, S.Step, S.Batch, D.Batch,
+                             D.OutputDrawn, S.CV, S.Cap, L.At},
                             std::string("static.wait.") + P.Name);
+      // Disaggregated, the prompt's KV cache then crosses to the decode
+      // replica before the first token.
+      if (D.TransferRate)
+        Wait = B.op(Op::Add, {Wait, B.G.get(MetricId::RequestKVTransferTime)});
       Ttft = B.op(Op::Add, {Wait, S.Prefill});
       // The wait and the batch's time each at the percentile: an upper
       // bound on their sum's.

@@ -306,8 +306,25 @@ bool lowerRunningBatch(LoweringContext &Ctx) {
   B.publish(MetricId::Replicas, D.Replicas);
   D.Servers = B.op(Op::Mul, {D.Replicas, D.Batch});
   B.publish(MetricId::Servers, D.Servers);
-  if (D.Static && D.SeqArrival)
+  if (D.Static && D.SeqArrival) {
+    // A sized prefill pool queues each prompt on its own (M/G/c), which a
+    // static batch's prefill of the whole batch does not.
+    if (D.PrefillReplicas) {
+      Ctx.C.Diags.report(
+          DiagKind::InvalidLayout,
+          W.field("disaggregation.prefill_replicas")->Range,
+          fmt::format("`{}` batches statically under an arrival rate, "
+                      "but `disaggregation.prefill_replicas` sizes a "
+                      "prefill pool that prefills one request at a time; "
+                      "static batches with a sized prefill pool are not "
+                      "modelled: give `batching = continuous`, or drop the "
+                      "pool's size",
+                      W.Name));
+      Ctx.Failed = true;
+      return false;
+    }
     lowerStaticAtLoad(Ctx, *D.SeqArrival);
+  }
   if (!D.Loaded)
     return true;
 

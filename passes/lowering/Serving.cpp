@@ -75,37 +75,19 @@ bool lowerRequests(LoweringContext &Ctx) {
   // Static batching at load: a token gap is the decode step at the batch
   // the load gives; a request's TPOT, (E2E - TTFT) / (output - 1), counts
   // the batch's decode to its longest output over its own output's gaps
-  // (the shorter outputs decode on as padding): at the median and at the
-  // 1st percentile of the outputs for its 50th and 99th.
+  // (the shorter outputs decode on as padding; static_request_tpot).
   std::optional<NodeId> StaticTpot50, StaticTpot99;
   if (D.StaticAtLoad) {
     const DecoderState::StaticLoad &S = *D.StaticAtLoad;
     ITLTail = S.Step;
-    std::optional<NodeId> CV = Ctx.field(W, "output_cv");
     auto tpotAt = [&](double Q, const char *Why, const char *Label) {
-      NodeId Own = D.OutputDrawn;
-      if (CV) {
-        Own = B.apply(FormulaId::LengthQuantile,
-                      {D.OutputDrawn, *CV, B.constant(Q, Why)},
-                      std::string("static.output_") + Label);
-        if (D.OutputCap)
-          Own = B.op(Op::Min, {Own, *D.OutputCap});
-      } else if (D.OutputCap) {
-        Own = B.op(Op::Min, {Own, *D.OutputCap});
-      }
-      NodeId One = B.constant(1, "one");
-      NodeId Gaps =
-          B.op(Op::Sub, {B.op(Op::Div, {S.Longest, D.OneToken}), One});
-      NodeId Own1 =
-          B.op(Op::Max, {B.op(Op::Sub, {B.op(Op::Div, {Own, D.OneToken}), One}),
-                         B.constant(1, "at least one gap")});
-      NodeId T = B.op(Op::Mul, {S.Step, B.op(Op::Div, {Gaps, Own1})});
-      B.label(T, std::string("static.tpot_") + Label);
-      return T;
+      return B.apply(
+          FormulaId::StaticRequestTpot,
+          {S.Step, S.Batch, D.OutputDrawn, S.CV, S.Cap, B.constant(Q, Why)},
+          std::string("static.tpot_") + Label);
     };
-    StaticTpot50 = tpotAt(0.5, "the median output", "p50");
-    StaticTpot99 =
-        tpotAt(0.01, "the shortest outputs: the longest TPOT", "p99");
+    StaticTpot50 = tpotAt(0.5, "the median", "p50");
+    StaticTpot99 = tpotAt(0.99, "the 99th percentile", "p99");
   }
   B.publish(MetricId::ItlP50, D.StaticAtLoad ? D.StaticAtLoad->Step : D.TPOT);
   NodeId Replicas = D.Replicas;

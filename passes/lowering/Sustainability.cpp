@@ -38,7 +38,10 @@ bool lowerEnergy(LoweringContext &Ctx) {
   } else {
     const DecoderState &D = Ctx.Decoder;
     NodeId Share;
-    if (D.Arrival && D.Service.isValid())
+    if (D.StaticAtLoad) {
+      // Static batches at load: busy while a batch runs (wall 7).
+      Share = B.G.get(MetricId::SlotWaitProbability);
+    } else if (D.Arrival && D.Service.isValid())
       Share = B.apply(FormulaId::BusyShare,
                       {B.op(Op::Div, {*D.Arrival, D.Replicas}), D.Service}, "");
     else

@@ -373,21 +373,25 @@ Number staticBatchAtLoad(Time PrefillGemm1, Time PrefillWeights1,
                  AddedSlots})
     if (std::isnan(V.value()))
       return in<Number>(std::nan(""));
-  if (std::isnan(B) || std::isnan(Lambda))
+  if (std::isnan(B) || std::isnan(Lambda) || std::isnan(PP.value()) ||
+      std::isnan(Overlap.value()) || std::isnan(WeightCurve.value()) ||
+      std::isnan(OutputCV.value()))
     return in<Number>(std::nan(""));
   if (!(B > 1) || std::isinf(Lambda))
     return Slots;
   // The prefill's weights are read once a pass whatever its prompts; its
   // other parts, and the decode step's, on their chords (the decode's
   // weight read on the experts' curve for an MoE).
-  const Chord Prefill(Slots, PP), Decode(Slots, PP, WeightCurve);
+  // The prefill runs the whole batch's prompts in one pass (its chord in
+  // the batch); a decode step, a micro-batch of it through the stages.
+  const Chord Prefill(Slots, in<Number>(1)), Decode(Slots, PP, WeightCurve);
   auto g = [&](double Batch) {
     double U = Chord::micro(Batch, Stages);
-    StepAt P{Prefill.at(PrefillGemm1, PrefillGemmSlots, U),
-             Prefill.at(PrefillWeights1, PrefillWeightsSlots, U),
-             Prefill.at(PrefillAttention1, PrefillAttentionSlots, U),
-             Prefill.at(PrefillKV1, PrefillKVSlots, U),
-             Prefill.at(PrefillAdded1, PrefillAddedSlots, U),
+    StepAt P{Prefill.at(PrefillGemm1, PrefillGemmSlots, Batch),
+             Prefill.at(PrefillWeights1, PrefillWeightsSlots, Batch),
+             Prefill.at(PrefillAttention1, PrefillAttentionSlots, Batch),
+             Prefill.at(PrefillKV1, PrefillKVSlots, Batch),
+             Prefill.at(PrefillAdded1, PrefillAddedSlots, Batch),
              Overlap};
     StepAt S{Decode.at(Gemm1, GemmSlots, U),
              Decode.weights(Weights1, WeightsSlots, U),

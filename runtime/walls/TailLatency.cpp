@@ -401,96 +401,132 @@ Tokens lengthQuantile(Tokens Mean, Number CV, Number Percentile) {
 
 namespace {
 /// The longest of K outputs: lognormal draws cut at the cap (Cap 0: none),
-/// P(N <= n) = F(n)^K; without a spread, the cap when there is one (the
-/// batch runs to it, Orca's max_out), else the one length N0.
+/// P(N <= n) = F(n)^K (K >= 0 real; K = 0 is no output at all); without a
+/// spread, the cap when there is one (the batch runs to it, Orca's
+/// max_out), else the one length N0. G(a) = integral_a^inf P(N > n) dn is
+/// integrated in z = (ln n - mu) / sigma, where the draws' mass lies
+/// whatever their spread: dn = sigma n dz, on a grid from z = -8 to 8
+/// past both the lognormal's mean (z = sigma) and the largest's median.
 struct LongestOutput {
-  double K, Cap, N0;
-  std::optional<LengthLognormal> L;
-  LongestOutput(Number Batch, Tokens Mean, Number CV, Tokens CapTokens)
-      : K(std::max(Batch.value(), 1.0)), Cap((CapTokens / OneToken).value()),
+  static constexpr int Points = 513;
+  double K, Cap, N0, Mu = 0, Sigma = 0, ZLo = 0, ZHi = 0, H = 0;
+  bool Spread = false;
+  std::array<double, Points> G{}; // G at the grid's points
+  LongestOutput(double Batch, Tokens Mean, Number CV, Tokens CapTokens)
+      : K(Batch), Cap((CapTokens / OneToken).value()),
         N0((Mean / OneToken).value()) {
-    if (CV.value() > 0 && N0 > 0)
-      L = lengthLognormal(N0, CV.value());
-    else if (Cap > 0)
-      N0 = Cap;
+    double Cv = CV.value();
+    if (!valid(CV))
+      return;
+    if (!(Cv > 0 && N0 > 0)) {
+      if (Cap > 0)
+        N0 = Cap;
+      return;
+    }
+    double S2 = std::log1p(Cv * Cv);
+    if (!std::isfinite(S2))
+      return;
+    Spread = true;
+    Sigma = std::sqrt(S2);
+    Mu = std::log(N0) - S2 / 2;
+    boost::math::normal_distribution<double, QuietPolicy> Z;
+    double Median =
+        K > 0 ? boost::math::quantile(Z, std::pow(0.5, 1.0 / K)) : 0.0;
+    ZLo = -8.0;
+    ZHi = std::max(Sigma, Median) + 8.0;
+    if (Cap > 0)
+      ZHi = std::min(ZHi, (std::log(Cap) - Mu) / Sigma);
+    ZHi = std::max(ZHi, ZLo);
+    H = (ZHi - ZLo) / (Points - 1);
+    // The trapezoid rule from the top: P(N > n) sigma n, n = e^(mu + sigma z).
+    auto f = [&](double Zv) {
+      double Above = 1.0 - std::pow(boost::math::cdf(Z, Zv), K);
+      return Above * Sigma * std::exp(Mu + Sigma * Zv);
+    };
+    double Prev = f(ZHi);
+    for (int I = Points - 2; I >= 0; --I) {
+      double Here = f(ZLo + I * H);
+      G[I] = G[I + 1] + 0.5 * (Here + Prev) * H;
+      Prev = Here;
+    }
   }
   bool valid(Number CV) const {
     return !std::isnan(K) && !std::isnan(Cap) && !std::isnan(N0) &&
            !std::isnan(CV.value());
   }
-  /// P(N > n).
-  double above(double N) const {
-    if (!L)
-      return N < N0 ? 1.0 : 0.0;
-    if (N <= 0)
-      return 1.0;
-    if (Cap > 0 && N >= Cap)
+  double nAt(double Zv) const { return std::exp(Mu + Sigma * Zv); }
+  /// G(a) = integral_a^inf P(N > n) dn, a >= 0.
+  double tail(double A) const {
+    if (!(K > 0))
       return 0.0;
-    return 1.0 - std::pow(boost::math::cdf(*L, N), K);
+    if (!Spread)
+      return std::max(N0 - A, 0.0);
+    double Lo = nAt(ZLo); // below it P(N > n) = 1 to within 1e-15
+    if (A <= Lo)
+      return (Lo - A) + G[0];
+    double X = ((std::log(A) - Mu) / Sigma - ZLo) / H;
+    if (!(X < Points - 1))
+      return 0.0;
+    int I = std::clamp(int(X), 0, Points - 2);
+    return G[I] + (G[I + 1] - G[I]) * (X - I);
   }
+  /// The a >= 0 with G(a) = Want (G falls from G(0) to 0).
+  double inverse(double Want) const {
+    if (!Spread)
+      return std::max(N0 - Want, 0.0);
+    double Lo = nAt(ZLo);
+    if (Want >= G[0])
+      return std::max(Lo - (Want - G[0]), 0.0);
+    int I = 0;
+    while (I < Points - 2 && G[I + 1] >= Want)
+      ++I;
+    double Zv = ZLo + I * H;
+    if (G[I] > G[I + 1])
+      Zv += H * std::clamp((G[I] - Want) / (G[I] - G[I + 1]), 0.0, 1.0);
+    return nAt(Zv);
+  }
+  double mean() const { return tail(0.0); }
   double quantile(double Pr) const {
-    if (!L)
+    if (!Spread)
       return N0;
-    double N = boost::math::quantile(*L, std::pow(Pr, 1.0 / K));
+    std::optional<LengthLognormal> L =
+        lengthLognormal(N0, std::sqrt(std::expm1(Sigma * Sigma)));
+    double N =
+        L ? boost::math::quantile(*L, std::pow(Pr, 1.0 / std::max(K, 1.0)))
+          : NaN;
     return Cap > 0 ? std::min(N, Cap) : N;
   }
-  /// The grid G(a) = integral_a^Hi P(N > n) dn is taken on, from \p Lo to
-  /// the draws' 1 - 1e-9 quantile (the tail past it is negligible).
-  static constexpr int Points = 256;
-  double hi(double Lo) const { return std::max(quantile(1.0 - 1e-9), Lo); }
-  /// G at the grid's points, by the trapezoid rule from the top.
-  std::array<double, Points> tails(double Lo) const {
-    std::array<double, Points> G{};
-    const double H = (hi(Lo) - Lo) / (Points - 1);
-    if (!L || !(H > 0))
-      return G;
-    double Prev = above(Lo + (Points - 1) * H);
-    for (int I = Points - 2; I >= 0; --I) {
-      double Here = above(Lo + I * H);
-      G[I] = G[I + 1] + 0.5 * (Here + Prev) * H;
-      Prev = Here;
-    }
-    return G;
-  }
-  /// E[N] = integral_0^inf P(N > n) dn.
-  double mean() const { return L ? tails(0.0)[0] : N0; }
 };
 } // namespace
 
 Tokens longestOutputOfBatch(Number Batch, Tokens Mean, Number CV, Tokens Cap) {
-  const LongestOutput N(Batch, Mean, CV, Cap);
-  if (!N.valid(CV) || std::isnan(Mean.value()))
+  const LongestOutput N(std::max(Batch.value(), 1.0), Mean, CV, Cap);
+  if (!N.valid(CV) || std::isnan(Mean.value()) || std::isnan(Batch.value()))
     return in<Tokens>(NaN);
   return in<Tokens>(N.mean());
 }
 
 Time staticBatchWaitQuantile(RequestRate Rate, Time Prefill, Time Step,
-                             Number Batch, Tokens Mean, Number CV, Tokens Cap,
-                             Number Percentile) {
+                             Number Batch, Number Slots, Tokens Mean, Number CV,
+                             Tokens Cap, Number Percentile) {
   const double Lambda = (Rate / in<Requests>(1.0)).value();
   const double Pr = Percentile.value(), P = Prefill.value(), S = Step.value();
-  const LongestOutput N(Batch, Mean, CV, Cap);
+  const double B = std::max(Batch.value(), 1.0);
+  const LongestOutput N(B, Mean, CV, Cap);
   if (std::isnan(Lambda) || std::isnan(Pr) || std::isnan(P) || std::isnan(S) ||
-      !N.valid(CV))
+      std::isnan(Batch.value()) || std::isnan(Slots.value()) || !N.valid(CV))
     return in<Time>(NaN);
-  // T = P + (N - 1) S; G(a) = integral_a^inf P(N > n) dn from one token.
-  constexpr int Points = LongestOutput::Points;
-  const double Lo = 1.0, Hi = N.hi(Lo), H = (Hi - Lo) / (Points - 1);
-  const std::array<double, Points> G = N.tails(Lo);
-  auto tail = [&](double A) { // G(A), A >= 1
-    if (!N.L)
-      return std::max(N.N0 - A, 0.0);
-    if (!(H > 0) || A >= Hi)
-      return 0.0;
-    double X = (A - Lo) / H;
-    int I = std::clamp(int(X), 0, Points - 2);
-    return G[I] + (G[I + 1] - G[I]) * (X - I);
-  };
-  const double DecodePart = S * tail(1.0);
-  const double MeanT = P + DecodePart; // E[T]
-  const double Rho = Lambda * MeanT / N.K;
-  if (!(Rho < 1))
+  // T = P + (N - 1) S, E[T] = P + S (E[N] - 1) (every output has at least
+  // one token).
+  const double DecodePart = S * std::max(N.mean() - 1.0, 0.0);
+  const double MeanT = P + DecodePart;
+  // A bulk server is busy all the time long before it is unstable: only
+  // full batches that cannot keep up (the batch at the slots, lambda_r
+  // E[T] >= b there) make the wait unbounded.
+  double Rho = Lambda * MeanT / B;
+  if (!(Rho < 1) && B >= Slots.value())
     return in<Time>(std::numeric_limits<double>::infinity());
+  Rho = std::min(Rho, 1.0);
   const double Beyond = 1.0 - Pr;
   if (!(Rho > 0) || Beyond >= Rho)
     return in<Time>(0.0);
@@ -501,45 +537,60 @@ Time staticBatchWaitQuantile(RequestRate Rate, Time Prefill, Time Step,
     return in<Time>(std::max(P - (Target - DecodePart), 0.0));
   if (!(S > 0))
     return in<Time>(P);
-  const double Want = Target / S;
-  double At; // the output length n with G(n) = Want
-  if (!N.L) {
-    At = N.N0 - Want;
-  } else {
-    // G falls from G(1) to 0: the grid point where it crosses, then
-    // linear between points.
-    int I = 0;
-    while (I < Points - 2 && G[I + 1] >= Want)
-      ++I;
-    At = Lo + I * H;
-    if (G[I] > G[I + 1])
-      At += H * std::clamp((G[I] - Want) / (G[I] - G[I + 1]), 0.0, 1.0);
-  }
-  return in<Time>(P + std::max(At - 1.0, 0.0) * S);
+  // G(1 + (w - P) / S) = Target / S: the output length n = 1 + (w - P) /
+  // S there.
+  double At = std::max(N.inverse(Target / S), 1.0);
+  return in<Time>(P + (At - 1.0) * S);
 }
 
 Number staticBatchBusyShare(RequestRate Rate, Time Prefill, Time Step,
                             Number Batch, Tokens Mean, Number CV, Tokens Cap) {
   const double Lambda = (Rate / in<Requests>(1.0)).value();
-  const LongestOutput N(Batch, Mean, CV, Cap);
+  const double B = std::max(Batch.value(), 1.0);
+  const LongestOutput N(B, Mean, CV, Cap);
   if (std::isnan(Lambda) || std::isnan(Prefill.value()) ||
-      std::isnan(Step.value()) || !N.valid(CV) || std::isnan(Mean.value()))
+      std::isnan(Step.value()) || std::isnan(Batch.value()) || !N.valid(CV) ||
+      std::isnan(Mean.value()))
     return in<Number>(NaN);
-  // E[N - 1] over the outputs longer than one token: G(1) = E[N] - 1 when
-  // every output has at least one.
   double Gaps = std::max(N.mean() - 1.0, 0.0);
-  double Busy = Lambda * (Prefill.value() + Gaps * Step.value()) / N.K;
+  double Busy = Lambda * (Prefill.value() + Gaps * Step.value()) / B;
   return in<Number>(std::min(1.0, Busy));
 }
 
 Time staticBatchTimeQuantile(Time Prefill, Time Step, Number Batch, Tokens Mean,
                              Number CV, Tokens Cap, Number Percentile) {
   const double Pr = Percentile.value();
-  const LongestOutput N(Batch, Mean, CV, Cap);
+  const LongestOutput N(std::max(Batch.value(), 1.0), Mean, CV, Cap);
   if (std::isnan(Pr) || !N.valid(CV) || std::isnan(Prefill.value()) ||
-      std::isnan(Step.value()) || !(Pr > 0 && Pr < 1))
+      std::isnan(Step.value()) || std::isnan(Batch.value()) ||
+      !(Pr > 0 && Pr < 1))
     return in<Time>(NaN);
   return Prefill + std::max(N.quantile(Pr) - 1.0, 0.0) * Step;
+}
+
+Time staticRequestTpot(Time Step, Number Batch, Tokens Mean, Number CV,
+                       Tokens Cap, Number Percentile) {
+  const double Pr = Percentile.value(), B = Batch.value();
+  // The request's own output at the percentile's mirror (the shorter its
+  // output, the longer its TPOT), and the others' longest, b - 1 draws.
+  const LongestOutput Others(std::max(B - 1.0, 0.0), Mean, CV, Cap);
+  if (std::isnan(Pr) || std::isnan(B) || !Others.valid(CV) ||
+      std::isnan(Step.value()) || !(Pr > 0 && Pr < 1))
+    return in<Time>(NaN);
+  double Own = (Mean / OneToken).value();
+  if (CV.value() > 0) {
+    Own = (lengthQuantile(Mean, CV, in<Number>(1.0 - Pr)) / OneToken).value();
+    if (Others.Cap > 0)
+      Own = std::min(Own, Others.Cap);
+  } else if (Others.Cap > 0) {
+    Own = std::min(Own, Others.Cap);
+  }
+  // E[max(n, M)] = n + integral_n^inf P(M > x) dx; one length (or a cap
+  // without a spread) runs every request to the batch's one longest.
+  double Longest =
+      Others.Spread ? Own + Others.tail(Own) : std::max(Own, Others.N0);
+  double OwnGaps = std::max(Own - 1.0, 1.0);
+  return Step * (std::max(Longest - 1.0, 0.0) / OwnGaps);
 }
 
 Tokens cappedLengthMean(Tokens Mean, Number CV, Tokens Cap) {

@@ -962,27 +962,40 @@ TEST(TailLatency, StaticBatchWaitByHandForOneLength) {
   // 0.9520; an arrival then waits out the batch in flight, uniform on [0,
   // 22 ms]: W_p = 22 (p - (1 - rho)) / rho (eval/static-at-load.mls).
   const Time P = in<Time>(0.002), S = in<Time>(0.002);
-  const Number K = in<Number>(2.2 + std::exp(-2.2)), Zero = in<Number>(0);
+  const Number K = in<Number>(2.2 + std::exp(-2.2)), Zero = in<Number>(0),
+               Slots = in<Number>(8), One = in<Number>(1);
   const Tokens N = in<Tokens>(11), NoCap = in<Tokens>(0);
   const RequestRate L = in<RequestRate>(100);
   double Rho = 2.2 / K.value();
   EXPECT_NEAR(staticBatchBusyShare(L, P, S, K, N, Zero, NoCap).value(), Rho,
               1e-12);
   for (double Pr : {0.5, 0.9, 0.99})
-    EXPECT_NEAR(
-        staticBatchWaitQuantile(L, P, S, K, N, Zero, NoCap, in<Number>(Pr))
-            .value(),
-        0.022 * (Pr - (1 - Rho)) / Rho, 1e-12);
+    EXPECT_NEAR(staticBatchWaitQuantile(L, P, S, K, Slots, N, Zero, NoCap,
+                                        in<Number>(Pr))
+                    .value(),
+                0.022 * (Pr - (1 - Rho)) / Rho, 1e-12);
   // Below 1 - rho nobody waits; at or past saturation the wait is
   // unbounded.
-  EXPECT_EQ(
-      staticBatchWaitQuantile(L, P, S, K, N, Zero, NoCap, in<Number>(0.04))
-          .value(),
-      0.0);
-  EXPECT_EQ(staticBatchWaitQuantile(in<RequestRate>(200), P, S, K, N, Zero,
-                                    NoCap, in<Number>(0.5))
+  EXPECT_EQ(staticBatchWaitQuantile(L, P, S, K, Slots, N, Zero, NoCap,
+                                    in<Number>(0.04))
+                .value(),
+            0.0);
+  // A bulk server is busy all the time well before it saturates: rho
+  // rounds to 1 below the slots, and the wait stays the batch's rest.
+  EXPECT_NEAR(staticBatchWaitQuantile(in<RequestRate>(200), P, S, K, Slots, N,
+                                      Zero, NoCap, in<Number>(0.5))
+                  .value(),
+              0.011, 1e-12);
+  // Full batches at the slots that cannot keep up: unbounded.
+  EXPECT_EQ(staticBatchWaitQuantile(in<RequestRate>(400), P, S, Slots, Slots, N,
+                                    Zero, NoCap, in<Number>(0.5))
                 .value(),
             Inf);
+  // One slot (batch 1 at any load) is stable while lambda T < 1.
+  EXPECT_NEAR(staticBatchWaitQuantile(in<RequestRate>(10), P, S, One, One, N,
+                                      Zero, NoCap, in<Number>(0.99))
+                  .value(),
+              0.022 * (0.99 - 0.78) / 0.22, 1e-12);
   // A batch's own time at a percentile: one length, T = 22 ms.
   EXPECT_NEAR(staticBatchTimeQuantile(P, S, K, N, Zero, NoCap, in<Number>(0.99))
                   .value(),
@@ -1040,10 +1053,64 @@ TEST(TailLatency, StaticBatchWaitMatchesARenewalProcessWithSpreadOutputs) {
   for (double Pr : {0.5, 0.9, 0.99}) {
     double Simulated = Waits[size_t(Pr * Waits.size())];
     double Formula =
-        staticBatchWaitQuantile(L, P, S, K, Mean, CV, NoCap, in<Number>(Pr))
+        staticBatchWaitQuantile(L, P, S, K, K, Mean, CV, NoCap, in<Number>(Pr))
             .value();
     EXPECT_NEAR(Formula, Simulated, 0.02 * Simulated) << "p = " << Pr;
   }
+}
+
+TEST(TailLatency, LongestOfWideLognormalOutputs) {
+  // One draw is its mean at any spread, and b draws never exceed b means
+  // (E[max] <= E[sum]); cv 2 and 3 broke a grid uniform in n.
+  const Tokens Mean = in<Tokens>(272), NoCap = in<Tokens>(0);
+  for (double Cv : {0.5, 1.5, 2.0, 3.0, 100.0}) {
+    EXPECT_NEAR(longestOutputOfBatch(in<Number>(1), Mean, in<Number>(Cv), NoCap)
+                    .value(),
+                272.0, 0.005 * 272)
+        << "cv " << Cv;
+    for (double B : {2.0, 8.0, 256.0})
+      EXPECT_LE(longestOutputOfBatch(in<Number>(B), Mean, in<Number>(Cv), NoCap)
+                    .value(),
+                B * 272.0 * 1.005)
+          << "cv " << Cv << ", b " << B;
+  }
+  // The larger of two at cv 2: 2 E[X] Phi(sigma / sqrt 2), sigma^2 = ln 5,
+  // sigma = 1.26864, Phi(0.89706) = 0.81515: 272 x 1.63030 = 443.4.
+  EXPECT_NEAR(
+      longestOutputOfBatch(in<Number>(2), Mean, in<Number>(2), NoCap).value(),
+      443.4, 0.005 * 443.4);
+}
+
+TEST(TailLatency, StaticRequestTpotCountsThePaddingOfTheOthers) {
+  const Time S = in<Time>(0.002);
+  const Tokens Mean = in<Tokens>(100), NoCap = in<Tokens>(0);
+  // Alone (b = 1) a request decodes its own output: TPOT is the step at
+  // any percentile and spread.
+  for (double Pr : {0.5, 0.99})
+    EXPECT_NEAR(staticRequestTpot(S, in<Number>(1), Mean, in<Number>(0.5),
+                                  NoCap, in<Number>(Pr))
+                    .value(),
+                0.002, 1e-9);
+  // One length: every request decodes the batch's one length.
+  EXPECT_NEAR(staticRequestTpot(S, in<Number>(4), Mean, in<Number>(0), NoCap,
+                                in<Number>(0.5))
+                  .value(),
+              0.002, 1e-15);
+  // A cap without a spread: 11 tokens padded to the cap's 21, 2 x 20 / 10.
+  EXPECT_NEAR(staticRequestTpot(S, in<Number>(2.222), in<Tokens>(11),
+                                in<Number>(0), in<Tokens>(21), in<Number>(0.5))
+                  .value(),
+              0.004, 1e-15);
+  // With others, a short output pads to their longest: p99 above p50,
+  // both above the step.
+  double P50 = staticRequestTpot(S, in<Number>(8), Mean, in<Number>(0.5), NoCap,
+                                 in<Number>(0.5))
+                   .value();
+  double P99 = staticRequestTpot(S, in<Number>(8), Mean, in<Number>(0.5), NoCap,
+                                 in<Number>(0.99))
+                   .value();
+  EXPECT_GT(P50, 0.002);
+  EXPECT_GT(P99, P50);
 }
 
 } // namespace
