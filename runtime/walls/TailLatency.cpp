@@ -424,11 +424,20 @@ struct LongestOutput {
       return;
     }
     double S2 = std::log1p(Cv * Cv);
-    if (!std::isfinite(S2))
+    if (!std::isfinite(S2)) {
+      if (Cap > 0)
+        N0 = Cap;
       return;
-    Spread = true;
+    }
     Sigma = std::sqrt(S2);
     Mu = std::log(N0) - S2 / 2;
+    // A cap below the grid's bottom: every draw is at the cap to within
+    // Phi(-8).
+    if (Cap > 0 && (std::log(Cap) - Mu) / Sigma <= -8.0) {
+      N0 = Cap;
+      return;
+    }
+    Spread = true;
     boost::math::normal_distribution<double, QuietPolicy> Z;
     double Median =
         K > 0 ? boost::math::quantile(Z, std::pow(0.5, 1.0 / K)) : 0.0;
@@ -461,7 +470,7 @@ struct LongestOutput {
       return 0.0;
     if (!Spread)
       return std::max(N0 - A, 0.0);
-    double Lo = nAt(ZLo); // below it P(N > n) = 1 to within 1e-15
+    double Lo = nAt(ZLo); // below it P(N > n) = 1 - Phi(-8)^K
     if (A <= Lo)
       return (Lo - A) + G[0];
     double X = ((std::log(A) - Mu) / Sigma - ZLo) / H;
@@ -485,7 +494,12 @@ struct LongestOutput {
       Zv += H * std::clamp((G[I] - Want) / (G[I] - G[I + 1]), 0.0, 1.0);
     return nAt(Zv);
   }
-  double mean() const { return tail(0.0); }
+  /// E[N], at most the cap (the trapezoid rule overshoots a convex
+  /// integrand by about (sigma H)^2 / 12).
+  double mean() const {
+    double M = tail(0.0);
+    return Cap > 0 ? std::min(M, Cap) : M;
+  }
   double quantile(double Pr) const {
     if (!Spread)
       return N0;
@@ -585,6 +599,9 @@ Time staticRequestTpot(Time Step, Number Batch, Tokens Mean, Number CV,
   } else if (Others.Cap > 0) {
     Own = std::min(Own, Others.Cap);
   }
+  // TPOT is a request's with a gap at least (output > 1): a shorter draw
+  // counts as two tokens, as the simulator counts only outputs above one.
+  Own = std::max(Own, 2.0);
   // E[max(n, M)] = n + integral_n^inf P(M > x) dx; one length (or a cap
   // without a spread) runs every request to the batch's one longest.
   double Longest =

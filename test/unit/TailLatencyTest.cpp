@@ -1074,6 +1074,17 @@ TEST(TailLatency, LongestOfWideLognormalOutputs) {
                 B * 272.0 * 1.005)
           << "cv " << Cv << ", b " << B;
   }
+  // A cap far below a narrow spread's draws (500 at cv 0.05, cap 256):
+  // every draw is cut to the cap.
+  EXPECT_EQ(longestOutputOfBatch(in<Number>(8), in<Tokens>(500),
+                                 in<Number>(0.05), in<Tokens>(256))
+                .value(),
+            256.0);
+  // Never above the cap, however many draws.
+  EXPECT_LE(longestOutputOfBatch(in<Number>(4096), Mean, in<Number>(100),
+                                 in<Tokens>(2048))
+                .value(),
+            2048.0);
   // The larger of two at cv 2: 2 E[X] Phi(sigma / sqrt 2), sigma^2 = ln 5,
   // sigma = 1.26864, Phi(0.89706) = 0.81515: 272 x 1.63030 = 443.4.
   EXPECT_NEAR(
@@ -1111,6 +1122,15 @@ TEST(TailLatency, StaticRequestTpotCountsThePaddingOfTheOthers) {
                    .value();
   EXPECT_GT(P50, 0.002);
   EXPECT_GT(P99, P50);
+  // Short draws (the 1st percentile of outputs of mean 20 at cv 3 is
+  // below one token) still have a gap: TPOT never falls below the step.
+  for (double B : {1.0, 1.02, 4.0})
+    for (double Pr : {0.5, 0.99})
+      EXPECT_GE(staticRequestTpot(S, in<Number>(B), in<Tokens>(20),
+                                  in<Number>(3), NoCap, in<Number>(Pr))
+                    .value(),
+                0.002 * (1 - 1e-12))
+          << "b " << B << ", p " << Pr;
 }
 
 } // namespace
