@@ -342,8 +342,8 @@ bool lowerQueue(LoweringContext &Ctx) {
       if (D.TransferRate)
         Wait = B.op(Op::Add, {Wait, B.G.get(MetricId::RequestKVTransferTime)});
       Ttft = B.op(Op::Add, {Wait, S.Prefill});
-      // The wait and the batch's time each at the percentile: an upper
-      // bound on their sum's.
+      // The wait and the batch's time each at the percentile: above their
+      // sum's quantile at the upper percentiles, below it at the median.
       Latency = B.op(
           Op::Add, {Wait, B.apply(FormulaId::StaticBatchTimeQuantile,
                                   {S.Prefill, S.Step, S.Batch, D.OutputDrawn,

@@ -169,6 +169,15 @@ struct Chord {
       return at(AtOne, Full, U);
     return AtOne + (Full - AtOne) * ((Q - std::pow(Q, U)) / Span);
   }
+  /// Every part of a step at u, between one sequence's and the slots'.
+  StepAt step(const StepAt &One, const StepAt &Full, double U) const {
+    return StepAt{at(One.Gemm, Full.Gemm, U),
+                  weights(One.Weights, Full.Weights, U),
+                  at(One.Attention, Full.Attention, U),
+                  at(One.KV, Full.KV, U),
+                  at(One.Added, Full.Added, U),
+                  One.Overlap};
+  }
 };
 
 /// The root of h(b) = g(b) - b in [Lo, Hi], h(Lo) >= 0 > h(Hi), given g
@@ -235,12 +244,7 @@ Number solveRunningBatch(const StepAt &One, const StepAt &AtSlots, Number Slots,
   // B once the slots never empty (f >= 1, or an infinite fixed time).
   auto g = [&](double Batch) {
     double U = Chord::micro(Batch, Stages);
-    StepAt At{Part.at(One.Gemm, AtSlots.Gemm, U),
-              Part.weights(One.Weights, AtSlots.Weights, U),
-              Part.at(One.Attention, AtSlots.Attention, U),
-              Part.at(One.KV, AtSlots.KV, U),
-              Part.at(One.Added, AtSlots.Added, U),
-              One.Overlap};
+    StepAt At = Part.step(One, AtSlots, U);
     auto [Fixed, F] = FixedAndShare(At, U);
     if (std::isnan(Fixed) || std::isnan(F))
       return std::nan("");
@@ -379,26 +383,21 @@ Number staticBatchAtLoad(Time PrefillGemm1, Time PrefillWeights1,
     return in<Number>(std::nan(""));
   if (!(B > 1) || std::isinf(Lambda))
     return Slots;
-  // The prefill's weights are read once a pass whatever its prompts; its
-  // other parts, and the decode step's, on their chords (the decode's
-  // weight read on the experts' curve for an MoE).
   // The prefill runs the whole batch's prompts in one pass (its chord in
-  // the batch); a decode step, a micro-batch of it through the stages.
+  // the batch, its weights read once whatever the prompts); a decode step
+  // runs a micro-batch of it through the stages (its weight read on the
+  // experts' curve for an MoE).
   const Chord Prefill(Slots, in<Number>(1)), Decode(Slots, PP, WeightCurve);
+  const StepAt PrefillOne{PrefillGemm1, PrefillWeights1, PrefillAttention1,
+                          PrefillKV1,   PrefillAdded1,   Overlap},
+      PrefillFull{PrefillGemmSlots, PrefillWeightsSlots, PrefillAttentionSlots,
+                  PrefillKVSlots,   PrefillAddedSlots,   Overlap},
+      DecodeOne{Gemm1, Weights1, Attention1, KV1, Added1, Overlap},
+      DecodeFull{GemmSlots, WeightsSlots, AttentionSlots,
+                 KVSlots,   AddedSlots,   Overlap};
   auto g = [&](double Batch) {
-    double U = Chord::micro(Batch, Stages);
-    StepAt P{Prefill.at(PrefillGemm1, PrefillGemmSlots, Batch),
-             Prefill.at(PrefillWeights1, PrefillWeightsSlots, Batch),
-             Prefill.at(PrefillAttention1, PrefillAttentionSlots, Batch),
-             Prefill.at(PrefillKV1, PrefillKVSlots, Batch),
-             Prefill.at(PrefillAdded1, PrefillAddedSlots, Batch),
-             Overlap};
-    StepAt S{Decode.at(Gemm1, GemmSlots, U),
-             Decode.weights(Weights1, WeightsSlots, U),
-             Decode.at(Attention1, AttentionSlots, U),
-             Decode.at(KV1, KVSlots, U),
-             Decode.at(Added1, AddedSlots, U),
-             Overlap};
+    StepAt P = Prefill.step(PrefillOne, PrefillFull, Batch);
+    StepAt S = Decode.step(DecodeOne, DecodeFull, Chord::micro(Batch, Stages));
     Tokens N =
         longestOutputOfBatch(in<Number>(Batch), Output, OutputCV, OutputCap);
     double Gaps = std::max((N / OneToken).value() - 1.0, 0.0);
