@@ -197,7 +197,10 @@ struct DecoderState {
   /// prefill, decode step and time from admission to its longest output's
   /// end, and the arrival rate a replica.
   struct StaticLoad {
-    NodeId Rate, Batch, Prefill, Step, Cycle, Longest;
+    /// A batcher's arrival rate, batch and slots: the replica's, or under
+    /// pipeline parallelism one of its min(pp, batch) engines'.
+    NodeId Rate, Batch, Slots;
+    NodeId Prefill, Step, Cycle, Longest;
     /// The outputs' spread and cap (0 when not given).
     NodeId CV, Cap;
   };

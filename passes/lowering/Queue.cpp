@@ -334,7 +334,7 @@ bool lowerQueue(LoweringContext &Ctx) {
       // batch's time random with its longest output.
       const DecoderState::StaticLoad &S = *D.StaticAtLoad;
       NodeId Wait = B.apply(FormulaId::StaticBatchWaitQuantile,
-                            {S.Rate, S.Prefill, S.Step, S.Batch, D.Batch,
+                            {S.Rate, S.Prefill, S.Step, S.Batch, S.Slots,
                              D.OutputDrawn, S.CV, S.Cap, L.At},
                             std::string("static.wait.") + P.Name);
       // Disaggregated, the prompt's KV cache then crosses to the decode

@@ -107,16 +107,30 @@ void lowerStaticAtLoad(LoweringContext &Ctx, NodeId Arrival) {
                       expertMissCurve(Ctx, "static")},
                      "");
   B.publish(MetricId::RunningBatch, K);
+  // Under pipeline parallelism the replica's m = min(pp, B) engines each
+  // batch on their own: a batch, its prefill, its longest output and its
+  // wait are an engine's, b = K / m of B / m slots at lambda_r / m; its
+  // decode step is the replica's step at K, whose micro-batch is b.
+  NodeId Engines = B.op(Op::Max, {B.constant(1, "at least one engine"),
+                                  B.op(Op::Min, {D.PP, D.Batch})});
+  B.label(Engines, "static.engines");
+  NodeId EngineRate = B.op(Op::Div, {PerReplica, Engines});
+  B.label(EngineRate, "static.arrival_per_engine");
+  NodeId EngineBatch = B.op(Op::Div, {K, Engines});
+  B.label(EngineBatch, "static.engine_batch");
+  NodeId EngineSlots = B.op(Op::Div, {D.Batch, Engines});
+  B.label(EngineSlots, "static.engine_slots");
   NodeId Longest =
-      B.apply(FormulaId::LongestOutputOfBatch, {K, D.OutputDrawn, CV, Cap},
-              "static.longest_output");
-  NodeId Prefill = prefillAt(K, "static.prefill_at_load").Step;
+      B.apply(FormulaId::LongestOutputOfBatch,
+              {EngineBatch, D.OutputDrawn, CV, Cap}, "static.longest_output");
+  NodeId Prefill = prefillAt(EngineBatch, "static.prefill_at_load").Step;
   NodeId Step = lowerDecodeAt(Ctx, K, "static.decode_at_load").Step;
   D.DecodeWeights = Weights;
   NodeId Cycle = B.apply(FormulaId::EndToEndLatency, {Prefill, Step, Longest},
                          "static.batch_time");
-  D.StaticAtLoad = DecoderState::StaticLoad{PerReplica, K,       Prefill, Step,
-                                            Cycle,      Longest, CV,      Cap};
+  D.StaticAtLoad = DecoderState::StaticLoad{
+      EngineRate, EngineBatch, EngineSlots, Prefill, Step,
+      Cycle,      Longest,     CV,          Cap};
 }
 
 } // namespace

@@ -383,9 +383,17 @@ Number staticBatchAtLoad(Time PrefillGemm1, Time PrefillWeights1,
     return in<Number>(std::nan(""));
   if (!(B > 1) || std::isinf(Lambda))
     return Slots;
+  // Under pipeline parallelism a replica runs as m = min(pp, B) engines,
+  // each a static batcher of its own with B / m slots and 1 / m of the
+  // arrivals, its batch one micro-batch through every stage (as the
+  // serving simulator plays it); m = 1 without.
+  const double M = std::max(1.0, std::min(Stages, B)), Be = B / M,
+               LambdaE = Lambda / M;
+  if (!(Be > 1))
+    return Slots;
   // The prefill runs the whole batch's prompts in one pass (its chord in
   // the batch, its weights read once whatever the prompts); a decode step
-  // runs a micro-batch of it through the stages (its weight read on the
+  // runs the engine's batch through the stages (its weight read on the
   // experts' curve for an MoE).
   const Chord Prefill(Slots, in<Number>(1)), Decode(Slots, PP, WeightCurve);
   const StepAt PrefillOne{PrefillGemm1, PrefillWeights1, PrefillAttention1,
@@ -395,30 +403,32 @@ Number staticBatchAtLoad(Time PrefillGemm1, Time PrefillWeights1,
       DecodeOne{Gemm1, Weights1, Attention1, KV1, Added1, Overlap},
       DecodeFull{GemmSlots, WeightsSlots, AttentionSlots,
                  KVSlots,   AddedSlots,   Overlap};
+  // An engine's batch b: the decode chord runs from one sequence to the
+  // slots' micro-batch, B / m, which is the engine's slots.
   auto g = [&](double Batch) {
     StepAt P = Prefill.step(PrefillOne, PrefillFull, Batch);
-    StepAt S = Decode.step(DecodeOne, DecodeFull, Chord::micro(Batch, Stages));
+    StepAt S = Decode.step(DecodeOne, DecodeFull, Batch);
     Tokens N =
         longestOutputOfBatch(in<Number>(Batch), Output, OutputCV, OutputCap);
     double Gaps = std::max((N / OneToken).value() - 1.0, 0.0);
-    double X = Lambda * (P.step().value() + Gaps * S.step().value());
+    double X = LambdaE * (P.step().value() + Gaps * S.step().value());
     if (std::isnan(X))
       return std::nan("");
     if (std::isinf(X))
-      return B;
-    return std::min(B, X + std::exp(-X));
+      return Be;
+    return std::min(Be, X + std::exp(-X));
   };
   // g(1) = x + e^-x >= 1: the bracket's low end is on or above the
   // diagonal.
-  double AtB = g(B);
+  double AtB = g(Be);
   if (std::isnan(AtB))
     return in<Number>(std::nan(""));
-  if (AtB >= B)
+  if (AtB >= Be)
     return Slots;
   double AtOne = g(1.0);
   if (std::isnan(AtOne))
     return in<Number>(std::nan(""));
-  return rootBelowDiagonal(g, 1.0, AtOne, B, AtB);
+  return M * rootBelowDiagonal(g, 1.0, AtOne, Be, AtB);
 }
 
 } // namespace mlsc::walls

@@ -373,23 +373,25 @@ TEST(BatchingWall, StaticBatchAtLoadTakesWhatArrivedDuringTheLastBatch) {
   // A cap without a spread is every batch's longest output: T = 2 + 20 x
   // 2 = 42 ms, x = 2.1 at 50 req/s, b = 2.1 + e^-2.1.
   EXPECT_NEAR(solve(50, 0, 0, 21), 2.1 + std::exp(-2.1), 1e-9);
-  // A prefill whose GEMMs grow 1 ms a prompt (1 ms at one, 8 at the 8
-  // slots) over its 2 ms of weights, on 4 pipeline stages: the prefill
-  // runs the whole batch in one pass, P(b) = max(b, 2) ms, while a decode
-  // step is a micro-batch's (flat here). T(b) = max(b, 2) + 20 ms; at
-  // 100 req/s x = 2 + 0.1 b past b = 2, and b = x + e^-x at b = 2.3412
-  // (x = 2.2341); the prefill taken on the decode's micro-batch (b / 4)
-  // would have stayed at 2 ms.
+  // On 4 pipeline stages a replica runs 4 engines (min(pp, B)), each a
+  // static batcher of 8 / 4 = 2 slots taking a quarter of the arrivals,
+  // its batch one micro-batch through the stages. A prefill whose GEMMs
+  // take 10 ms a prompt (10 ms at one, 80 at the replica's 8 slots) over
+  // its 2 ms of weights, P(b) = 10 b ms, and flat 2 ms decode steps:
+  // T(b) = 10 b + 20 ms. At 100 req/s an engine takes 25: x = 0.25 b +
+  // 0.5 and b = x + e^-x at b = 1.25726 (x = 0.81431, e^-x = 0.44294);
+  // the replica's batch is 4 x 1.25726 = 5.0290. As one batcher of 8 (x
+  // = 100 x (0.010 b + 0.020) = b + 2 > b) it stayed at its 8 slots.
   double Pp =
-      staticBatchAtLoad(ms(1), ms(2), Zero, Zero, Zero, ms(8), ms(2), Zero,
+      staticBatchAtLoad(ms(10), ms(2), Zero, Zero, Zero, ms(80), ms(2), Zero,
                         Zero, Zero, Zero, ms(2), Zero, Zero, Zero, Zero, ms(2),
                         Zero, Zero, Zero, in<Number>(8), in<Number>(4),
                         in<RequestRate>(100), in<Tokens>(11), in<Number>(0),
                         in<Tokens>(0), One, in<Number>(0))
           .value();
-  double Xp = 100 * (0.020 + std::max(Pp, 2.0) / 1000);
-  EXPECT_NEAR(Pp, Xp + std::exp(-Xp), 1e-9);
-  EXPECT_NEAR(Pp, 2.3412, 1e-4);
+  double Be = Pp / 4, Xp = 25 * (0.010 * Be + 0.020);
+  EXPECT_NEAR(Be, Xp + std::exp(-Xp), 1e-9);
+  EXPECT_NEAR(Pp, 5.0290, 1e-4);
 }
 
 TEST(BatchingWall, LongestOutputOfABatch) {

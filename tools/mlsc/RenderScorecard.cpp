@@ -503,16 +503,29 @@ void printQueue(const ScenarioResult &R, llvm::raw_ostream &OS) {
         "M/G/c queue [wall 7]");
   // One slot a replica runs one sequence at any load.
   // Static batching publishes no request prefill of its own (below).
-  if (R.has(M::RunningBatch) && R[M::Servers] > R[M::Replicas])
+  if (R.has(M::RunningBatch) && R[M::Servers] > R[M::Replicas]) {
+    // A pipelined replica's engines batch apart under static batching.
+    const double Engines =
+        R.has(M::PP) && R[M::PP] > 1
+            ? std::max(1.0, std::min(R[M::PP], R[M::Servers] / R[M::Replicas]))
+            : 1;
     row(OS, "running batch",
         fmt::format("{} of {} slots", formatNumber(R[M::RunningBatch]),
                     formatNumber(R[M::Servers] / R[M::Replicas])),
         R.has(M::RequestPrefillTime)
             ? "decode steps run the load: 1 + arrival per replica x time in "
               "a slot (Little's law) [wall 5: batching]"
+        : Engines > 1
+            ? fmt::format("static batches hold what waits when an engine "
+                          "empties, on each of a replica's {} pipeline "
+                          "engines: x + e^-x, x = arrival per engine x a "
+                          "batch's time to its longest output [wall 5: "
+                          "batching]",
+                          formatNumber(Engines))
             : "static batches hold what waits when a replica empties: x + "
               "e^-x, x = arrival per replica x a batch's time to its "
               "longest output [wall 5: batching]");
+  }
   if (R.has(M::PrefillInterference) && R[M::PrefillInterference] > 0)
     row(OS, "token gap",
         R[M::PrefillInterference] < 1
@@ -942,9 +955,17 @@ void printSimulated(const ScenarioResult &R, llvm::raw_ostream &OS) {
   line("latency p99", M::LatencyP99, S.E2E, S.E2E.P99);
   line("queue wait", std::nullopt, S.QueueWait, S.QueueWait.Mean);
   Table.back()[0] = "wait, mean";
-  Table.push_back({"running batch",
-                   R.has(M::RunningBatch) ? show(R, M::RunningBatch) : "-",
-                   formatNumber(S.MeanBatch)});
+  // Under pipeline parallelism both columns give an engine's micro-batch:
+  // the closed form's replica batch b over min(pp, b).
+  std::string ClosedBatch = "-";
+  if (R.has(M::RunningBatch)) {
+    ClosedBatch = show(R, M::RunningBatch);
+    if (C.PipelineStages > 1 && R.has(M::PP)) {
+      double B = R[M::RunningBatch];
+      ClosedBatch = formatNumber(B / std::max(1.0, std::min(R[M::PP], B)));
+    }
+  }
+  Table.push_back({"running batch", ClosedBatch, formatNumber(S.MeanBatch)});
   Table.push_back(
       {"tokens served",
        R.has(M::ServedThroughput) ? show(R, M::ServedThroughput) : "-",
