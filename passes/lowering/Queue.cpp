@@ -180,6 +180,7 @@ bool lowerQueue(LoweringContext &Ctx) {
     std::optional<NodeId> PromptExtra;
   };
   LevelFirst Levels[std::size(Percentiles)];
+  NodeId LevelComputed[std::size(Percentiles)];
   for (size_t I = 0; I < std::size(Percentiles); ++I) {
     const Percentile &P = Percentiles[I];
     NodeId Level = B.constant(P.P, "the percentile");
@@ -232,15 +233,22 @@ bool lowerQueue(LoweringContext &Ctx) {
       B.label(FirstToken, Label + ".first_token_time");
       PromptExtra = Extra;
     }
-    // Chunked, the iterations to the first token also carry the chunks of
-    // the requests that arrive meanwhile, in the budget its own leave.
-    NodeId First = FirstToken;
-    if (D.ChunkExtra && PrefillRate)
-      First = B.apply(FormulaId::ChunkedFirstTokenQuantile,
-                      {FirstToken, *D.ChunkExtra, *EngineRate, *Iteration,
-                       Computed, *D.Chunk, Level},
-                      "");
-    Levels[I] = {Level, FirstToken, First, PromptExtra};
+    Levels[I] = {Level, FirstToken, FirstToken, PromptExtra};
+    LevelComputed[I] = Computed;
+  }
+  // Chunked, the iterations to the first token also carry the chunks of
+  // the requests that arrive meanwhile, in the budget its own leave; with
+  // prompts that vary, the quantile of the two together (the first
+  // token's own time through its median and 99th percentile).
+  if (D.ChunkExtra && PrefillRate) {
+    NodeId NoSpread = B.constant(0, "prompts of one length");
+    for (size_t I = 0; I < std::size(Percentiles); ++I)
+      Levels[I].First = B.apply(
+          FormulaId::ChunkedFirstTokenQuantile,
+          {Levels[I].FirstToken, *D.ChunkExtra, *EngineRate, *Iteration,
+           LevelComputed[I], *D.Chunk, Levels[I].At, Levels[0].FirstToken,
+           Levels[2].FirstToken, PromptCV && !D.Static ? *PromptCV : NoSpread},
+          "");
   }
   // A dispatcher that batches requests (`batcher.window`): a request waits
   // in it for its batch (at each percentile, added to the other parts'),

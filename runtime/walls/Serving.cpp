@@ -171,9 +171,80 @@ Time prefillStallItl(Time TPOT, Time Prefill, RequestRate Rate,
   return TPOT + K * Prefill;
 }
 
+namespace {
+/// The p-quantile of T = F + shift(K), F the first token's own time drawn
+/// from a shifted lognormal (the prompt's sigma, through F's median and
+/// 99th percentile), K a Poisson count of mean \p Mean, shift(k) =
+/// min(k, Cap) * Step: the least t with sum_k P(K = k) G(t - shift(k))
+/// >= p, by Newton's steps inside a bracket that each evaluation narrows
+/// (bisection when a step leaves it). NaN when the mixture has too many
+/// branches to sum (the caller then adds the quantiles).
+double compoundFirstTokenQuantile(double P, double F50, double F99, double Cv,
+                                  double Mean, double Cap, double Step) {
+  static const double Sqrt2 = std::sqrt(2.0),
+                      Z99 = Sqrt2 * boost::math::erf_inv(2 * 0.99 - 1);
+  const double Sigma = std::sqrt(std::log1p(Cv * Cv));
+  const double Scale = (F99 - F50) / std::expm1(Sigma * Z99),
+               Offset = F50 - Scale;
+  if (!(Scale > 0) || !std::isfinite(Scale))
+    return std::nan("");
+  // The Poisson weights of the distinct shifts: k = 0 .. ceil(Cap) - 1
+  // apart, the rest together; terms past mean + 12 sd + 30 (under 1e-15 of
+  // the whole) join the last.
+  const double Last =
+      std::min(std::ceil(Cap), std::ceil(Mean + 12 * std::sqrt(Mean) + 30));
+  if (!(Last <= 256))
+    return std::nan("");
+  const unsigned Branches = static_cast<unsigned>(Last) + 1;
+  double Weight[257], Shift[257];
+  double Term = std::exp(-Mean), Sum = 0;
+  for (unsigned K = 0; K + 1 < Branches; ++K) {
+    Weight[K] = Term;
+    Shift[K] = K * Step;
+    Sum += Term;
+    Term *= Mean / (K + 1);
+  }
+  Weight[Branches - 1] = std::max(0.0, 1 - Sum);
+  Shift[Branches - 1] = std::min(Last, Cap) * Step;
+  const double InvSigma = 1 / Sigma, InvSqrt2 = 1 / Sqrt2,
+               InvSqrt2Pi = 1 / std::sqrt(2 * M_PI);
+  auto H = [&](double T, double &D) {
+    double F = 0;
+    D = 0;
+    for (unsigned K = 0; K < Branches; ++K) {
+      double Y = T - Shift[K] - Offset;
+      if (!(Y > 0) || !(Weight[K] > 0))
+        continue;
+      double U = std::log(Y / Scale) * InvSigma;
+      F += Weight[K] * 0.5 * std::erfc(-U * InvSqrt2);
+      D += Weight[K] * InvSqrt2Pi * InvSigma * std::exp(-0.5 * U * U) / Y;
+    }
+    return F;
+  };
+  // F alone at p is a lower bound (every shift is >= 0), F at p plus the
+  // largest shift an upper one.
+  const double Zp = Sqrt2 * boost::math::erf_inv(2 * P - 1);
+  double Lo = Offset + Scale * std::exp(Sigma * Zp);
+  double Hi = Lo + Shift[Branches - 1];
+  if (!(Hi > Lo))
+    return Lo;
+  double T = Lo + (Hi - Lo) * (1 - Weight[0]);
+  for (int I = 0; I < 100 && Hi - Lo > 1e-12 * Hi; ++I) {
+    double D, G = H(T, D) - P;
+    if (G == 0)
+      return T;
+    (G > 0 ? Hi : Lo) = T;
+    double Next = D > 0 ? T - G / D : std::nan("");
+    T = Next > Lo && Next < Hi ? Next : 0.5 * (Lo + Hi);
+  }
+  return Hi;
+}
+} // namespace
+
 Time chunkedFirstTokenQuantile(Time FirstToken, Time Extra, RequestRate Rate,
                                Time Iteration, Tokens Prompt, Tokens Chunk,
-                               Number Percentile) {
+                               Number Percentile, Time First50, Time First99,
+                               Number PromptCV) {
   double S = (Prompt / OneToken).value(), C = (Chunk / OneToken).value();
   if (!(S > 0) || !(C > 0))
     return FirstToken;
@@ -186,7 +257,19 @@ Time chunkedFirstTokenQuantile(Time FirstToken, Time Extra, RequestRate Rate,
   double K = poissonQuantile(Mean, Percentile.value());
   if (!std::isfinite(K))
     return in<Time>(K);
-  double Riding = std::min(K * S, N * C - S);
+  // Prompts that vary: the first token's own time and the arrivals beside
+  // it are apart, so the quantile is the compound's, not the sum of the
+  // two quantiles at p (which reads a 99th-percentile prompt beside a
+  // 99th-percentile count of arrivals).
+  double Cv = PromptCV.value(), F50 = First50.value(), F99 = First99.value(),
+         X = Extra.value(), Room = N * C - S;
+  if (Cv > 0 && F99 > F50 && std::isfinite(F99) && X > 0 && Room > 0) {
+    double T = compoundFirstTokenQuantile(Percentile.value(), F50, F99, Cv,
+                                          Mean, Room / S, X);
+    if (!std::isnan(T))
+      return in<Time>(T);
+  }
+  double Riding = std::min(K * S, Room);
   return FirstToken + Riding / S * Extra;
 }
 

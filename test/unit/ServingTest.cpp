@@ -9,6 +9,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <vector>
+
 using namespace mlsc;
 using namespace mlsc::q;
 using namespace mlsc::walls;
@@ -440,7 +445,7 @@ TEST(ServingWall, ChunkedFirstTokenCountsTheRidingChunks) {
   auto at = [&](Time Iter, double Prompt, double Chunk, double P) {
     return chunkedFirstTokenQuantile(First, Extra, Rate, Iter,
                                      in<Tokens>(Prompt), in<Tokens>(Chunk),
-                                     in<Number>(P))
+                                     in<Number>(P), First, First, in<Number>(0))
         .value();
   };
   EXPECT_NEAR(at(Iteration, 500, 4096, 0.5), 0.150, 1e-15);
@@ -462,18 +467,70 @@ TEST(ServingWall, ChunkedFirstTokenCountsTheRidingChunks) {
   // A prompt that fills its chunks exactly leaves no room.
   EXPECT_EQ(at(in<Time>(50e-3), 2048, 512, 0.99), 0.120);
   // No other prompts: the first token alone.
-  EXPECT_EQ(chunkedFirstTokenQuantile(First, Extra, in<RequestRate>(0),
-                                      Iteration, in<Tokens>(500),
-                                      in<Tokens>(4096), in<Number>(0.99))
+  EXPECT_EQ(chunkedFirstTokenQuantile(
+                First, Extra, in<RequestRate>(0), Iteration, in<Tokens>(500),
+                in<Tokens>(4096), in<Number>(0.99), First, First, in<Number>(0))
                 .value(),
             120e-3);
   // An unbounded rate has no quantile: +inf, never a finite guess.
-  EXPECT_TRUE(std::isinf(
-      chunkedFirstTokenQuantile(
-          First, Extra,
-          in<RequestRate>(std::numeric_limits<double>::infinity()), Iteration,
-          in<Tokens>(500), in<Tokens>(4096), in<Number>(0.5))
-          .value()));
+  EXPECT_TRUE(
+      std::isinf(chunkedFirstTokenQuantile(
+                     First, Extra,
+                     in<RequestRate>(std::numeric_limits<double>::infinity()),
+                     Iteration, in<Tokens>(500), in<Tokens>(4096),
+                     in<Number>(0.5), First, First, in<Number>(0))
+                     .value()));
+}
+
+TEST(ServingWall, ChunkedFirstTokenWithPromptsThatVaryIsTheCompoundsQuantile) {
+  // Prompts with a spread (cv 0.5): a request's own first token F is a
+  // shifted lognormal through its median, 60 ms, and 99th percentile, 150
+  // ms; the prompts that arrive beside it are Poisson of mean 20 x 0.1 =
+  // 2, each adding 15 ms, at most 7 of them (500 of 4,096 tokens). Adding
+  // the two 99th percentiles reads 150 + 6 x 15 = 240 ms; the compound's
+  // 99th percentile, P(F + 15 min(K, 7.19) <= t) = 0.99, is checked
+  // against 400,000 draws of F and K (a fixed seed).
+  using namespace mlsc::q;
+  using namespace mlsc::walls;
+  const double F50 = 0.060, F99 = 0.150, Cv = 0.5, X = 0.015;
+  auto at = [&](double P, double FirstAt) {
+    return chunkedFirstTokenQuantile(
+               in<Time>(FirstAt), in<Time>(X), in<RequestRate>(20),
+               in<Time>(0.1), in<Tokens>(500), in<Tokens>(4096), in<Number>(P),
+               in<Time>(F50), in<Time>(F99), in<Number>(Cv))
+        .value();
+  };
+  const double Sigma = std::sqrt(std::log1p(Cv * Cv));
+  const double Z99 = 2.3263478740408408;
+  const double Scale = (F99 - F50) / std::expm1(Sigma * Z99),
+               Offset = F50 - Scale;
+  std::mt19937_64 Gen(7);
+  std::normal_distribution<double> Normal;
+  std::poisson_distribution<int> Count(2.0);
+  std::vector<double> T(400000);
+  for (double &V : T) {
+    double F = Offset + Scale * std::exp(Sigma * Normal(Gen));
+    V = F + X * std::min(static_cast<double>(Count(Gen)), 3596.0 / 500);
+  }
+  std::sort(T.begin(), T.end());
+  for (double P : {0.5, 0.9, 0.99}) {
+    double Drawn = T[static_cast<size_t>(P * T.size())];
+    EXPECT_NEAR(at(P, F50), Drawn, 0.01 * Drawn) << P;
+  }
+  // Below the sum of the two quantiles at the 99th percentile (240 ms),
+  // above F's own (150 ms).
+  EXPECT_LT(at(0.99, F99), 0.240);
+  EXPECT_GT(at(0.99, F99), 0.150);
+  // No arrivals: F's own quantiles, 60 and 150 ms.
+  auto alone = [&](double P) {
+    return chunkedFirstTokenQuantile(
+               in<Time>(F50), in<Time>(X), in<RequestRate>(0), in<Time>(0.1),
+               in<Tokens>(500), in<Tokens>(4096), in<Number>(P), in<Time>(F50),
+               in<Time>(F99), in<Number>(Cv))
+        .value();
+  };
+  EXPECT_NEAR(alone(0.5), F50, 1e-12);
+  EXPECT_NEAR(alone(0.99), F99, 1e-12);
 }
 
 TEST(ServingWall, PipelinePrefillStallIsAConvoy) {
