@@ -246,7 +246,7 @@ bool lowerRunningBatch(LoweringContext &Ctx) {
     D.BatcherSequences = *D.BatcherRequests;
     if (D.Samples) {
       D.BatcherSequences = B.op(Op::Mul, {*D.BatcherRequests, *D.Samples});
-      B.label(*D.BatcherSequences, "batcher.sequences");
+      B.publish(MetricId::BatcherSequences, *D.BatcherSequences);
     }
     if (!D.Chunk) {
       NodeId PerPass =

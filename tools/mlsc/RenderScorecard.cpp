@@ -472,14 +472,20 @@ void printQueue(const ScenarioResult &R, llvm::raw_ostream &OS) {
     // A batch goes whole to one replica; more requests than its slots
     // leave some waiting for a slot inside their own batch, which the
     // closed forms do not count (the simulator plays it).
+    // Each of a request's reasoning samples takes a slot of its own.
     double K = R[M::BatcherRequests],
+           Sequences = R.has(M::BatcherSequences) ? R[M::BatcherSequences] : K,
            PerReplica = R[M::Servers] / R[M::Replicas];
     row(OS, "batcher",
-        fmt::format("{} request{} a batch on average, each batch to one "
+        fmt::format("{} request{} a batch on average{}, each batch to one "
                     "replica",
-                    formatNumber(K), K == 1 ? "" : "s"),
-        K > PerReplica
-            ? fmt::format("more than a replica's {} slots: the requests "
+                    formatNumber(K), K == 1 ? "" : "s",
+                    Sequences != K
+                        ? fmt::format(" ({} sequences with their samples)",
+                                      formatNumber(Sequences))
+                        : std::string()),
+        Sequences > PerReplica
+            ? fmt::format("more than a replica's {} slots: the sequences "
                           "beyond them wait for a slot, which the closed "
                           "forms do not count (a `simulate` block does; "
                           "`batcher.max_requests` bounds a batch) [wall 7]",
