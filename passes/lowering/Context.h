@@ -205,6 +205,9 @@ struct DecoderState {
     NodeId CV, Cap;
   };
   std::optional<StaticLoad> StaticAtLoad;
+  /// Static batching: a replica's engines (min(pp, batch); 1 without pp)
+  /// and each engine's slots, batch / engines.
+  std::optional<NodeId> StaticEngines, StaticEngineSlots;
   /// The decode phase (at the running batch under load, else the slots')
   /// and the capacity's step (at the slots).
   PhaseTimes Decode, CapacityPhase;

@@ -44,6 +44,21 @@ NodeId expertMissCurve(LoweringContext &Ctx, const std::string &Prefix) {
   return Curve;
 }
 
+/// A static batch's prefill of \p Batch prompts in one pass, lowered as a
+/// hidden phase (the published prefill stays the slots').
+PhaseTimes staticPrefillAt(LoweringContext &Ctx, NodeId Batch,
+                           const std::string &Label) {
+  DecoderState &D = Ctx.Decoder;
+  GraphBuilder &B = Ctx.B;
+  DecoderShape Shape{D.ComputeParams, D.Layers, D.AttnDim, D.KV,
+                     D.KVShards,      D.Groups};
+  NodeId Tokens = B.op(Op::Mul, {Batch, D.Prompt});
+  PhaseWork Work = decoderWork(Ctx, PhaseId::Prefill, DecoderPass::Prefill,
+                               Shape, weightsRead(Ctx, Tokens, std::nullopt),
+                               Batch, D.Prompt, D.Prompt, D.TP, Label);
+  return lowerHiddenPhase(Ctx, PhaseId::Prefill, D.Machine, Work, Label);
+}
+
 /// Static batching under an arrival rate (Orca's request-level batching,
 /// as the simulator plays it): a replica admits what waits when it
 /// empties, so its batch is the arrivals during the last batch's time, a
@@ -56,20 +71,11 @@ void lowerStaticAtLoad(LoweringContext &Ctx, NodeId Arrival) {
   const ir::Entity &W = *Ctx.Workload;
   NodeId PerReplica = B.op(Op::Div, {Arrival, D.Replicas});
   B.label(PerReplica, "static.arrival_per_replica");
-  DecoderShape Shape{D.ComputeParams, D.Layers, D.AttnDim, D.KV,
-                     D.KVShards,      D.Groups};
-  auto prefillAt = [&](NodeId Batch, const std::string &Label) {
-    NodeId Tokens = B.op(Op::Mul, {Batch, D.Prompt});
-    PhaseWork Work = decoderWork(Ctx, PhaseId::Prefill, DecoderPass::Prefill,
-                                 Shape, weightsRead(Ctx, Tokens, std::nullopt),
-                                 Batch, D.Prompt, D.Prompt, D.TP, Label);
-    return lowerHiddenPhase(Ctx, PhaseId::Prefill, D.Machine, Work, Label);
-  };
   // The hidden decode steps must not move the weights the published
   // step reads (the crossover, the fidelity wall).
   NodeId Weights = D.DecodeWeights;
-  PhaseTimes P1 =
-      prefillAt(B.constant(1, "one sequence"), "static.prefill_at_one");
+  PhaseTimes P1 = staticPrefillAt(Ctx, B.constant(1, "one sequence"),
+                                  "static.prefill_at_one");
   PhaseTimes S1 =
       lowerDecodeAt(Ctx, B.constant(1, "one sequence"), "static.decode_at_one");
   const PhaseTimes &PB = D.PrefillParts, &SB = D.CapacityPhase;
@@ -111,19 +117,16 @@ void lowerStaticAtLoad(LoweringContext &Ctx, NodeId Arrival) {
   // batch on their own: a batch, its prefill, its longest output and its
   // wait are an engine's, b = K / m of B / m slots at lambda_r / m; its
   // decode step is the replica's step at K, whose micro-batch is b.
-  NodeId Engines = B.op(Op::Max, {B.constant(1, "at least one engine"),
-                                  B.op(Op::Min, {D.PP, D.Batch})});
-  B.label(Engines, "static.engines");
+  NodeId Engines = *D.StaticEngines, EngineSlots = *D.StaticEngineSlots;
   NodeId EngineRate = B.op(Op::Div, {PerReplica, Engines});
   B.label(EngineRate, "static.arrival_per_engine");
   NodeId EngineBatch = B.op(Op::Div, {K, Engines});
   B.label(EngineBatch, "static.engine_batch");
-  NodeId EngineSlots = B.op(Op::Div, {D.Batch, Engines});
-  B.label(EngineSlots, "static.engine_slots");
   NodeId Longest =
       B.apply(FormulaId::LongestOutputOfBatch,
               {EngineBatch, D.OutputDrawn, CV, Cap}, "static.longest_output");
-  NodeId Prefill = prefillAt(EngineBatch, "static.prefill_at_load").Step;
+  NodeId Prefill =
+      staticPrefillAt(Ctx, EngineBatch, "static.prefill_at_load").Step;
   NodeId Step = lowerDecodeAt(Ctx, K, "static.decode_at_load").Step;
   D.DecodeWeights = Weights;
   NodeId Cycle = B.apply(FormulaId::EndToEndLatency, {Prefill, Step, Longest},
@@ -149,7 +152,19 @@ bool lowerRunningBatch(LoweringContext &Ctx) {
                          "request.prefill_tokens");
   }
   if (D.Static) {
-    D.RequestPrefill = D.PrefillTime;
+    // Under pipeline parallelism a replica runs m = min(pp, batch) engines
+    // (vLLM V0's virtual engines, as the simulator plays them), each a
+    // static batcher of batch / m slots whose batch prefills in one pass
+    // through every stage; m = 1 without, the engine the replica.
+    NodeId Engines = B.op(Op::Max, {B.constant(1, "at least one engine"),
+                                    B.op(Op::Min, {D.PP, D.Batch})});
+    B.label(Engines, "static.engines");
+    NodeId Slots = B.op(Op::Div, {D.Batch, Engines});
+    B.label(Slots, "static.engine_slots");
+    D.StaticEngines = Engines;
+    D.StaticEngineSlots = Slots;
+    D.RequestPrefill =
+        staticPrefillAt(Ctx, Slots, "static.engine_prefill").Step;
   } else {
     NodeId Weights = weightsRead(Ctx, D.Computed, PhaseId::RequestPrefill);
     PhaseWork Work = decoderWork(

@@ -170,11 +170,13 @@ bool lowerRequests(LoweringContext &Ctx) {
 
   NodeId Throughput;
   if (D.Static) {
-    // The batch decodes until its longest output ends (the cap, without a
-    // spread given; with one, the longest of `batch` draws).
+    // An engine's full batch (the replica's, without pp) prefills in one
+    // pass and decodes until its longest output ends (the cap, without a
+    // spread given; with one, the longest of its slots' draws); the
+    // replica's m engines serve batch sequences in that time.
     NodeId Longest =
         B.apply(FormulaId::LongestOutputOfBatch,
-                {D.Batch, D.OutputDrawn,
+                {*D.StaticEngineSlots, D.OutputDrawn,
                  Ctx.field(W, "output_cv")
                      .value_or(B.constant(0, "outputs of one length")),
                  D.OutputCap.value_or(Ctx.none("tok", "0 tok", "no cap"))},

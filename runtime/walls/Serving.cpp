@@ -264,10 +264,13 @@ Time chunkedFirstTokenQuantile(Time FirstToken, Time Extra, RequestRate Rate,
   double Cv = PromptCV.value(), F50 = First50.value(), F99 = First99.value(),
          X = Extra.value(), Room = N * C - S;
   if (Cv > 0 && F99 > F50 && std::isfinite(F99) && X > 0 && Room > 0) {
+    // The fit runs through F's median and 99th percentile; at the other
+    // levels it may pass below the level's own first token (another chunk,
+    // attention's growth), which the quantile never is.
     double T = compoundFirstTokenQuantile(Percentile.value(), F50, F99, Cv,
                                           Mean, Room / S, X);
     if (!std::isnan(T))
-      return in<Time>(T);
+      return in<Time>(std::max(T, FirstToken.value()));
   }
   double Riding = std::min(K * S, Room);
   return FirstToken + Riding / S * Extra;

@@ -392,6 +392,24 @@ TEST(BatchingWall, StaticBatchAtLoadTakesWhatArrivedDuringTheLastBatch) {
   double Be = Pp / 4, Xp = 25 * (0.010 * Be + 0.020);
   EXPECT_NEAR(Be, Xp + std::exp(-Xp), 1e-9);
   EXPECT_NEAR(Pp, 5.0290, 1e-4);
+  // The decode step growing with the engine's batch, its micro-batch: 2
+  // ms at one sequence, 9 ms at an engine's 2 slots (the replica's 8 over
+  // 4 micro-batches), S(b) = 2 + 7 (b - 1) ms, so T(b) = 10 b + 10 S(b) =
+  // 80 b - 50 ms. At 20 req/s an engine takes 5: x = 0.4 b - 0.25, b = x +
+  // e^-x at b = 1.0113 (4.045 the replica). At 100 req/s (x = 2 b - 1.25)
+  // an engine's 2 slots cannot keep up: the replica's 8.
+  auto piped = [&](double Rate) {
+    return staticBatchAtLoad(
+               ms(10), ms(2), Zero, Zero, Zero, ms(80), ms(2), Zero, Zero, Zero,
+               Zero, ms(2), Zero, Zero, Zero, Zero, ms(2), Zero, ms(7), Zero,
+               in<Number>(8), in<Number>(4), in<RequestRate>(Rate),
+               in<Tokens>(11), in<Number>(0), in<Tokens>(0), One, in<Number>(0))
+        .value();
+  };
+  double Grow = piped(20) / 4, Xg = 5 * (0.080 * Grow - 0.050);
+  EXPECT_NEAR(Grow, Xg + std::exp(-Xg), 1e-9);
+  EXPECT_NEAR(Grow, 1.0113, 1e-4);
+  EXPECT_EQ(piped(100), 8.0);
 }
 
 TEST(BatchingWall, LongestOutputOfABatch) {

@@ -531,6 +531,20 @@ TEST(ServingWall, ChunkedFirstTokenWithPromptsThatVaryIsTheCompoundsQuantile) {
   };
   EXPECT_NEAR(alone(0.5), F50, 1e-12);
   EXPECT_NEAR(alone(0.99), F99, 1e-12);
+  // The fit passes through F's p50 and p99 only: at p99.9 it gives 208.7
+  // ms (15.02 + 44.98 e^(0.47238 x 3.0902) ms), but a 99.9th-percentile
+  // prompt whose own first token takes 260 ms (another chunk) is never
+  // served sooner.
+  auto at999 = [&](double Own) {
+    return chunkedFirstTokenQuantile(
+               in<Time>(Own), in<Time>(X), in<RequestRate>(0), in<Time>(0.1),
+               in<Tokens>(500), in<Tokens>(4096), in<Number>(0.999),
+               in<Time>(F50), in<Time>(F99), in<Number>(Cv))
+        .value();
+  };
+  EXPECT_NEAR(at999(0.150), Offset + Scale * std::exp(Sigma * 3.090232306),
+              1e-9);
+  EXPECT_EQ(at999(0.260), 0.260);
 }
 
 TEST(ServingWall, PipelinePrefillStallIsAConvoy) {
