@@ -968,8 +968,9 @@ struct FirstTokenBranches {
   static constexpr size_t Keys = 14, Most = 8;
   double Key[Keys];
   bool Valid = false;
-  int Random = 0;    ///< parts that vary
-  double Offset = 0; ///< the first token's shift under a prompt spread
+  int Random = 0;           ///< parts that vary
+  double Offset = 0;        ///< the first token's shift under a prompt spread
+  bool NormalFirst = false; ///< the first token taken normal (no shift)
   size_t Count = 0;
   double Weight[Most];
   ThreeMomentFit Fit[Most];
@@ -989,14 +990,27 @@ void buildBranches(FirstTokenBranches &Br, bool Spread, double Cv, double A50,
   // The first token's own time under a prompt spread: a shifted lognormal
   // with the prompt's sigma through its median and 99th percentile,
   // E[Y^k] = scale^k e^(k^2 sigma^2 / 2).
+  // Without a prompt spread (or one too narrow for the lognormal's moments
+  // to keep their digits) the first token still varies when the prompts
+  // that ride in its iteration do (its p99 above its p50): the lognormal's
+  // limit as sigma goes to 0, a normal through the two.
   std::optional<RawMoments> First;
+  Br.NormalFirst = false;
   if (Spread) {
     double S2 = std::log1p(Cv * Cv), Sigma = std::sqrt(S2);
-    double Scale = (A99 - A50) / std::expm1(Sigma * normalQuantile(0.99));
-    Br.Offset = A50 - Scale;
-    First =
-        RawMoments{Scale * std::exp(S2 / 2), Scale * Scale * std::exp(2 * S2),
-                   Scale * Scale * Scale * std::exp(4.5 * S2)};
+    double Z99 = normalQuantile(0.99);
+    if (Sigma * Z99 < 1e-3) {
+      double Sd = (A99 - A50) / Z99;
+      Br.Offset = A50;
+      Br.NormalFirst = true;
+      First = RawMoments{0, Sd * Sd, 0};
+    } else {
+      double Scale = (A99 - A50) / std::expm1(Sigma * Z99);
+      Br.Offset = A50 - Scale;
+      First =
+          RawMoments{Scale * std::exp(S2 / 2), Scale * Scale * std::exp(2 * S2),
+                     Scale * Scale * Scale * std::exp(4.5 * S2)};
+    }
     ++Br.Random;
   }
   // The slot's (or the prefill pool's) wait: P = C, then exponential of
@@ -1103,7 +1117,9 @@ Time firstTokenSumQuantile(
   if (std::isinf(First) || std::isinf(Slot) || std::isinf(Queued) ||
       std::isinf(Rest))
     return in<Time>(Inf);
-  bool Spread = Cv > 0 && A99 > A50 && std::isfinite(A99);
+  // The first token varies with the prompt's spread, or with the prompts
+  // that ride in its iteration (chunked_first_token_quantile).
+  bool Spread = A99 > A50 && std::isfinite(A99);
   thread_local FirstTokenBranches Memo;
   const double Key[FirstTokenBranches::Keys] = {
       Spread ? A50 : 0,     Spread ? A99 : 0,    Spread ? Cv : 0,
@@ -1124,7 +1140,9 @@ Time firstTokenSumQuantile(
   // The constant the branches add: the shift of the first token's spread,
   // or its one time.
   double Offset = Spread ? Br.Offset : First;
-  double Least = Spread ? std::max(Br.Offset, 0.0) : First;
+  double Least = !Spread          ? First
+                 : Br.NormalFirst ? 0.0
+                                  : std::max(Br.Offset, 0.0);
   double Floor = std::max(First, Least + std::max({Slot, Queued, Rest}));
   double Z = normalQuantile(P);
   if (Br.Count == 1)

@@ -804,8 +804,13 @@ TEST(TailLatency, FirstTokenSumConvergesWhereTheMixtureIsConcave) {
   // rare, heavy one (a slot wait C = e^-7.38 beside a queued prefill), so
   // every Halley step left the bracket and the secant kept its lower end
   // (its Illinois weight halved once, not again): after 200 steps it gave
-  // 13.43 s at p99.9 where the mixture's quantile is 18.28 ms (the Newton
-  // solver before it: 0.01827504508 s on these inputs).
+  // 13.43 s at p99.9 where the mixture's quantile was 18.28 ms (the Newton
+  // solver before it: 0.01827504508 s on these inputs). Since December 2026
+  // a first token whose p99 (8.263 ms) lies above its p50 (5.890 ms)
+  // without a prompt spread (the prompts riding in its iteration) is
+  // taken random, a normal through the two (sd 2.373 / 2.326 = 1.020 ms),
+  // where before its p99.9 value was added as a constant: 21.34 ms, above
+  // the 18.28 ms by about three of its sds' worth in the tail.
   auto At = [](double P) {
     return firstTokenSumQuantile(
                in<Time>(0.00825824), in<Time>(0.00589003), in<Time>(0.00826316),
@@ -816,7 +821,8 @@ TEST(TailLatency, FirstTokenSumConvergesWhereTheMixtureIsConcave) {
                in<Number>(14.8516), in<Number>(P))
         .value();
   };
-  EXPECT_NEAR(At(0.999), 0.01827504508, 1e-9);
+  EXPECT_NEAR(At(0.999), 0.0213442, 1e-6);
+  EXPECT_GT(At(0.999), 0.01827504508);
   EXPECT_LE(At(0.99), At(0.995));
   EXPECT_LE(At(0.995), At(0.999));
   EXPECT_LE(At(0.999), At(0.9999));
