@@ -205,9 +205,13 @@ struct DecoderState {
     NodeId CV, Cap;
   };
   std::optional<StaticLoad> StaticAtLoad;
-  /// Static batching: a replica's engines (min(pp, batch); 1 without pp)
-  /// and each engine's slots, batch / engines.
-  std::optional<NodeId> StaticEngines, StaticEngineSlots;
+  /// Static batching: a replica's engines (min(pp, batch); 1 without pp),
+  /// each engine's slots (batch / engines), and the outputs' spread and
+  /// cap (0 when not given) that its batches' longest outputs read.
+  struct StaticEngine {
+    NodeId Count, Slots, CV, Cap;
+  };
+  std::optional<StaticEngine> StaticEngines;
   /// The decode phase (at the running batch under load, else the slots')
   /// and the capacity's step (at the slots).
   PhaseTimes Decode, CapacityPhase;

@@ -68,7 +68,6 @@ PhaseTimes staticPrefillAt(LoweringContext &Ctx, NodeId Batch,
 void lowerStaticAtLoad(LoweringContext &Ctx, NodeId Arrival) {
   DecoderState &D = Ctx.Decoder;
   GraphBuilder &B = Ctx.B;
-  const ir::Entity &W = *Ctx.Workload;
   NodeId PerReplica = B.op(Op::Div, {Arrival, D.Replicas});
   B.label(PerReplica, "static.arrival_per_replica");
   // The hidden decode steps must not move the weights the published
@@ -79,9 +78,8 @@ void lowerStaticAtLoad(LoweringContext &Ctx, NodeId Arrival) {
   PhaseTimes S1 =
       lowerDecodeAt(Ctx, B.constant(1, "one sequence"), "static.decode_at_one");
   const PhaseTimes &PB = D.PrefillParts, &SB = D.CapacityPhase;
-  NodeId CV = Ctx.field(W, "output_cv")
-                  .value_or(B.constant(0, "outputs of one length"));
-  NodeId Cap = D.OutputCap.value_or(Ctx.none("tok", "0 tok", "no cap"));
+  const DecoderState::StaticEngine &E = *D.StaticEngines;
+  NodeId CV = E.CV, Cap = E.Cap;
   NodeId K = B.apply(FormulaId::StaticBatchAtLoad,
                      {P1.GemmCompute,
                       P1.WeightRead,
@@ -117,10 +115,9 @@ void lowerStaticAtLoad(LoweringContext &Ctx, NodeId Arrival) {
   // batch on their own: a batch, its prefill, its longest output and its
   // wait are an engine's, b = K / m of B / m slots at lambda_r / m; its
   // decode step is the replica's step at K, whose micro-batch is b.
-  NodeId Engines = *D.StaticEngines, EngineSlots = *D.StaticEngineSlots;
-  NodeId EngineRate = B.op(Op::Div, {PerReplica, Engines});
+  NodeId EngineRate = B.op(Op::Div, {PerReplica, E.Count});
   B.label(EngineRate, "static.arrival_per_engine");
-  NodeId EngineBatch = B.op(Op::Div, {K, Engines});
+  NodeId EngineBatch = B.op(Op::Div, {K, E.Count});
   B.label(EngineBatch, "static.engine_batch");
   NodeId Longest =
       B.apply(FormulaId::LongestOutputOfBatch,
@@ -132,8 +129,7 @@ void lowerStaticAtLoad(LoweringContext &Ctx, NodeId Arrival) {
   NodeId Cycle = B.apply(FormulaId::EndToEndLatency, {Prefill, Step, Longest},
                          "static.batch_time");
   D.StaticAtLoad = DecoderState::StaticLoad{
-      EngineRate, EngineBatch, EngineSlots, Prefill, Step,
-      Cycle,      Longest,     CV,          Cap};
+      EngineRate, EngineBatch, E.Slots, Prefill, Step, Cycle, Longest, CV, Cap};
 }
 
 } // namespace
@@ -161,8 +157,11 @@ bool lowerRunningBatch(LoweringContext &Ctx) {
     B.label(Engines, "static.engines");
     NodeId Slots = B.op(Op::Div, {D.Batch, Engines});
     B.label(Slots, "static.engine_slots");
-    D.StaticEngines = Engines;
-    D.StaticEngineSlots = Slots;
+    D.StaticEngines = DecoderState::StaticEngine{
+        Engines, Slots,
+        Ctx.field(W, "output_cv")
+            .value_or(B.constant(0, "outputs of one length")),
+        D.OutputCap.value_or(Ctx.none("tok", "0 tok", "no cap"))};
     D.RequestPrefill =
         staticPrefillAt(Ctx, Slots, "static.engine_prefill").Step;
   } else {

@@ -174,13 +174,10 @@ bool lowerRequests(LoweringContext &Ctx) {
     // pass and decodes until its longest output ends (the cap, without a
     // spread given; with one, the longest of its slots' draws); the
     // replica's m engines serve batch sequences in that time.
-    NodeId Longest =
-        B.apply(FormulaId::LongestOutputOfBatch,
-                {*D.StaticEngineSlots, D.OutputDrawn,
-                 Ctx.field(W, "output_cv")
-                     .value_or(B.constant(0, "outputs of one length")),
-                 D.OutputCap.value_or(Ctx.none("tok", "0 tok", "no cap"))},
-                "static.longest_output_at_slots");
+    const DecoderState::StaticEngine &E = *D.StaticEngines;
+    NodeId Longest = B.apply(FormulaId::LongestOutputOfBatch,
+                             {E.Slots, D.OutputDrawn, E.CV, E.Cap},
+                             "static.longest_output_at_slots");
     D.Service =
         B.apply(FormulaId::EndToEndLatency, {FirstToken, D.TPOT, Longest}, "");
     B.publish(MetricId::RequestServiceTime, D.Service);

@@ -33,6 +33,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/walls/Formulas.h"
+#include "runtime/walls/Lognormal.h"
 
 #include <boost/math/special_functions/erf.hpp>
 
@@ -181,11 +182,8 @@ namespace {
 /// branches to sum (the caller then adds the quantiles).
 double compoundFirstTokenQuantile(double P, double F50, double F99, double Cv,
                                   double Mean, double Cap, double Step) {
-  static const double Sqrt2 = std::sqrt(2.0),
-                      Z99 = Sqrt2 * boost::math::erf_inv(2 * 0.99 - 1);
-  const double Sigma = std::sqrt(std::log1p(Cv * Cv));
-  const double Scale = (F99 - F50) / std::expm1(Sigma * Z99),
-               Offset = F50 - Scale;
+  const ShiftedLognormal Fit = ShiftedLognormal::through(F50, F99, Cv);
+  const double Sigma = Fit.Sigma, Scale = Fit.Scale, Offset = Fit.Offset;
   if (!(Scale > 0) || !std::isfinite(Scale))
     return std::nan("");
   // The Poisson weights of the distinct shifts: k = 0 .. ceil(Cap) - 1
@@ -206,7 +204,7 @@ double compoundFirstTokenQuantile(double P, double F50, double F99, double Cv,
   }
   Weight[Branches - 1] = std::max(0.0, 1 - Sum);
   Shift[Branches - 1] = std::min(Last, Cap) * Step;
-  const double InvSigma = 1 / Sigma, InvSqrt2 = 1 / Sqrt2,
+  const double InvSigma = 1 / Sigma, InvSqrt2 = 1 / std::sqrt(2.0),
                InvSqrt2Pi = 1 / std::sqrt(2 * M_PI);
   auto H = [&](double T, double &D) {
     double F = 0;
@@ -223,8 +221,7 @@ double compoundFirstTokenQuantile(double P, double F50, double F99, double Cv,
   };
   // F alone at p is a lower bound (every shift is >= 0), F at p plus the
   // largest shift an upper one.
-  const double Zp = Sqrt2 * boost::math::erf_inv(2 * P - 1);
-  double Lo = Offset + Scale * std::exp(Sigma * Zp);
+  double Lo = Fit.quantile(P);
   double Hi = Lo + Shift[Branches - 1];
   if (!(Hi > Lo))
     return Lo;

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/walls/Formulas.h"
+#include "runtime/walls/Lognormal.h"
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/SmallVector.h"
@@ -933,28 +934,6 @@ private:
          Sigma = 0, InvSigma = 0, Scale = 0;
 };
 
-double normalQuantileOf(double P) {
-  return boost::math::quantile(
-      boost::math::normal_distribution<double, QuietPolicy>(), P);
-}
-
-/// The standard normal's p-quantile; the four percentiles every scenario
-/// asks for are computed once.
-double normalQuantile(double P) {
-  static const double Z50 = normalQuantileOf(0.5), Z90 = normalQuantileOf(0.9),
-                      Z99 = normalQuantileOf(0.99),
-                      Z999 = normalQuantileOf(0.999);
-  if (P == 0.5)
-    return Z50;
-  if (P == 0.9)
-    return Z90;
-  if (P == 0.99)
-    return Z99;
-  if (P == 0.999)
-    return Z999;
-  return normalQuantileOf(P);
-}
-
 /// An exponential of mean M: its raw moments.
 RawMoments exponentialMoments(double M) {
   return {M, 2 * M * M, 6 * M * M * M};
@@ -1005,8 +984,9 @@ void buildBranches(FirstTokenBranches &Br, bool Spread, double Cv, double A50,
       Br.NormalFirst = true;
       First = RawMoments{0, Sd * Sd, 0};
     } else {
-      double Scale = (A99 - A50) / std::expm1(Sigma * Z99);
-      Br.Offset = A50 - Scale;
+      ShiftedLognormal Fit = ShiftedLognormal::through(A50, A99, Cv);
+      double Scale = Fit.Scale;
+      Br.Offset = Fit.Offset;
       First =
           RawMoments{Scale * std::exp(S2 / 2), Scale * Scale * std::exp(2 * S2),
                      Scale * Scale * Scale * std::exp(4.5 * S2)};
@@ -1093,6 +1073,24 @@ void buildBranches(FirstTokenBranches &Br, bool Spread, double Cv, double A50,
 }
 
 } // namespace
+
+double normalQuantile(double P) {
+  auto Of = [](double Q) {
+    return boost::math::quantile(
+        boost::math::normal_distribution<double, QuietPolicy>(), Q);
+  };
+  static const double Z50 = Of(0.5), Z90 = Of(0.9), Z99 = Of(0.99),
+                      Z999 = Of(0.999);
+  if (P == 0.5)
+    return Z50;
+  if (P == 0.9)
+    return Z90;
+  if (P == 0.99)
+    return Z99;
+  if (P == 0.999)
+    return Z999;
+  return Of(P);
+}
 
 Time firstTokenSumQuantile(
     Time FirstToken, Time FirstMedian, Time First99, Number PromptCV,
