@@ -203,6 +203,10 @@ struct DecoderState {
     NodeId Prefill, Step, Cycle, Longest;
     /// The outputs' spread and cap (0 when not given).
     NodeId CV, Cap;
+    /// static_batch_at_load's arguments, the replica's arrival rate at
+    /// AtLoadRate.
+    std::vector<NodeId> AtLoadArgs;
+    static constexpr size_t AtLoadRate = 22;
   };
   std::optional<StaticLoad> StaticAtLoad;
   /// Static batching: a replica's engines (min(pp, batch); 1 without pp),

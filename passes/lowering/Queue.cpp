@@ -482,6 +482,22 @@ bool lowerQueue(LoweringContext &Ctx) {
       Left = B.op(Op::Sub, {Left, *Spread99});
     if (Batcher99)
       Left = B.op(Op::Sub, {Left, *Batcher99});
+    if (D.StaticAtLoad) {
+      // Static batching: each count's own batch, its wait for the batch in
+      // flight and its batch to the longest output (the latency's parts
+      // above), the replicas taking the arrivals evenly; a disaggregated
+      // prompt's KV transfer also comes before its first token.
+      if (D.TransferRate)
+        Left = B.op(Op::Sub, {Left, B.G.get(MetricId::RequestKVTransferTime)});
+      B.label(Left, "latency_target_for_the_batches");
+      std::vector<NodeId> Args = D.StaticAtLoad->AtLoadArgs;
+      Args[DecoderState::StaticLoad::AtLoadRate] = Arrival;
+      Args.push_back(Left);
+      B.publish(MetricId::ReplicasNeeded,
+                B.apply(FormulaId::StaticReplicasForP99Latency, Args,
+                        "static.replicas_needed"));
+      return true;
+    }
     B.label(Left, "latency_target_for_the_slots");
     NodeId Slots =
         B.apply(FormulaId::ServersForP99Latency,

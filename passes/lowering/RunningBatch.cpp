@@ -80,36 +80,37 @@ void lowerStaticAtLoad(LoweringContext &Ctx, NodeId Arrival) {
   const PhaseTimes &PB = D.PrefillParts, &SB = D.CapacityPhase;
   const DecoderState::StaticEngine &E = *D.StaticEngines;
   NodeId CV = E.CV, Cap = E.Cap;
-  NodeId K = B.apply(FormulaId::StaticBatchAtLoad,
-                     {P1.GemmCompute,
-                      P1.WeightRead,
-                      P1.AttentionCompute,
-                      P1.KVTraffic,
-                      P1.Added,
-                      PB.GemmCompute,
-                      PB.WeightRead,
-                      PB.AttentionCompute,
-                      PB.KVTraffic,
-                      PB.Added,
-                      S1.GemmCompute,
-                      S1.WeightRead,
-                      S1.AttentionCompute,
-                      S1.KVTraffic,
-                      S1.Added,
-                      SB.GemmCompute,
-                      SB.WeightRead,
-                      SB.AttentionCompute,
-                      SB.KVTraffic,
-                      SB.Added,
-                      D.Batch,
-                      D.PP,
-                      PerReplica,
-                      D.OutputDrawn,
-                      CV,
-                      Cap,
-                      *D.Machine.Overlap,
-                      expertMissCurve(Ctx, "static")},
-                     "");
+  // The fixed point's arguments; the replica's arrival rate is the 23rd,
+  // which the sizing search (lowerQueue) replaces with the scenario's.
+  std::vector<NodeId> Args{P1.GemmCompute,
+                           P1.WeightRead,
+                           P1.AttentionCompute,
+                           P1.KVTraffic,
+                           P1.Added,
+                           PB.GemmCompute,
+                           PB.WeightRead,
+                           PB.AttentionCompute,
+                           PB.KVTraffic,
+                           PB.Added,
+                           S1.GemmCompute,
+                           S1.WeightRead,
+                           S1.AttentionCompute,
+                           S1.KVTraffic,
+                           S1.Added,
+                           SB.GemmCompute,
+                           SB.WeightRead,
+                           SB.AttentionCompute,
+                           SB.KVTraffic,
+                           SB.Added,
+                           D.Batch,
+                           D.PP,
+                           PerReplica,
+                           D.OutputDrawn,
+                           CV,
+                           Cap,
+                           *D.Machine.Overlap,
+                           expertMissCurve(Ctx, "static")};
+  NodeId K = B.apply(FormulaId::StaticBatchAtLoad, Args, "");
   B.publish(MetricId::RunningBatch, K);
   // Under pipeline parallelism the replica's m = min(pp, B) engines each
   // batch on their own: a batch, its prefill, its longest output and its
@@ -129,7 +130,8 @@ void lowerStaticAtLoad(LoweringContext &Ctx, NodeId Arrival) {
   NodeId Cycle = B.apply(FormulaId::EndToEndLatency, {Prefill, Step, Longest},
                          "static.batch_time");
   D.StaticAtLoad = DecoderState::StaticLoad{
-      EngineRate, EngineBatch, E.Slots, Prefill, Step, Cycle, Longest, CV, Cap};
+      EngineRate, EngineBatch, E.Slots, Prefill, Step,
+      Cycle,      Longest,     CV,      Cap,     std::move(Args)};
 }
 
 } // namespace

@@ -342,6 +342,142 @@ Number runningDecodeBatchChunked(
       });
 }
 
+namespace {
+/// A replica of static batchers (request-level batching, Orca section 2):
+/// m = min(pp, B) engines of B / m slots, each taking 1 / m of the
+/// replica's arrivals, their prefill of b prompts and decode step of b
+/// sequences on the chords between one sequence and the slots.
+class StaticReplica {
+public:
+  StaticReplica(Time PrefillGemm1, Time PrefillWeights1, Time PrefillAttention1,
+                Time PrefillKV1, Time PrefillAdded1, Time PrefillGemmSlots,
+                Time PrefillWeightsSlots, Time PrefillAttentionSlots,
+                Time PrefillKVSlots, Time PrefillAddedSlots, Time Gemm1,
+                Time Weights1, Time Attention1, Time KV1, Time Added1,
+                Time GemmSlots, Time WeightsSlots, Time AttentionSlots,
+                Time KVSlots, Time AddedSlots, Number Slots, Number PP,
+                Tokens Output, Number OutputCV, Tokens OutputCap,
+                Number Overlap, Number WeightCurve)
+      : Slots(Slots.value()),
+        Engines(
+            std::max(1.0, std::min(std::max(PP.value(), 1.0), Slots.value()))),
+        EngineSlots(Slots.value() / Engines), Output(Output),
+        OutputCV(OutputCV), OutputCap(OutputCap), Prefill(Slots, in<Number>(1)),
+        Decode(Slots, PP, WeightCurve),
+        PrefillOne{PrefillGemm1, PrefillWeights1, PrefillAttention1,
+                   PrefillKV1,   PrefillAdded1,   Overlap},
+        PrefillFull{PrefillGemmSlots,      PrefillWeightsSlots,
+                    PrefillAttentionSlots, PrefillKVSlots,
+                    PrefillAddedSlots,     Overlap},
+        DecodeOne{Gemm1, Weights1, Attention1, KV1, Added1, Overlap},
+        DecodeFull{GemmSlots, WeightsSlots, AttentionSlots,
+                   KVSlots,   AddedSlots,   Overlap} {
+    for (Time V : {PrefillGemm1,
+                   PrefillWeights1,
+                   PrefillAttention1,
+                   PrefillKV1,
+                   PrefillAdded1,
+                   PrefillGemmSlots,
+                   PrefillWeightsSlots,
+                   PrefillAttentionSlots,
+                   PrefillKVSlots,
+                   PrefillAddedSlots,
+                   Gemm1,
+                   Weights1,
+                   Attention1,
+                   KV1,
+                   Added1,
+                   GemmSlots,
+                   WeightsSlots,
+                   AttentionSlots,
+                   KVSlots,
+                   AddedSlots})
+      if (std::isnan(V.value()))
+        Valid = false;
+    if (std::isnan(this->Slots) || std::isnan(PP.value()) ||
+        std::isnan(Overlap.value()) || std::isnan(WeightCurve.value()) ||
+        std::isnan(OutputCV.value()))
+      Valid = false;
+  }
+
+  bool valid() const { return Valid; }
+  /// The replica's slots B and engines m.
+  double slots() const { return Slots; }
+  double engines() const { return Engines; }
+  /// An engine's slots, B / m.
+  double engineSlots() const { return EngineSlots; }
+
+  /// An engine's prefill of b prompts and its decode step at b sequences
+  /// (the replica's step at m b, b its micro-batch).
+  Time prefillAt(double Batch) const {
+    return Prefill.step(PrefillOne, PrefillFull, Batch).step();
+  }
+  Time stepAt(double Batch) const {
+    return Decode.step(DecodeOne, DecodeFull, Batch).step();
+  }
+
+  /// An engine's batch when the replica takes \p Lambda requests a second:
+  /// b_e = min(B / m, x + e^-x), x = lambda_r / m * T(b_e), a fixed point;
+  /// the slots' when there is one slot an engine or the load is infinite.
+  double engineBatch(double Lambda) const {
+    if (!Valid || std::isnan(Lambda))
+      return std::nan("");
+    if (!(Slots > 1) || !(EngineSlots > 1) || std::isinf(Lambda))
+      return EngineSlots;
+    const double LambdaE = Lambda / Engines;
+    auto g = [&](double Batch) {
+      Tokens N =
+          longestOutputOfBatch(in<Number>(Batch), Output, OutputCV, OutputCap);
+      double Gaps = std::max((N / OneToken).value() - 1.0, 0.0);
+      double X =
+          LambdaE * (prefillAt(Batch).value() + Gaps * stepAt(Batch).value());
+      if (std::isnan(X))
+        return std::nan("");
+      if (std::isinf(X))
+        return EngineSlots;
+      return std::min(EngineSlots, X + std::exp(-X));
+    };
+    // g(1) = x + e^-x >= 1: the bracket's low end is on or above the
+    // diagonal.
+    double AtB = g(EngineSlots);
+    if (std::isnan(AtB))
+      return std::nan("");
+    if (AtB >= EngineSlots)
+      return EngineSlots;
+    double AtOne = g(1.0);
+    if (std::isnan(AtOne))
+      return std::nan("");
+    return rootBelowDiagonal(g, 1.0, AtOne, EngineSlots, AtB).value();
+  }
+
+  /// A request's P-quantile latency from its arrival at a replica taking
+  /// \p Lambda requests a second: the wait for its engine's batch in
+  /// flight, then its own batch to the longest output, each at the
+  /// percentile (as the lowering adds static.wait and static.batch_time).
+  Time latencyQuantile(double Lambda, Number Percentile) const {
+    double Be = engineBatch(Lambda);
+    if (std::isnan(Be))
+      return in<Time>(std::nan(""));
+    Time P = prefillAt(Be), S = stepAt(Be);
+    RequestRate Rate = in<Requests>(Lambda / Engines) / in<Time>(1.0);
+    return staticBatchWaitQuantile(Rate, P, S, in<Number>(Be),
+                                   in<Number>(EngineSlots), Output, OutputCV,
+                                   OutputCap, Percentile) +
+           staticBatchTimeQuantile(P, S, in<Number>(Be), Output, OutputCV,
+                                   OutputCap, Percentile);
+  }
+
+private:
+  bool Valid = true;
+  double Slots, Engines, EngineSlots;
+  Tokens Output;
+  Number OutputCV;
+  Tokens OutputCap;
+  Chord Prefill, Decode;
+  StepAt PrefillOne, PrefillFull, DecodeOne, DecodeFull;
+};
+} // namespace
+
 Number staticBatchAtLoad(Time PrefillGemm1, Time PrefillWeights1,
                          Time PrefillAttention1, Time PrefillKV1,
                          Time PrefillAdded1, Time PrefillGemmSlots,
@@ -353,82 +489,66 @@ Number staticBatchAtLoad(Time PrefillGemm1, Time PrefillWeights1,
                          Number Slots, Number PP, RequestRate Rate,
                          Tokens Output, Number OutputCV, Tokens OutputCap,
                          Number Overlap, Number WeightCurve) {
-  const double B = Slots.value(), Stages = std::max(PP.value(), 1.0);
+  const StaticReplica R(
+      PrefillGemm1, PrefillWeights1, PrefillAttention1, PrefillKV1,
+      PrefillAdded1, PrefillGemmSlots, PrefillWeightsSlots,
+      PrefillAttentionSlots, PrefillKVSlots, PrefillAddedSlots, Gemm1, Weights1,
+      Attention1, KV1, Added1, GemmSlots, WeightsSlots, AttentionSlots, KVSlots,
+      AddedSlots, Slots, PP, Output, OutputCV, OutputCap, Overlap, WeightCurve);
   const double Lambda = (Rate / in<Requests>(1.0)).value();
-  for (Time V : {PrefillGemm1,
-                 PrefillWeights1,
-                 PrefillAttention1,
-                 PrefillKV1,
-                 PrefillAdded1,
-                 PrefillGemmSlots,
-                 PrefillWeightsSlots,
-                 PrefillAttentionSlots,
-                 PrefillKVSlots,
-                 PrefillAddedSlots,
-                 Gemm1,
-                 Weights1,
-                 Attention1,
-                 KV1,
-                 Added1,
-                 GemmSlots,
-                 WeightsSlots,
-                 AttentionSlots,
-                 KVSlots,
-                 AddedSlots})
-    if (std::isnan(V.value()))
-      return in<Number>(std::nan(""));
-  if (std::isnan(B) || std::isnan(Lambda) || std::isnan(PP.value()) ||
-      std::isnan(Overlap.value()) || std::isnan(WeightCurve.value()) ||
-      std::isnan(OutputCV.value()))
+  if (!R.valid() || std::isnan(Lambda))
     return in<Number>(std::nan(""));
-  if (!(B > 1) || std::isinf(Lambda))
+  // The slots' when a replica has one slot an engine or the load is
+  // infinite; else m times an engine's batch.
+  if (!(R.slots() > 1) || !(R.engineSlots() > 1) || std::isinf(Lambda))
     return Slots;
-  // Under pipeline parallelism a replica runs as m = min(pp, B) engines,
-  // each a static batcher of its own with B / m slots and 1 / m of the
-  // arrivals, its batch one micro-batch through every stage (as the
-  // serving simulator plays it); m = 1 without.
-  const double M = std::max(1.0, std::min(Stages, B)), Be = B / M,
-               LambdaE = Lambda / M;
-  if (!(Be > 1))
-    return Slots;
-  // The prefill runs the whole batch's prompts in one pass (its chord in
-  // the batch, its weights read once whatever the prompts); a decode step
-  // runs the engine's batch through the stages (its weight read on the
-  // experts' curve for an MoE).
-  const Chord Prefill(Slots, in<Number>(1)), Decode(Slots, PP, WeightCurve);
-  const StepAt PrefillOne{PrefillGemm1, PrefillWeights1, PrefillAttention1,
-                          PrefillKV1,   PrefillAdded1,   Overlap},
-      PrefillFull{PrefillGemmSlots, PrefillWeightsSlots, PrefillAttentionSlots,
-                  PrefillKVSlots,   PrefillAddedSlots,   Overlap},
-      DecodeOne{Gemm1, Weights1, Attention1, KV1, Added1, Overlap},
-      DecodeFull{GemmSlots, WeightsSlots, AttentionSlots,
-                 KVSlots,   AddedSlots,   Overlap};
-  // An engine's batch b: the decode chord runs from one sequence to the
-  // slots' micro-batch, B / m, which is the engine's slots.
-  auto g = [&](double Batch) {
-    StepAt P = Prefill.step(PrefillOne, PrefillFull, Batch);
-    StepAt S = Decode.step(DecodeOne, DecodeFull, Batch);
-    Tokens N =
-        longestOutputOfBatch(in<Number>(Batch), Output, OutputCV, OutputCap);
-    double Gaps = std::max((N / OneToken).value() - 1.0, 0.0);
-    double X = LambdaE * (P.step().value() + Gaps * S.step().value());
-    if (std::isnan(X))
-      return std::nan("");
-    if (std::isinf(X))
-      return Be;
-    return std::min(Be, X + std::exp(-X));
+  return in<Number>(R.engines() * R.engineBatch(Lambda));
+}
+
+Number staticReplicasForP99Latency(
+    Time PrefillGemm1, Time PrefillWeights1, Time PrefillAttention1,
+    Time PrefillKV1, Time PrefillAdded1, Time PrefillGemmSlots,
+    Time PrefillWeightsSlots, Time PrefillAttentionSlots, Time PrefillKVSlots,
+    Time PrefillAddedSlots, Time Gemm1, Time Weights1, Time Attention1,
+    Time KV1, Time Added1, Time GemmSlots, Time WeightsSlots,
+    Time AttentionSlots, Time KVSlots, Time AddedSlots, Number Slots, Number PP,
+    RequestRate ArrivalRate, Tokens Output, Number OutputCV, Tokens OutputCap,
+    Number Overlap, Number WeightCurve, Time Target) {
+  const StaticReplica R(
+      PrefillGemm1, PrefillWeights1, PrefillAttention1, PrefillKV1,
+      PrefillAdded1, PrefillGemmSlots, PrefillWeightsSlots,
+      PrefillAttentionSlots, PrefillKVSlots, PrefillAddedSlots, Gemm1, Weights1,
+      Attention1, KV1, Added1, GemmSlots, WeightsSlots, AttentionSlots, KVSlots,
+      AddedSlots, Slots, PP, Output, OutputCV, OutputCap, Overlap, WeightCurve);
+  const double Lambda = (ArrivalRate / in<Requests>(1.0)).value();
+  const double Want = Target.value();
+  if (!R.valid() || std::isnan(Lambda) || std::isnan(Want) || Lambda < 0)
+    return in<Number>(std::nan(""));
+  const double Inf = std::numeric_limits<double>::infinity();
+  if (std::isinf(Lambda))
+    return in<Number>(Inf);
+  const Number P99 = in<Number>(0.99);
+  // Meets the target with n replicas, the arrivals split evenly.
+  auto meets = [&](double N) {
+    double Latency = R.latencyQuantile(Lambda / N, P99).value();
+    return !std::isnan(Latency) && Latency <= Want;
   };
-  // g(1) = x + e^-x >= 1: the bracket's low end is on or above the
-  // diagonal.
-  double AtB = g(Be);
-  if (std::isnan(AtB))
-    return in<Number>(std::nan(""));
-  if (AtB >= Be)
-    return Slots;
-  double AtOne = g(1.0);
-  if (std::isnan(AtOne))
-    return in<Number>(std::nan(""));
-  return M * rootBelowDiagonal(g, 1.0, AtOne, Be, AtB);
+  // More replicas take fewer requests each: smaller batches, shorter
+  // batches and fewer arrivals finding one in flight, so the P99 falls
+  // with n; it is searched by doubling, then halving the bracket.
+  constexpr double MaxReplicas = 1e6;
+  double Hi = 1;
+  while (!meets(Hi)) {
+    if (Hi >= MaxReplicas)
+      return in<Number>(Inf);
+    Hi = std::min(2 * Hi, MaxReplicas);
+  }
+  double Lo = std::floor(Hi / 2); // fails, or 0 when Hi = 1
+  while (Hi - Lo > 1) {
+    double Mid = std::floor(0.5 * (Lo + Hi));
+    (meets(Mid) ? Hi : Lo) = Mid;
+  }
+  return in<Number>(Hi);
 }
 
 } // namespace mlsc::walls

@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 
 using namespace mlsc;
 using namespace mlsc::q;
@@ -410,6 +411,63 @@ TEST(BatchingWall, StaticBatchAtLoadTakesWhatArrivedDuringTheLastBatch) {
   EXPECT_NEAR(Grow, Xg + std::exp(-Xg), 1e-9);
   EXPECT_NEAR(Grow, 1.0113, 1e-4);
   EXPECT_EQ(piped(100), 8.0);
+}
+
+TEST(BatchingWall, StaticReplicasForP99LatencySolvesEachCountsOwnBatch) {
+  // The replicas of the test above: prefills and decode steps of 2 ms of
+  // weights, the decode's KV traffic growing by KVPerSequence ms a
+  // sequence, one output length of 11, 100 req/s split evenly.
+  auto ms = [](double V) { return in<Time>(V * 1e-3); };
+  const Time Zero = ms(0);
+  auto size = [&](double KVSlots, double TargetMs, double Rate = 100) {
+    return staticReplicasForP99Latency(
+               Zero, ms(2), Zero, Zero, Zero, Zero, ms(2), Zero, Zero, Zero,
+               Zero, ms(2), Zero, Zero, Zero, Zero, ms(2), Zero, ms(KVSlots),
+               Zero, in<Number>(8), One, in<RequestRate>(Rate), in<Tokens>(11),
+               in<Number>(0), in<Tokens>(0), One, in<Number>(0), ms(TargetMs))
+        .value();
+  };
+  // Flat steps: every batch takes T = 22 ms, and the residual of the batch
+  // in flight is uniform on [0, T], so the P99 wait is T (1 - 0.01 / rho)
+  // (rho = x / b > 0.01) and the P99 latency T (2 - 0.01 / rho). Under 40
+  // ms needs rho <= 0.055: x = 2.2 / n, rho = x / (x + e^-x). At n = 39, x
+  // = 0.056410, rho = 0.056322: 40.09 ms; at n = 40, x = 0.055, rho =
+  // 0.054918: 39.99 ms. So 40.
+  EXPECT_EQ(size(0, 40), 40.0);
+  // A target under one batch's 22 ms: no count meets it.
+  EXPECT_TRUE(std::isinf(size(0, 21)));
+  // The step growing with the batch, T(b) = 22 + 10 (b - 1) ms, and each
+  // count's own batch: at n = 4, 25 req/s a replica, b = 1.14237 (x =
+  // 0.58560), T = 23.424 ms, rho = 0.51261, P99 46.39 ms; at n = 5, 20
+  // req/s, b = 1.09059 (x = 0.45812), T = 22.906 ms, rho = 0.42006, P99
+  // 45.27 ms. Under 46 ms: 5. (Held at the slots' 92 ms batch, as the
+  // slots' queue was, no count would meet it.)
+  EXPECT_EQ(size(7, 46), 5.0);
+  EXPECT_EQ(size(7, 46.5), 4.0);
+  // The count is the first that meets it: the same sums at n - 1 fail.
+  for (double N : {5.0, 4.0}) {
+    double Rate = 100 / N;
+    double B =
+        staticBatchAtLoad(Zero, ms(2), Zero, Zero, Zero, Zero, ms(2), Zero,
+                          Zero, Zero, Zero, ms(2), Zero, Zero, Zero, Zero,
+                          ms(2), Zero, ms(7), Zero, in<Number>(8), One,
+                          in<RequestRate>(Rate), in<Tokens>(11), in<Number>(0),
+                          in<Tokens>(0), One, in<Number>(0))
+            .value();
+    Time S = ms(2 + (B - 1)), P = ms(2);
+    double P99 =
+        (staticBatchWaitQuantile(in<RequestRate>(Rate), P, S, in<Number>(B),
+                                 in<Number>(8), in<Tokens>(11), in<Number>(0),
+                                 in<Tokens>(0), in<Number>(0.99)) +
+         staticBatchTimeQuantile(P, S, in<Number>(B), in<Tokens>(11),
+                                 in<Number>(0), in<Tokens>(0),
+                                 in<Number>(0.99)))
+            .value();
+    EXPECT_NEAR(P99, N == 5 ? 0.045267 : 0.046390, 1e-6);
+  }
+  // No arrivals: one replica; infinite arrivals: none.
+  EXPECT_EQ(size(0, 40, 0), 1.0);
+  EXPECT_TRUE(std::isinf(size(0, 40, std::numeric_limits<double>::infinity())));
 }
 
 TEST(BatchingWall, LongestOutputOfABatch) {

@@ -564,8 +564,10 @@ void printQueue(const ScenarioResult &R, llvm::raw_ostream &OS) {
     // own, and the note says which way it leans when it is not.
     double Needed = R[M::ReplicasNeeded];
     // One slot a replica: a request's service does not hang on the load,
-    // and the count is exact at any count given.
-    bool LoadDependent = R[M::Batch] > 1;
+    // and the count is exact at any count given. Static batching solves
+    // each count's own batch: exact too.
+    bool Static = R.has(M::RequestServiceTime) && !R.has(M::RequestPrefillTime);
+    bool LoadDependent = R[M::Batch] > 1 && !Static;
     // The replicas the count compares with (none where it is exact, or
     // where a disaggregated platform's pools are sized apart).
     double Given =
@@ -585,6 +587,11 @@ void printQueue(const ScenarioResult &R, llvm::raw_ostream &OS) {
               "above), and their time per token is not what more replicas "
               "would see";
       Note = Count + " at their own service; " + Solve + " " + Note;
+    } else if (!std::isfinite(Needed) && Static) {
+      Value = "none: even with the replicas idle, a P99 request's own batch "
+              "(its prefill and its decode to the batch's longest output), "
+              "with its time outside the engine (overhead.request) and any "
+              "batcher's wait (batcher.window), exceeds the target";
     } else if (!std::isfinite(Needed)) {
       Value = "none: at this configuration's time per token a P99 request's "
               "own service, with its time outside the engine "
