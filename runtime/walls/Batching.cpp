@@ -502,7 +502,8 @@ Number staticBatchAtLoad(Time PrefillGemm1, Time PrefillWeights1,
   // infinite; else m times an engine's batch.
   if (!(R.slots() > 1) || !(R.engineSlots() > 1) || std::isinf(Lambda))
     return Slots;
-  return in<Number>(R.engines() * R.engineBatch(Lambda));
+  double Be = R.engineBatch(Lambda);
+  return Be >= R.engineSlots() ? Slots : in<Number>(R.engines() * Be);
 }
 
 Number staticReplicasForP99Latency(
@@ -533,10 +534,14 @@ Number staticReplicasForP99Latency(
     double Latency = R.latencyQuantile(Lambda / N, P99).value();
     return !std::isnan(Latency) && Latency <= Want;
   };
+  // An idle replica's own batch is the least any count reaches.
+  if (!(R.latencyQuantile(0, P99).value() <= Want))
+    return in<Number>(Inf);
   // More replicas take fewer requests each: smaller batches, shorter
   // batches and fewer arrivals finding one in flight, so the P99 falls
-  // with n; it is searched by doubling, then halving the bracket.
-  constexpr double MaxReplicas = 1e6;
+  // with n; it is searched by doubling, then halving the bracket, up to
+  // 2^53 replicas (every count below it exact in a double).
+  constexpr double MaxReplicas = 9007199254740992.0;
   double Hi = 1;
   while (!meets(Hi)) {
     if (Hi >= MaxReplicas)

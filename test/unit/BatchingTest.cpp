@@ -411,6 +411,16 @@ TEST(BatchingWall, StaticBatchAtLoadTakesWhatArrivedDuringTheLastBatch) {
   EXPECT_NEAR(Grow, Xg + std::exp(-Xg), 1e-9);
   EXPECT_NEAR(Grow, 1.0113, 1e-4);
   EXPECT_EQ(piped(100), 8.0);
+  // Saturated engines whose count does not divide the slots (7 of 29 to a
+  // replica) give back the slots exactly, not m x (B / m).
+  EXPECT_EQ(staticBatchAtLoad(ms(10), ms(2), Zero, Zero, Zero, ms(290), ms(2),
+                              Zero, Zero, Zero, Zero, ms(2), Zero, Zero, Zero,
+                              Zero, ms(2), Zero, Zero, Zero, in<Number>(29),
+                              in<Number>(7), in<RequestRate>(1e4),
+                              in<Tokens>(11), in<Number>(0), in<Tokens>(0), One,
+                              in<Number>(0))
+                .value(),
+            29.0);
 }
 
 TEST(BatchingWall, StaticReplicasForP99LatencySolvesEachCountsOwnBatch) {
@@ -465,6 +475,10 @@ TEST(BatchingWall, StaticReplicasForP99LatencySolvesEachCountsOwnBatch) {
             .value();
     EXPECT_NEAR(P99, N == 5 ? 0.045267 : 0.046390, 1e-6);
   }
+  // Past the million replicas the search once stopped at: 10^9 req/s
+  // needs rho <= 0.055 at each, x = 0.0550819, n = 2.2e7 / x =
+  // 399,405,072.04 (the boundary's rounding aside).
+  EXPECT_NEAR(size(0, 40, 1e9), 399405073, 1);
   // No arrivals: one replica; infinite arrivals: none.
   EXPECT_EQ(size(0, 40, 0), 1.0);
   EXPECT_TRUE(std::isinf(size(0, 40, std::numeric_limits<double>::infinity())));

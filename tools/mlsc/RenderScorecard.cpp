@@ -587,11 +587,15 @@ void printQueue(const ScenarioResult &R, llvm::raw_ostream &OS) {
               "above), and their time per token is not what more replicas "
               "would see";
       Note = Count + " at their own service; " + Solve + " " + Note;
+    } else if (std::isnan(Needed)) {
+      Value = "not computed: an input to the search is not a number";
     } else if (!std::isfinite(Needed) && Static) {
-      Value = "none: even with the replicas idle, a P99 request's own batch "
-              "(its prefill and its decode to the batch's longest output), "
-              "with its time outside the engine (overhead.request) and any "
-              "batcher's wait (batcher.window), exceeds the target";
+      Value = "none: a P99 request's own batch (its prefill and its decode "
+              "to the batch's longest output) on an idle replica, with its "
+              "time outside the engine (overhead.request), any batcher's "
+              "wait (batcher.window) and any KV transfer to a decode pool, "
+              "exceeds the target (or the arrivals would need more than "
+              "2^53 replicas)";
     } else if (!std::isfinite(Needed)) {
       Value = "none: at this configuration's time per token a P99 request's "
               "own service, with its time outside the engine "
