@@ -17,7 +17,6 @@
 
 #include <boost/math/distributions/lognormal.hpp>
 #include <boost/math/distributions/normal.hpp>
-#include <boost/math/special_functions/beta.hpp>
 #include <boost/math/special_functions/gamma.hpp>
 
 #include <algorithm>
@@ -27,7 +26,6 @@
 #include <limits>
 #include <optional>
 #include <utility>
-#include <vector>
 
 namespace mlsc::walls {
 
@@ -503,20 +501,6 @@ struct LongestOutput {
     double M = tail(0.0);
     return Cap > 0 ? std::min(M, Cap) : M;
   }
-  /// P(N > n).
-  double above(double Nv) const {
-    if (!(K > 0))
-      return 0.0;
-    if (!Spread)
-      return Nv < N0 ? 1.0 : 0.0;
-    if (Cap > 0 && Nv >= Cap)
-      return 0.0;
-    if (!(Nv > 0))
-      return 1.0;
-    boost::math::normal_distribution<double, QuietPolicy> Z;
-    return -std::expm1(
-        K * std::log(boost::math::cdf(Z, (std::log(Nv) - Mu) / Sigma)));
-  }
   double quantile(double Pr) const {
     if (!Spread)
       return N0;
@@ -536,138 +520,6 @@ Tokens longestOutputOfBatch(Number Batch, Tokens Mean, Number CV, Tokens Cap) {
     return in<Tokens>(NaN);
   return in<Tokens>(N.mean());
 }
-
-namespace {
-/// The requests a static batcher leaves waiting when a batch starts, L:
-/// with A the arrivals during a batch (Poisson of mean x) and B the
-/// slots, L' = max(L + A - B, 0), a Lindley recursion whose stationary law
-/// is the maximum of the random walk of A - B (Spitzer, Trans. AMS 1956):
-/// P(L = 0) = exp(-sum_n P(S_n > 0) / n) and E[L] = sum_n E[S_n^+] / n,
-/// S_n + n B the arrivals in n batches: Poisson of mean lambda times the n
-/// batches' time, taken gamma (mean n E[T], variance n Var T), so negative
-/// binomial of r = n E[T]^2 / Var T and p = 1 / (1 + lambda Var T / E[T]);
-/// Poisson of mean n x when the batches take one time. L is taken
-/// geometric above 0 through those two, P(L >= l) = C q^(l - 1), C = P(L >
-/// 0), q = 1 - C / E[L] (the Cramer-Lundberg tail's form; both moments
-/// exact).
-struct StaticBacklog {
-  double C = 0, Q = 0;
-  /// \p X = lambda E[T], \p Spread = lambda Var T / E[T] (0: one time).
-  StaticBacklog(double X, double B, double Spread) {
-    if (!(X > 0) || !(X < B))
-      return;
-    const bool Mixed = Spread > 1e-9;
-    const double PNb = 1 / (1 + Spread);
-    double S1 = 0, S2 = 0, Last = 0, Ratio = 0;
-    constexpr int MaxTerms = 20000;
-    for (int N = 1; N <= MaxTerms; ++N) {
-      double Mu = N * X, Cn = std::floor(N * B);
-      // P(S_n > 0) = P(A >= c + 1); E[(A - c)^+] = E[A; A >= c + 1] - c
-      // P(A >= c + 1), E[A; A >= c + 1] = mu P(A' >= c), A' Poisson of the
-      // same mean or negative binomial of r + 1.
-      double Above, AtLeast;
-      if (Mixed) {
-        double R = Mu / Spread;
-        Above = boost::math::ibetac(R, Cn + 1, PNb);
-        AtLeast = Cn >= 1 ? boost::math::ibetac(R + 1, Cn, PNb) : 1.0;
-      } else {
-        Above = boost::math::gamma_p(Cn + 1, Mu);
-        AtLeast = Cn >= 1 ? boost::math::gamma_p(Cn, Mu) : 1.0;
-      }
-      double T1 = Above / N, T2 = std::max(Mu * AtLeast - Cn * Above, 0.0) / N;
-      S1 += T1;
-      S2 += T2;
-      if (Last > 0)
-        Ratio = T1 / Last;
-      Last = T1;
-      if (T1 < 1e-14 * std::max(S1, 1e-300) && N > 3)
-        break;
-      if (N == MaxTerms && Ratio > 0 && Ratio < 1) {
-        // The terms fall geometrically (by large deviations): their rest.
-        S1 += T1 * Ratio / (1 - Ratio);
-        S2 += T2 * Ratio / (1 - Ratio);
-      }
-    }
-    C = -std::expm1(-S1);
-    Q = S2 > C && C > 0 ? 1.0 - C / S2 : 0.0;
-  }
-  /// P(L + N >= M), N Poisson of mean Mu, M >= 1: P(N >= M) + sum_{j < M}
-  /// P(N = j) C q^(M - 1 - j) = P(N >= M) + C q^(M - 1) e^(Mu (1/q - 1))
-  /// P(Pois(Mu / q) <= M - 1).
-  double atLeast(double M, double Mu) const {
-    double FromArrivals = Mu > 0 ? boost::math::gamma_p(M, Mu) : 0.0;
-    if (!(C > 0))
-      return FromArrivals;
-    double FromBacklog;
-    if (!(Mu > 0)) {
-      FromBacklog = C * std::pow(Q, M - 1);
-    } else if (!(Q > 0)) {
-      FromBacklog = C * std::exp(-Mu + (M - 1) * std::log(Mu) - std::lgamma(M));
-    } else {
-      double Tail = boost::math::gamma_q(M, Mu / Q);
-      double LogScale = std::log(C) + (M - 1) * std::log(Q) + Mu * (1 / Q - 1);
-      FromBacklog =
-          Tail > 0
-              ? std::exp(LogScale + std::log(Tail))
-              : C * std::exp(-Mu + (M - 1) * std::log(Mu) - std::lgamma(M));
-    }
-    return std::min(1.0, FromArrivals + FromBacklog);
-  }
-};
-
-/// A static batcher's wait when requests can miss the next batch: an
-/// arrival a time a into the batch in flight finds L + N(a) waiting (the
-/// backlog at its start and those come since, N Poisson of mean lambda a)
-/// and waits the batch's rest, then K = floor((L + N) / B) further batches
-/// (of E[T] each). Over the batch in flight's length-biased time and its
-/// age: P(W > w) = rho / E[T] sum_k integral_0^inf P(K = k | a) S_T(a +
-/// (w - k E[T])^+) da, S_T the batch time's survival; with K = 0 it is the
-/// residual life alone. Tabulated once for a thread's last inputs.
-struct StaticWaitTable {
-  std::array<double, 8> Key{};
-  /// The most a batch's arrivals and backlog can fill the next batch,
-  /// P(L + N(a) >= B) at the oldest age: 0 when nobody misses it.
-  double Missing = 0;
-  bool Backlog = false;
-  /// One batch time (no spread): S_T steps from 1 to 0 at the grid's end.
-  bool Step = false;
-  double Rho = 0, Tau = 0, H = 0, Norm = 0;
-  int Points = 0, Kmax = 0;
-  /// S_T(j H); P(K = k | j H), k-major; with one batch time, the
-  /// integral of P(K = k | a) from 0 to j H.
-  std::vector<double> ST, PK, CumPK;
-  double above(double W) const {
-    // P(W > w) / rho, by the trapezoid rule over the age grid.
-    double Sum = 0;
-    for (int K = 0; K <= Kmax; ++K) {
-      double D = std::max(W - K * Tau, 0.0) / H;
-      if (D >= Points)
-        continue;
-      if (Step) {
-        // integral_0^(T - d) P(K = k | a) da, the last cell in part.
-        const double *C = &CumPK[size_t(K) * (Points + 1)];
-        double Y = Points - D;
-        int I = int(Y);
-        Sum += I >= Points ? C[Points] : C[I] + (C[I + 1] - C[I]) * (Y - I);
-        continue;
-      }
-      const double *P = &PK[size_t(K) * (Points + 1)];
-      double Part = 0;
-      for (int J = 0; J <= Points; ++J) {
-        double Y = J + D;
-        if (Y >= Points)
-          break;
-        int I = int(Y);
-        double F = Y - I;
-        double S = ST[I] + (ST[I + 1] - ST[I]) * F;
-        Part += (J == 0 ? 0.5 : 1.0) * P[J] * S;
-      }
-      Sum += Part;
-    }
-    return (Step ? Sum : Sum * H) / Norm;
-  }
-};
-} // namespace
 
 Time staticBatchWaitQuantile(RequestRate Rate, Time Prefill, Time Step,
                              Number Batch, Number Slots, Tokens Mean, Number CV,
@@ -693,98 +545,6 @@ Time staticBatchWaitQuantile(RequestRate Rate, Time Prefill, Time Step,
   const double Beyond = 1.0 - Pr;
   if (!(Rho > 0) || Beyond >= Rho)
     return in<Time>(0.0);
-  // Near the slots' capacity requests miss the next batch: the backlog's
-  // further batches join the residual when they reach the percentile.
-  thread_local StaticWaitTable Table;
-  const std::array<double, 8> Key{Lambda,
-                                  P,
-                                  S,
-                                  B,
-                                  Slots.value(),
-                                  (Mean / OneToken).value(),
-                                  CV.value(),
-                                  (Cap / OneToken).value()};
-  if (std::memcmp(Key.data(), Table.Key.data(), sizeof(double) * 8) != 0) {
-    Table = StaticWaitTable{};
-    Table.Key = Key;
-    const double Slots1 = std::max(Slots.value(), 1.0);
-    // The batch time's reach: its 1 - 1e-9 quantile (a longest output at
-    // most the cap); its survival on a grid, and its variance from it
-    // (E[T^2] = integral 2 y S_T(y) dy).
-    double NHi = N.Spread ? N.quantile(1.0 - 1e-9) : N.N0;
-    double THi = P + std::max(NHi - 1.0, 0.0) * S;
-    const int M = 400;
-    Table.Points = M;
-    Table.H = THi / M;
-    Table.ST.resize(M + 1);
-    for (int J = 0; J <= M; ++J) {
-      double Y = J * Table.H;
-      Table.ST[J] = Y < P ? 1.0 : (S > 0 ? N.above(1.0 + (Y - P) / S) : 0.0);
-    }
-    // Without a spread the batch ends at THi exactly.
-    if (!N.Spread)
-      Table.ST[M] = 0.0;
-    double Norm = 0, Second = 0;
-    for (int J = 0; J <= M; ++J) {
-      double Wt = (J == 0 || J == M ? 0.5 : 1.0) * Table.ST[J];
-      Norm += Wt;
-      Second += Wt * 2 * J * Table.H;
-    }
-    Table.Norm = Norm * Table.H;
-    double VarT =
-        N.Spread && THi > 0
-            ? std::max(Second * Table.H - Table.Norm * Table.Norm, 0.0)
-            : 0.0;
-    const StaticBacklog L(Lambda * MeanT, Slots1,
-                          MeanT > 0 ? Lambda * VarT / MeanT : 0.0);
-    Table.Missing = L.atLeast(std::ceil(Slots1), Lambda * THi);
-    if (Table.Missing > 0 && THi > 0) {
-      Table.Backlog = true;
-      Table.Step = !N.Spread;
-      Table.Rho = Rho;
-      Table.Tau = MeanT;
-      // P(K >= k | a) at the grid's ages, until negligible at the oldest.
-      std::vector<double> Ge(M + 1, 1.0), Next(M + 1);
-      for (int K = 0;; ++K) {
-        double Worst = 0;
-        for (int J = 0; J <= M; ++J) {
-          Next[J] =
-              L.atLeast(std::ceil((K + 1) * Slots1), Lambda * J * Table.H);
-          Worst = std::max(Worst, Next[J]);
-        }
-        for (int J = 0; J <= M; ++J)
-          Table.PK.push_back(std::max(Ge[J] - Next[J], 0.0));
-        Table.Kmax = K;
-        if (Worst < 1e-12 || K >= 200)
-          break;
-        Ge = Next;
-      }
-      if (Table.Step) {
-        Table.CumPK.resize(Table.PK.size());
-        for (int K = 0; K <= Table.Kmax; ++K) {
-          const double *P = &Table.PK[size_t(K) * (M + 1)];
-          double *C = &Table.CumPK[size_t(K) * (M + 1)];
-          C[0] = 0;
-          for (int J = 1; J <= M; ++J)
-            C[J] = C[J - 1] + 0.5 * (P[J - 1] + P[J]) * Table.H;
-        }
-        Table.Norm = THi;
-      }
-    }
-  }
-  // A backlog too rare to move the percentile (its whole share of the
-  // arrivals under 1e-4 of the share above it) leaves the residual alone.
-  if (Table.Backlog && Table.Missing * Rho >= 1e-4 * Beyond) {
-    const double Want = Beyond / Rho;
-    double Lo = 0, Hi = Table.Points * Table.H + (Table.Kmax + 1) * Table.Tau;
-    if (Table.above(Lo) <= Want)
-      return in<Time>(0.0);
-    for (int I = 0; I < 100 && Hi - Lo > 1e-12 * Hi; ++I) {
-      double Mid = 0.5 * (Lo + Hi);
-      (Table.above(Mid) > Want ? Lo : Hi) = Mid;
-    }
-    return in<Time>(0.5 * (Lo + Hi));
-  }
   // integral_w^inf P(T > r) dr = (P - w)^+ + S G(1 + (max(w, P) - P) / S):
   // solve it for the target, in the prefill's part or the decode's.
   const double Target = Beyond * MeanT / Rho;

@@ -9,7 +9,6 @@
 
 #include "runtime/walls/Formulas.h"
 
-#include <boost/math/distributions/normal.hpp>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -976,13 +975,11 @@ TEST(TailLatency, StaticBatchWaitByHandForOneLength) {
   double Rho = 2.2 / K.value();
   EXPECT_NEAR(staticBatchBusyShare(L, P, S, K, N, Zero, NoCap).value(), Rho,
               1e-12);
-  // (A request misses its next batch about once in a thousand here, when
-  // more than 8 wait: that adds 6 us.)
   for (double Pr : {0.5, 0.9, 0.99})
     EXPECT_NEAR(staticBatchWaitQuantile(L, P, S, K, Slots, N, Zero, NoCap,
                                         in<Number>(Pr))
                     .value(),
-                0.022 * (Pr - (1 - Rho)) / Rho, 1e-5);
+                0.022 * (Pr - (1 - Rho)) / Rho, 1e-12);
   // Below 1 - rho nobody waits; at or past saturation the wait is
   // unbounded.
   EXPECT_EQ(staticBatchWaitQuantile(L, P, S, K, Slots, N, Zero, NoCap,
@@ -990,29 +987,21 @@ TEST(TailLatency, StaticBatchWaitByHandForOneLength) {
                 .value(),
             0.0);
   // A bulk server is busy all the time well before it saturates: rho
-  // rounds to 1 below the slots. At 200 req/s (x = 4.4 of 8 slots) a
-  // batch leaves requests behind 4% of the time (P(L > 0) = 0.0405 by
-  // Spitzer's sums, as the chain iterated by hand), and the median wait is
-  // a little over the batch's rest, 11 ms: 11.33 ms by the chain by hand,
-  // 11.30 in the serving simulator (eval TTFT 13.30 less the 2 ms prefill).
+  // rounds to 1 below the slots, and the wait stays the batch's rest.
   EXPECT_NEAR(staticBatchWaitQuantile(in<RequestRate>(200), P, S, K, Slots, N,
                                       Zero, NoCap, in<Number>(0.5))
                   .value(),
-              0.01133, 0.0001);
+              0.011, 1e-12);
   // Full batches at the slots that cannot keep up: unbounded.
   EXPECT_EQ(staticBatchWaitQuantile(in<RequestRate>(400), P, S, Slots, Slots, N,
                                     Zero, NoCap, in<Number>(0.5))
                 .value(),
             Inf);
-  // One slot (batch 1 at any load) is stable while lambda T < 1: an M/D/1
-  // queue, whose wait Erlang gave: P(W <= t) = (1 - rho) sum_{k <= t / D}
-  // (lambda (k D - t))^k / k! e^(-lambda (k D - t)). At 10 req/s and D = 22
-  // ms (rho = 0.22) its p99 is 33.709 ms (solved by hand); the batch in
-  // flight's rest alone read 22 (0.99 - 0.78) / 0.22 = 21.0 ms.
+  // One slot (batch 1 at any load) is stable while lambda T < 1.
   EXPECT_NEAR(staticBatchWaitQuantile(in<RequestRate>(10), P, S, One, One, N,
                                       Zero, NoCap, in<Number>(0.99))
                   .value(),
-              0.033709, 0.000034);
+              0.022 * (0.99 - 0.78) / 0.22, 1e-12);
   // A batch's own time at a percentile: one length, T = 22 ms.
   EXPECT_NEAR(staticBatchTimeQuantile(P, S, K, N, Zero, NoCap, in<Number>(0.99))
                   .value(),
@@ -1025,8 +1014,7 @@ TEST(TailLatency, StaticBatchWaitMatchesARenewalProcessWithSpreadOutputs) {
   // with exponential idle gaps that make the busy share the formula's
   // rho; a Poisson arrival lands at a uniform time and waits out the
   // cycle it falls in. The quantiles of that wait, 400,000 arrivals,
-  // against the formula's length-biased residual (slots to spare: nobody
-  // misses the next batch).
+  // against the formula's length-biased residual.
   const Time P = in<Time>(0.1), S = in<Time>(0.01);
   const Number K = in<Number>(4), CV = in<Number>(0.5);
   const Tokens Mean = in<Tokens>(100), NoCap = in<Tokens>(0);
@@ -1070,116 +1058,10 @@ TEST(TailLatency, StaticBatchWaitMatchesARenewalProcessWithSpreadOutputs) {
   std::sort(Waits.begin(), Waits.end());
   for (double Pr : {0.5, 0.9, 0.99}) {
     double Simulated = Waits[size_t(Pr * Waits.size())];
-    double Formula = staticBatchWaitQuantile(L, P, S, K, in<Number>(1000), Mean,
-                                             CV, NoCap, in<Number>(Pr))
-                         .value();
+    double Formula =
+        staticBatchWaitQuantile(L, P, S, K, K, Mean, CV, NoCap, in<Number>(Pr))
+            .value();
     EXPECT_NEAR(Formula, Simulated, 0.02 * Simulated) << "p = " << Pr;
-  }
-}
-
-namespace {
-/// Waits in a static batcher of \p Slots fed by Poisson arrivals: FIFO,
-/// a batch takes min(queue, slots) when the batcher empties (at once when
-/// a request arrives to an idle one), each batch's time drawn by \p Time.
-template <typename Draw>
-std::vector<double> staticBatcherWaits(double Lambda, int Slots, Draw Time,
-                                       int Requests, std::mt19937_64 &Rng) {
-  std::exponential_distribution<double> Gap(Lambda);
-  std::vector<double> Arrivals(Requests), Waits;
-  double Now = 0;
-  for (double &A : Arrivals)
-    A = Now += Gap(Rng);
-  Waits.reserve(Requests);
-  double Free = 0; // when the batcher empties
-  for (size_t I = 0; I < Arrivals.size();) {
-    double Start = std::max(Free, Arrivals[I]);
-    size_t End = I;
-    while (End < Arrivals.size() && End - I < size_t(Slots) &&
-           Arrivals[End] <= Start)
-      ++End;
-    for (size_t J = I; J < End; ++J)
-      Waits.push_back(Start - Arrivals[J]);
-    Free = Start + Time(Rng);
-    I = End;
-  }
-  std::sort(Waits.begin(), Waits.end());
-  return Waits;
-}
-} // namespace
-
-TEST(TailLatency, StaticBatchWaitCountsTheRequestsThatMissTheNextBatch) {
-  // Near the slots' capacity a request can find more waiting than the next
-  // batch takes and wait out further batches. Batches of at most 8 taking
-  // 22 ms whatever their size (a 2 ms prefill and 10 steps of 2 ms): at
-  // 340 req/s x = 7.48 a batch, 94% of the 8 slots. The backlog a batch
-  // leaves, L' = max(L + A - 8, 0), iterated to its stationary law
-  // exactly (a 400-state chain, by hand in Python): P(L > 0) = 0.7089,
-  // E[L] = 5.846, which Spitzer's sums give; the wait's p50 / p90 / p99
-  // 22.55 / 55.99 / 103.5 ms. 1,000,000 requests played as the queue
-  // they are: 22.10 / 53.75 / 101.2 ms (at 300 req/s 14.59 / 26.69 /
-  // 43.28); the formula 22.21 / 56.34 / 105.3 (14.59 / 26.88 / 44.79).
-  // Before (the batch in flight's rest only): 11.0 / 19.8 / 21.8 ms.
-  const Time P = in<Time>(0.002), S = in<Time>(0.002);
-  const Tokens N = in<Tokens>(11), NoCap = in<Tokens>(0);
-  const Number Zero = in<Number>(0), Slots = in<Number>(8);
-  std::mt19937_64 Rng(11);
-  for (double Lambda : {300.0, 340.0}) {
-    double X = Lambda * 0.022;
-    const Number B = in<Number>(X + std::exp(-X)); // static_batch_at_load's
-    std::vector<double> Waits = staticBatcherWaits(
-        Lambda, 8, [](std::mt19937_64 &) { return 0.022; }, 1000000, Rng);
-    for (double Pr : {0.5, 0.9, 0.99}) {
-      double Simulated = Waits[size_t(Pr * Waits.size())];
-      double Formula =
-          staticBatchWaitQuantile(in<RequestRate>(Lambda), P, S, B, Slots, N,
-                                  Zero, NoCap, in<Number>(Pr))
-              .value();
-      EXPECT_NEAR(Formula, Simulated, 0.05 * Simulated)
-          << "lambda = " << Lambda << ", p = " << Pr;
-    }
-  }
-  EXPECT_NEAR(staticBatchWaitQuantile(in<RequestRate>(340), P, S,
-                                      in<Number>(7.48 + std::exp(-7.48)), Slots,
-                                      N, Zero, NoCap, in<Number>(0.99))
-                  .value(),
-              0.1035, 0.03 * 0.1035);
-  // Batch times that vary, as the closed form takes them: each batch the
-  // longest of b outputs (mean 100, cv 0.5; b the batch at load, N =
-  // F^-1(U^(1/b))) at 10 ms a step after a 100 ms prefill, 4 slots, at
-  // 2.05 req/s: b = x + e^-x = 3.195 (x = 3.152, 79% of the slots), E[T]
-  // = 1.538 s. The backlog's arrivals per batch are then negative binomial
-  // (Var A = x + lambda^2 Var T). 1,000,000 requests: 1.32 / 3.53 / 6.78
-  // s; the formula 1.43 / 3.48 / 6.45 s (the batch in flight's rest
-  // alone, as before, under-read the p99 by about 40%).
-  const Time P2 = in<Time>(0.1), S2 = in<Time>(0.01);
-  const Number CV = in<Number>(0.5);
-  const Tokens Mean = in<Tokens>(100);
-  const double Lambda2 = 2.05;
-  double Batch = 4, MeanT = 0;
-  for (int I = 0; I < 200; ++I) {
-    MeanT =
-        0.1 +
-        (longestOutputOfBatch(in<Number>(Batch), Mean, CV, NoCap).value() - 1) *
-            0.01;
-    Batch = std::min(4.0, Lambda2 * MeanT + std::exp(-Lambda2 * MeanT));
-  }
-  double Sigma = std::sqrt(std::log1p(0.25)),
-         Mu = std::log(100) - Sigma * Sigma / 2;
-  std::uniform_real_distribution<double> U(0, 1);
-  auto Time = [&](std::mt19937_64 &R) {
-    double Z = boost::math::quantile(boost::math::normal(),
-                                     std::pow(U(R), 1.0 / Batch));
-    return 0.1 + std::max(std::exp(Mu + Sigma * Z) - 1, 0.0) * 0.01;
-  };
-  std::vector<double> Waits =
-      staticBatcherWaits(Lambda2, 4, Time, 1000000, Rng);
-  for (double Pr : {0.5, 0.9, 0.99}) {
-    double Simulated = Waits[size_t(Pr * Waits.size())];
-    double Formula = staticBatchWaitQuantile(in<RequestRate>(Lambda2), P2, S2,
-                                             in<Number>(Batch), in<Number>(4),
-                                             Mean, CV, NoCap, in<Number>(Pr))
-                         .value();
-    EXPECT_NEAR(Formula, Simulated, 0.08 * Simulated) << "p = " << Pr;
   }
 }
 
