@@ -498,10 +498,9 @@ Number staticBatchAtLoad(Time PrefillGemm1, Time PrefillWeights1,
   const double Lambda = (Rate / in<Requests>(1.0)).value();
   if (!R.valid() || std::isnan(Lambda))
     return in<Number>(std::nan(""));
-  // The slots' when a replica has one slot an engine or the load is
-  // infinite; else m times an engine's batch.
-  if (!(R.slots() > 1) || !(R.engineSlots() > 1) || std::isinf(Lambda))
-    return Slots;
+  // The slots' when the engines' batches fill them (engineBatch's answer
+  // with one slot an engine or an infinite load); else m times an
+  // engine's batch.
   double Be = R.engineBatch(Lambda);
   return Be >= R.engineSlots() ? Slots : in<Number>(R.engines() * Be);
 }

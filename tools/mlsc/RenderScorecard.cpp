@@ -417,6 +417,12 @@ void printServingOptions(const ScenarioResult &R, llvm::raw_ostream &OS) {
 }
 
 /// The queue in front of the replicas' slots (wall 7).
+/// Static batching: a request's service is published without a prefill of
+/// its own (the batch's prompts prefill together).
+bool staticBatching(const ScenarioResult &R) {
+  return R.has(M::RequestServiceTime) && !R.has(M::RequestPrefillTime);
+}
+
 void printQueue(const ScenarioResult &R, llvm::raw_ostream &OS) {
   if (!R.has(M::Utilisation)) {
     row(OS, "queueing", "not modelled: the workload has no `arrival` rate",
@@ -566,7 +572,7 @@ void printQueue(const ScenarioResult &R, llvm::raw_ostream &OS) {
     // One slot a replica: a request's service does not hang on the load,
     // and the count is exact at any count given. Static batching solves
     // each count's own batch: exact too.
-    bool Static = R.has(M::RequestServiceTime) && !R.has(M::RequestPrefillTime);
+    bool Static = staticBatching(R);
     bool LoadDependent = R[M::Batch] > 1 && !Static;
     // The replicas the count compares with (none where it is exact, or
     // where a disaggregated platform's pools are sized apart).
@@ -637,7 +643,7 @@ void printDecoderPerformance(const ScenarioResult &R, llvm::raw_ostream &OS) {
   row(OS, "decode step time", show(R, M::DecodeStepTime),
       boundText(R, PhaseId::Decode));
   printServingOptions(R, OS);
-  bool Static = R.has(M::RequestServiceTime) && !R.has(M::RequestPrefillTime);
+  bool Static = staticBatching(R);
   std::string PerDevice =
       "; " + show(R, M::ThroughputPerDevice) + " per device";
   row(OS, "throughput", show(R, M::Throughput),
