@@ -142,7 +142,9 @@ struct DecoderState {
   /// The attention width of a decode step: AttnDim, except under
   /// multi-head latent attention, whose decode attends over the latent.
   NodeId DecodeAttnDim;
-  NodeId Bytes, WeightBytes, KVBytes, Peak, BW, Capacity;
+  /// Bytes of an activation (16 bits under narrow math), a stored weight
+  /// and a KV-cache element.
+  NodeId ActBytes, WeightBytes, KVBytes, Peak, BW, Capacity;
   NodeId Batch, Prompt, Output, TP, PP, OneToken, Context;
   /// Expert parallelism (MoE only; 1 otherwise) and the devices of one
   /// replica, tp * pp * ep.

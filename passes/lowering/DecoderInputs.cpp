@@ -136,7 +136,21 @@ bool lowerDecoderInputs(LoweringContext &Ctx) {
   // Precisions: math, weights (wall 13: e.g. int4 weights, bf16 math) and
   // the KV cache (e.g. fp8 KV, bf16 weights).
   // Stored weights and KV entries carry a block-scaled format's scales.
-  D.Bytes = Ctx.required(Precision, "bytes", "bytes per parameter");
+  // Activations: GEMMs in 8 bits or fewer take 8-bit (or narrower) inputs
+  // but write 16-bit outputs, so the residual stream and what the
+  // all-reduces, pipeline sends and expert all-to-alls carry stay in 16
+  // bits (as 8-bit training keeps them).
+  NodeId Bytes = Ctx.required(Precision, "bytes", "bytes per parameter");
+  D.ActBytes =
+      Ctx.narrowMath(Precision)
+          ? Ctx.quantity(
+                2, "B", "2 B",
+                "serving in 8 bits or fewer keeps 16-bit activations: the "
+                "GEMMs quantize their inputs and write bf16 or fp16 outputs "
+                "(vLLM's FP8 W8A8 cutlass_scaled_mm takes out_dtype bf16 "
+                "or fp16; TensorRT-LLM's fp8 checkpoints keep the model's "
+                "--dtype), which the tensor-parallel all-reduces carry")
+          : Bytes;
   const ir::Entity *WP = Ctx.entity(W, "weight_precision");
   D.WeightBytes =
       Ctx.storageBytes(WP ? *WP : Precision, "bytes per stored weight");
@@ -298,7 +312,7 @@ bool lowerDecoderInputs(LoweringContext &Ctx) {
   M.Overlap = Ctx.orDefault(W, DefaultId::KernelOverlap);
   pruning(Ctx);
   M.Layers = D.Layers;
-  M.ActivationBytes = D.Bytes;
+  M.ActivationBytes = D.ActBytes;
   M.TP = D.TP;
   M.Params = D.ComputeParams;
   M.WeightBytes = D.WeightBytes;

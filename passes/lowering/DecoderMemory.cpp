@@ -102,13 +102,13 @@ bool lowerDecoderMemory(LoweringContext &Ctx) {
                                       D.Machine.Hidden});
   NodeId Activations =
       B.apply(FormulaId::InferenceActivationBytes,
-              {PassTokens, D.Machine.Hidden, FFN, D.TP, D.Bytes}, "");
+              {PassTokens, D.Machine.Hidden, FFN, D.TP, D.ActBytes}, "");
   if (!D.Fused) {
     B.label(Activations, metricInfo(MetricId::ActivationsPerDevice).Name);
     NodeId Scores =
         B.apply(FormulaId::AttentionScoreBytes,
                 {D.Static ? D.Batch : B.constant(1, "one request's prefill"),
-                 D.Heads, D.Chunk ? *D.Chunk : D.Prompt, D.TP, D.Bytes},
+                 D.Heads, D.Chunk ? *D.Chunk : D.Prompt, D.TP, D.ActBytes},
                 "attention_scores_per_device");
     Activations = B.op(Op::Add, {Activations, Scores});
   }

@@ -19,20 +19,9 @@
 
 namespace mlsc {
 
-using graph::LeafOrigin;
 using graph::Op;
 
 namespace {
-
-/// A leaf of a structural value (a byte width the layout implies), with
-/// why it has it.
-NodeId implied(LoweringContext &Ctx, double V, const char *Unit,
-               const char *Spelling, const char *Why) {
-  LeafOrigin O;
-  O.Spelling = Spelling;
-  O.Notes.push_back(Why);
-  return Ctx.B.leaf(V, LoweringContext::unit(Unit), std::move(O));
-}
 
 /// The fabrics the collectives cross: the node's and the scale-out one.
 void trainingFabrics(LoweringContext &Ctx, double Spans) {
@@ -239,8 +228,8 @@ bool lowerTrainingInputs(LoweringContext &Ctx) {
     const char *Note = "8-bit training keeps 16-bit weights and activations "
                        "and casts to 8 bits inside the GEMMs (NVIDIA "
                        "Transformer Engine)";
-    T.WeightBytes = implied(Ctx, 2, "B", "2 B", Note);
-    T.ActBytes = implied(Ctx, 2, "B", "2 B", Note);
+    T.WeightBytes = Ctx.quantity(2, "B", "2 B", Note);
+    T.ActBytes = Ctx.quantity(2, "B", "2 B", Note);
   } else {
     T.WeightBytes = Bytes;
     T.ActBytes = Bytes;
