@@ -424,9 +424,12 @@ NodeId LoweringContext::gemmEfficiency(const ir::Entity &W,
                                        const ir::Entity &Precision) {
   // GEMMs in 8 bits or fewer reach less of their (doubled) peak than in 16:
   // their own default, unless the workload gives `kernels.gemm`.
-  return kernelEfficiency(W, narrowMath(Precision) && !W.field("kernels.gemm")
-                                 ? DefaultId::KernelGemm8Bit
-                                 : DefaultId::KernelGemm);
+  if (!narrowMath(Precision) || W.field("kernels.gemm"))
+    return kernelEfficiency(W, DefaultId::KernelGemm);
+  // 4-bit math (fp4) reaches less of its doubled peak than 8-bit does.
+  return kernelEfficiency(W, foldedNumber(Precision, "bytes") <= 0.5
+                                 ? DefaultId::KernelGemm4Bit
+                                 : DefaultId::KernelGemm8Bit);
 }
 
 NodeId LoweringContext::attentionAtPeak(const ir::Entity &W,

@@ -483,7 +483,7 @@ public:
   /// attention in 16 bits, the serving factor.
   bool narrowMath(const ir::Entity &Precision);
   /// Wall 3: the GEMMs' efficiency, `kernels.gemm`, or `kernels.gemm_8bit`
-  /// for math in 8 bits or fewer.
+  /// for 8-bit math and `kernels.gemm_4bit` for 4 bits or fewer.
   NodeId gemmEfficiency(const ir::Entity &W, const ir::Entity &Precision);
   /// Wall 3: attention's efficiency \p Eta against the math precision's
   /// \p Peak, when attention computes in another format

@@ -151,6 +151,8 @@ bool lowerDecoderInputs(LoweringContext &Ctx) {
                 "or fp16; TensorRT-LLM's fp8 checkpoints keep the model's "
                 "--dtype), which the tensor-parallel all-reduces carry")
           : Bytes;
+  if (D.ActBytes != Bytes)
+    B.label(D.ActBytes, "activation_bytes");
   const ir::Entity *WP = Ctx.entity(W, "weight_precision");
   D.WeightBytes =
       Ctx.storageBytes(WP ? *WP : Precision, "bytes per stored weight");

@@ -230,6 +230,8 @@ bool lowerTrainingInputs(LoweringContext &Ctx) {
                        "Transformer Engine)";
     T.WeightBytes = Ctx.quantity(2, "B", "2 B", Note);
     T.ActBytes = Ctx.quantity(2, "B", "2 B", Note);
+    B.label(T.WeightBytes, "weight_bytes");
+    B.label(T.ActBytes, "activation_bytes");
   } else {
     T.WeightBytes = Bytes;
     T.ActBytes = Bytes;
