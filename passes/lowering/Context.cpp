@@ -426,10 +426,21 @@ NodeId LoweringContext::gemmEfficiency(const ir::Entity &W,
   // their own default, unless the workload gives `kernels.gemm`.
   if (!narrowMath(Precision) || W.field("kernels.gemm"))
     return kernelEfficiency(W, DefaultId::KernelGemm);
-  // 4-bit math (fp4) reaches less of its doubled peak than 8-bit does.
-  return kernelEfficiency(W, foldedNumber(Precision, "bytes") <= 0.5
-                                 ? DefaultId::KernelGemm4Bit
-                                 : DefaultId::KernelGemm8Bit);
+  if (foldedNumber(Precision, "bytes") > 0.5)
+    return kernelEfficiency(W, DefaultId::KernelGemm8Bit);
+  // 4-bit math (fp4, int4) reaches less of its doubled peak than 8-bit
+  // does: its own default, or D71's share of a given 8-bit figure.
+  if (!W.field("efficiency") && !W.field("kernels.gemm_4bit"))
+    if (std::optional<NodeId> Eight = field(W, "kernels.gemm_8bit")) {
+      NodeId Eta = B.op(
+          Op::Mul,
+          {*Eight, B.constant(0.85, "measured NVFP4 GEMMs reach about 0.85 of "
+                                    "FP8's share of peak on B200 "
+                                    "(validation/DEFAULTS-SOURCES.md D71)")});
+      B.label(Eta, W.Name + ".kernels.gemm_4bit");
+      return Eta;
+    }
+  return kernelEfficiency(W, DefaultId::KernelGemm4Bit);
 }
 
 NodeId LoweringContext::attentionAtPeak(const ir::Entity &W,

@@ -225,9 +225,9 @@ bool lowerTrainingInputs(LoweringContext &Ctx) {
   NodeId Bytes = Ctx.required(Precision, "bytes", "bytes per parameter");
   T.Fp8 = Ctx.narrowMath(Precision);
   if (T.Fp8) {
-    const char *Note = "8-bit training keeps 16-bit weights and activations "
-                       "and casts to 8 bits inside the GEMMs (NVIDIA "
-                       "Transformer Engine)";
+    const char *Note = "training in 8 bits or fewer keeps 16-bit weights "
+                       "and activations and casts to the narrow format "
+                       "inside the GEMMs (NVIDIA Transformer Engine)";
     T.WeightBytes = Ctx.quantity(2, "B", "2 B", Note);
     T.ActBytes = Ctx.quantity(2, "B", "2 B", Note);
     B.label(T.WeightBytes, "weight_bytes");
