@@ -135,7 +135,6 @@ bool lowerDecoderInputs(LoweringContext &Ctx) {
 
   // Precisions: math, weights (wall 13: e.g. int4 weights, bf16 math) and
   // the KV cache (e.g. fp8 KV, bf16 weights).
-  // Stored weights and KV entries carry a block-scaled format's scales.
   // Activations: GEMMs in 8 bits or fewer take 8-bit (or narrower) inputs
   // but write 16-bit outputs, so the residual stream and what the
   // all-reduces, pipeline sends and expert all-to-alls carry stay in 16
@@ -153,6 +152,7 @@ bool lowerDecoderInputs(LoweringContext &Ctx) {
           : Bytes;
   if (D.ActBytes != Bytes)
     B.label(D.ActBytes, "activation_bytes");
+  // Stored weights and KV entries carry a block-scaled format's scales.
   const ir::Entity *WP = Ctx.entity(W, "weight_precision");
   D.WeightBytes =
       Ctx.storageBytes(WP ? *WP : Precision, "bytes per stored weight");
