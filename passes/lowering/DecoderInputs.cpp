@@ -139,19 +139,17 @@ bool lowerDecoderInputs(LoweringContext &Ctx) {
   // but write 16-bit outputs, so the residual stream and what the
   // all-reduces, pipeline sends and expert all-to-alls carry stay in 16
   // bits (as 8-bit training keeps them).
-  NodeId Bytes = Ctx.required(Precision, "bytes", "bytes per parameter");
-  D.ActBytes =
-      Ctx.narrowMath(Precision)
-          ? Ctx.quantity(
-                2, "B", "2 B",
-                "serving in 8 bits or fewer keeps 16-bit activations: the "
-                "GEMMs quantize their inputs and write bf16 or fp16 outputs "
-                "(vLLM's FP8 W8A8 cutlass_scaled_mm takes out_dtype bf16 "
-                "or fp16; TensorRT-LLM's fp8 checkpoints keep the model's "
-                "--dtype), which the tensor-parallel all-reduces carry")
-          : Bytes;
-  if (D.ActBytes != Bytes)
+  D.ActBytes = Ctx.required(Precision, "bytes", "bytes per parameter");
+  if (Ctx.narrowMath(Precision)) {
+    D.ActBytes = Ctx.quantity(
+        2, "B", "2 B",
+        "serving in 8 bits or fewer keeps 16-bit activations: the GEMMs "
+        "quantize their inputs and write bf16 or fp16 outputs (vLLM's FP8 "
+        "W8A8 cutlass_scaled_mm takes out_dtype bf16 or fp16; TensorRT-LLM's "
+        "fp8 checkpoints keep the model's --dtype), which the "
+        "tensor-parallel all-reduces carry");
     B.label(D.ActBytes, "activation_bytes");
+  }
   // Stored weights and KV entries carry a block-scaled format's scales.
   const ir::Entity *WP = Ctx.entity(W, "weight_precision");
   D.WeightBytes =
