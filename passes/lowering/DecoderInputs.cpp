@@ -434,8 +434,32 @@ bool lowerDecoderInputs(LoweringContext &Ctx) {
   PerStep.Spelling = "1 tok";
   PerStep.Notes.push_back("one new token per sequence per decode step");
   D.OneToken = B.leaf(1, LoweringContext::unit("tok"), std::move(PerStep));
+  // The context a decode step attends over, and a slot's KV cache holds,
+  // is the running sequences' mean: each sequence reaches prompt + k at
+  // its k-th step. With one output length that is prompt + output / 2. When
+  // the outputs spread, a running slot is more likely held by a long
+  // sequence (it stays longer: the inspection paradox), so the time-average
+  // over the slots is E[P] + E[N^2] / (2 E[N]) = E[P] + (1 + cv^2) E[N] / 2,
+  // prompts drawn independently of outputs (Kleinrock, Queueing Systems
+  // vol. 1, 1975, section 5.2, residual life; a continuous batch's slots
+  // are a renewal process of sequences). With `max_output` the spread is
+  // that of the capped draws. A static batch keeps every slot until the
+  // batch's longest output ends: its sequences advance together, one
+  // length for all.
   NodeId HalfOutput =
       B.op(Op::Div, {D.Output, B.constant(2, "mean over the decode")});
+  if (std::optional<NodeId> CV = Ctx.field(W, "output_cv"); CV && !D.Static) {
+    NodeId Spread = *CV;
+    if (D.OutputCap)
+      Spread =
+          B.apply(FormulaId::CappedLengthCV, {D.OutputDrawn, *CV, *D.OutputCap},
+                  "decoded_tokens_capped_cv");
+    NodeId Paradox =
+        B.op(Op::Add, {B.constant(1, "the mean output's own share"),
+                       B.op(Op::Mul, {Spread, Spread})});
+    B.label(Paradox, "decode.length_biased_factor");
+    HalfOutput = B.op(Op::Mul, {HalfOutput, Paradox});
+  }
   B.label(HalfOutput, "decode.half_output");
   D.Context = B.op(Op::Add, {D.Prompt, HalfOutput});
   B.label(D.Context, "decode.context");

@@ -529,8 +529,9 @@ private:
            OutputTokens = 0, Iterations = 0, Preemptions = 0, Transfers = 0,
            LocalPrefills = 0, RejectedContext = 0;
   double Now = 0, First = 0, Last = 0, Area = 0, BatchSum = 0, PeakKV = 0;
-  /// The iterations BatchSum counts: those that run the decodes.
-  uint64_t BatchIterations = 0;
+  /// The time of the iterations BatchSum counts, those that run the
+  /// decodes: BatchSum sums their sequences times their duration.
+  double BatchTime = 0;
   double BurstEnd = 0; ///< Arrivals::OnOff: when the current burst ends
   double PromptTokens = 0, CachedTokens = 0;
   uint64_t Shed = 0, ScaleUps[2] = {0, 0}, ScaleDowns[2] = {0, 0};
@@ -775,8 +776,7 @@ private:
       if (C.KVCapacityTokens > 0)
         Out.KVUtilisation = KV / (Span * C.KVCapacityTokens);
     }
-    Out.MeanBatch =
-        BatchIterations ? BatchSum / static_cast<double>(BatchIterations) : 0;
+    Out.MeanBatch = BatchTime > 0 ? BatchSum / BatchTime : 0;
     Out.Shed = Shed;
     Out.ScaleUps = ScaleUps[0];
     Out.ScaleDowns = ScaleDowns[0];
@@ -1984,12 +1984,6 @@ private:
     for (unsigned K = firstEngine(I); K < firstEngine(I) + Stages; ++K)
       Held += Replicas[K].KVUsed;
     PeakKV = std::max(PeakKV, Held);
-    // The running batch: the decodes' iterations (an iteration of prompts
-    // alone is not the batch the running sequences decode in).
-    if (!P.PromptsAlone) {
-      BatchSum += Shape.Sequences;
-      ++BatchIterations;
-    }
     ++Iterations;
     // Swaps copy over the host link in the same step (vLLM's cache engine
     // swaps before the model runs).
@@ -2029,6 +2023,16 @@ private:
         End = std::max(End, StageFree[K]) + Each;
         StageFree[K] = End;
       }
+    }
+    // The running batch: a time-average over the decodes' iterations (an
+    // iteration of prompts alone is not the batch the running sequences
+    // decode in), as Little's law counts the sequences in the slots. A
+    // mean per iteration would weigh the short iterations of the run's
+    // drain, when its last long outputs finish a few at a time, as much
+    // as the full ones (V02: 633 sequences against 743 by Little's law).
+    if (!P.PromptsAlone) {
+      BatchSum += Shape.Sequences * Took;
+      BatchTime += Took;
     }
     P.Took = Took;
     P.BusyTime += Took;

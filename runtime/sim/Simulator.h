@@ -421,8 +421,9 @@ struct Result {
   double Throughput = 0;      ///< output tokens a second over the makespan
   double MeanInSystem = 0;    ///< time-average requests in the system (L)
   double ArrivalRateSeen = 0; ///< completed requests over the makespan
-  /// Sequences an iteration that runs the decodes, on average (under
-  /// PromptsFirst an iteration of prompts alone is not counted).
+  /// Sequences an iteration that runs the decodes, averaged over those
+  /// iterations' time (under PromptsFirst an iteration of prompts alone is
+  /// not counted).
   double MeanBatch = 0;
   /// Per class, in the configuration's order (one without classes).
   std::vector<ClassResult> Classes;
