@@ -429,14 +429,19 @@ NodeId LoweringContext::gemmEfficiency(const ir::Entity &W,
   if (foldedNumber(Precision, "bytes") > 0.5)
     return kernelEfficiency(W, DefaultId::KernelGemm8Bit);
   // 4-bit math (fp4, int4) reaches less of its doubled peak than 8-bit
-  // does: its own default, or D71's share of a given 8-bit figure.
+  // does: its own default, or the defaults' share of a given 8-bit figure
+  // (one source for D71's ratio: the two defaults themselves).
   if (!W.field("efficiency") && !W.field("kernels.gemm_4bit"))
     if (std::optional<NodeId> Eight = field(W, "kernels.gemm_8bit")) {
+      double Share = defaultInfo(DefaultId::KernelGemm4Bit).Value /
+                     defaultInfo(DefaultId::KernelGemm8Bit).Value;
       NodeId Eta = B.op(
           Op::Mul,
-          {*Eight, B.constant(0.85, "measured NVFP4 GEMMs reach about 0.85 of "
-                                    "FP8's share of peak on B200 "
-                                    "(validation/DEFAULTS-SOURCES.md D71)")});
+          {*Eight,
+           B.constant(Share, "the defaults' kernels.gemm_4bit / "
+                             "kernels.gemm_8bit: measured NVFP4 GEMMs reach "
+                             "about 0.85 of FP8's share of peak on B200 "
+                             "(validation/DEFAULTS-SOURCES.md D71)")});
       B.label(Eta, W.Name + ".kernels.gemm_4bit");
       return Eta;
     }
