@@ -282,6 +282,11 @@ struct DecoderState {
   /// count): their rate and what each adds (request_tpot_quantile's). Set
   /// by the serving step under load, colocated.
   std::optional<NodeId> StallRate, StallExtra;
+  /// The share of a running request's time the arrivals' prefills would
+  /// stall, its mean time per token and its service, were they all
+  /// admitted (above capacity the slots admit at the capacity's rate):
+  /// what sizing rescales to other replica counts.
+  std::optional<NodeId> OfferedStallShare, OfferedTPOT, OfferedService;
   /// Chunked prefill under load: what one other request's prompt adds to
   /// the iterations its chunks ride on (chunk_extra_time). Set only where
   /// chunks ride on decode iterations.

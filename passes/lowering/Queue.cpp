@@ -499,10 +499,15 @@ bool lowerQueue(LoweringContext &Ctx) {
       return true;
     }
     B.label(Left, "latency_target_for_the_slots");
-    NodeId Slots =
-        B.apply(FormulaId::ServersForP99Latency,
-                {Arrival, D.Service, CV, Left, StallShare, D.Servers},
-                "servers_needed");
+    // The arrivals' own stalls and service: past capacity the given
+    // replicas admit fewer prompts than arrive, where the counts searched
+    // would take them all.
+    NodeId Slots = B.apply(
+        FormulaId::ServersForP99Latency,
+        {Arrival, D.OfferedService.value_or(D.Service), CV, Left,
+         D.OfferedStallShare && !D.Static ? *D.OfferedStallShare : StallShare,
+         D.Servers},
+        "servers_needed");
     B.publish(MetricId::ReplicasNeeded,
               B.op(Op::Ceil, {B.op(Op::Div, {Slots, D.Batch})}));
   }

@@ -97,6 +97,36 @@ bool lowerRequests(LoweringContext &Ctx) {
   // lowerRunningBatch) take time from its decode iterations: all of it
   // without chunked prefill, only what the chunks add to the iterations
   // with it.
+  // The replica's capacity, its slots full: the decode steps' rate, and
+  // what the requests' prefills leave of it (the part of a prefill that
+  // does not hide under decode steps; none when another pool prefills).
+  std::optional<NodeId> Capacity;
+  if (!D.Static) {
+    B.publish(
+        MetricId::DecodeThroughput,
+        B.apply(FormulaId::DecodeThroughput, {D.Batch, D.CapacityTPOT}, ""));
+    NodeId PrefillExtra;
+    if (Fabric) {
+      PrefillExtra =
+          Ctx.none("s", "0 s",
+                   "a disaggregated decode replica runs no prefills: the "
+                   "prefill pool does");
+    } else if (D.Chunk) {
+      NodeId Chunked = chunksOnStep(Ctx, D.RequestPrefill, D.CapacityPhase,
+                                    Computed, *D.Chunk);
+      PrefillExtra = B.op(
+          Op::Sub, {Chunked, B.op(Op::Mul, {B.apply(FormulaId::PrefillChunks,
+                                                    {Computed, *D.Chunk}, ""),
+                                            D.CapacityStep})});
+      // Held for 1 / m of it by each pipeline stage.
+      PrefillExtra = B.op(Op::Div, {PrefillExtra, D.Stages});
+      B.label(PrefillExtra, "capacity.prefill_extra_time");
+    } else {
+      PrefillExtra = D.PrefillShare;
+    }
+    Capacity = B.apply(FormulaId::ContinuousCapacity,
+                       {D.Output, PrefillExtra, D.CapacityTPOT, D.Batch}, "");
+  }
   NodeId MeanTPOT = D.TPOT;
   // A request's TPOT as benchmarks report it, (E2E - TTFT) / (output - 1):
   // without other requests' prefills every gap is a decode step.
@@ -104,7 +134,23 @@ bool lowerRequests(LoweringContext &Ctx) {
          TpotP99 = StaticTpot99.value_or(D.TPOT);
   std::optional<NodeId> Arrival = D.SeqArrival;
   if (D.OtherPrefills) {
-    NodeId Rate = *D.OtherPrefills;
+    // Past the replica's capacity its slots stay full and it admits a
+    // request only as one completes: the prefills that stall its decodes
+    // come at the capacity's rate (n / X requests a second, X the
+    // capacity in tokens), not the arrivals'. The queue in front of the
+    // slots takes the excess (wall 7: UNSTABLE, TTFT infinite), and a
+    // running request's TPOT stays what the full slots give.
+    NodeId Admitted = B.op(
+        Op::Mul,
+        {B.op(Op::Mul, {B.op(Op::Div, {*Capacity, D.Output}),
+                        Ctx.quantity(1, "req", "1 req",
+                                     "a request for each output's tokens")}),
+         B.op(Op::Div,
+              {B.op(Op::Sub, {D.Batch, B.constant(1, "the request itself")}),
+               D.Batch})});
+    NodeId Offered = *D.OtherPrefills;
+    NodeId Rate = B.op(Op::Min, {Offered, Admitted});
+    B.label(Rate, "admitted_interfering_prefill_rate");
     NodeId Extra = D.Chunk ? RequestPrefill : *D.PrefillStall;
     if (D.Chunk) {
       // The chunks' time beyond the decode iterations they ride on, which
@@ -132,6 +178,7 @@ bool lowerRequests(LoweringContext &Ctx) {
     if (D.BatcherSequences && !D.Chunk) {
       Rate = B.op(Op::Div, {Rate, *D.BatcherSequences});
       B.label(Rate, "batcher.stall_rate");
+      Offered = B.op(Op::Div, {Offered, *D.BatcherSequences});
       Extra = B.op(Op::Mul, {Extra, *D.BatcherSequences});
       B.label(Extra, "batcher.batch_stall");
       // A stalled gap waits out the batch's passes (a request's own
@@ -143,6 +190,15 @@ bool lowerRequests(LoweringContext &Ctx) {
     B.publish(MetricId::PrefillInterference, F);
     MeanTPOT = B.apply(FormulaId::InterferedTokenTime, {D.TPOT, F}, "");
     B.publish(MetricId::TpotMean, MeanTPOT);
+    // What the arrivals would stall if the slots took them all: sizing
+    // reads it (wall 7), since more replicas each see fewer of them. The
+    // same as the above below capacity.
+    D.OfferedStallShare =
+        B.apply(FormulaId::PrefillInterference, {Offered, Extra},
+                "offered_prefill_interference");
+    D.OfferedTPOT =
+        B.apply(FormulaId::InterferedTokenTime, {D.TPOT, *D.OfferedStallShare},
+                "offered_tpot_mean");
     // Across requests: the prefills (or chunks' extra time) that land in
     // one request's decode, a Poisson count.
     auto quantile = [&](double Q, const char *Why) {
@@ -187,40 +243,16 @@ bool lowerRequests(LoweringContext &Ctx) {
   } else {
     // A sized decode pool's slot holds the decode alone, from the KV cache's
     // arrival; otherwise the request's slot holds its prefill too.
+    NodeId InSlot = D.PrefillReplicas ? B.G.get(MetricId::RequestKVTransferTime)
+                                      : FirstToken;
     D.Service =
-        B.apply(FormulaId::EndToEndLatency,
-                {D.PrefillReplicas ? B.G.get(MetricId::RequestKVTransferTime)
-                                   : FirstToken,
-                 MeanTPOT, D.Output},
-                "");
+        B.apply(FormulaId::EndToEndLatency, {InSlot, MeanTPOT, D.Output}, "");
     B.publish(MetricId::RequestServiceTime, D.Service);
-    // The replica's capacity, its slots full: the decode steps' rate, and
-    // what the requests' prefills leave of it (the part of a prefill that
-    // does not hide under decode steps; none when another pool prefills).
-    B.publish(
-        MetricId::DecodeThroughput,
-        B.apply(FormulaId::DecodeThroughput, {D.Batch, D.CapacityTPOT}, ""));
-    NodeId PrefillExtra;
-    if (Fabric) {
-      PrefillExtra =
-          Ctx.none("s", "0 s",
-                   "a disaggregated decode replica runs no prefills: the "
-                   "prefill pool does");
-    } else if (D.Chunk) {
-      NodeId Chunked = chunksOnStep(Ctx, D.RequestPrefill, D.CapacityPhase,
-                                    Computed, *D.Chunk);
-      PrefillExtra = B.op(
-          Op::Sub, {Chunked, B.op(Op::Mul, {B.apply(FormulaId::PrefillChunks,
-                                                    {Computed, *D.Chunk}, ""),
-                                            D.CapacityStep})});
-      // Held for 1 / m of it by each pipeline stage.
-      PrefillExtra = B.op(Op::Div, {PrefillExtra, D.Stages});
-      B.label(PrefillExtra, "capacity.prefill_extra_time");
-    } else {
-      PrefillExtra = D.PrefillShare;
-    }
-    Throughput = B.apply(FormulaId::ContinuousCapacity,
-                         {D.Output, PrefillExtra, D.CapacityTPOT, D.Batch}, "");
+    if (D.OfferedTPOT)
+      D.OfferedService =
+          B.apply(FormulaId::EndToEndLatency,
+                  {InSlot, *D.OfferedTPOT, D.Output}, "offered_service_time");
+    Throughput = *Capacity;
   }
   B.publish(MetricId::Throughput, Throughput);
   NodeId System = B.op(Op::Mul, {Replicas, Throughput});
