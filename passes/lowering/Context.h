@@ -318,6 +318,10 @@ struct DecoderState {
   /// both are given, this otherwise (so Output != OutputDrawn says the
   /// draws are cut; lowerDecoderInputs alone decides it).
   NodeId OutputDrawn;
+  /// With `output_cv` under continuous batching: the output of the
+  /// sequence holding a slot, averaged over the slots' time, E[N^2] / E[N]
+  /// (length-biased; lowerDecoderInputs).
+  std::optional<NodeId> SlotOutput;
   /// The rate of the other requests' prefills at a replica, lambda /
   /// replicas x (B - 1)/B, when a colocated replica batches continuously
   /// under an arrival rate: they interfere with its decode (wall 4) and

@@ -443,22 +443,42 @@ bool lowerDecoderInputs(LoweringContext &Ctx) {
   // prompts drawn independently of outputs (Kleinrock, Queueing Systems
   // vol. 1, 1975, section 5.2, residual life; a continuous batch's slots
   // are a renewal process of sequences). With `max_output` the spread is
-  // that of the capped draws. A static batch keeps every slot until the
-  // batch's longest output ends: its sequences advance together, one
-  // length for all.
+  // that of the capped draws; without, of the draws that fit the model's
+  // context (the engines refuse the rest), taken cut at the room the mean
+  // prompt leaves: the uncut lognormal's second moment is mostly outputs
+  // no engine runs (at cv 3 it doubled the context the simulator holds).
+  // A static batch keeps every slot until the batch's longest output
+  // ends: its sequences advance together, one length for all.
   NodeId HalfOutput =
       B.op(Op::Div, {D.Output, B.constant(2, "mean over the decode")});
   if (std::optional<NodeId> CV = Ctx.field(W, "output_cv"); CV && !D.Static) {
-    NodeId Spread = *CV;
-    if (D.OutputCap)
+    NodeId Base = D.Output, Spread = *CV;
+    if (D.OutputCap) {
       Spread =
           B.apply(FormulaId::CappedLengthCV, {D.OutputDrawn, *CV, *D.OutputCap},
                   "decoded_tokens_capped_cv");
+    } else if (std::optional<NodeId> Window =
+                   Ctx.field(*Ctx.Model, "context")) {
+      NodeId Room = B.op(
+          Op::Max, {B.op(Op::Sub, {*Window, D.Prompt}),
+                    Ctx.quantity(1, "tok", "1 tok", "at least one token")});
+      B.label(Room, "decode.output_room");
+      Base = B.apply(FormulaId::CappedLengthMean, {D.OutputDrawn, *CV, Room},
+                     "decoded_tokens_within_context");
+      Spread = B.apply(FormulaId::CappedLengthCV, {D.OutputDrawn, *CV, Room},
+                       "decoded_tokens_within_context_cv");
+    }
     NodeId Paradox =
         B.op(Op::Add, {B.constant(1, "the mean output's own share"),
                        B.op(Op::Mul, {Spread, Spread})});
     B.label(Paradox, "decode.length_biased_factor");
-    HalfOutput = B.op(Op::Mul, {HalfOutput, Paradox});
+    // The output of the sequence holding a slot, on average over the
+    // slots' time: E[N^2] / E[N]. A slot reserved to completion holds it
+    // all along (lowerDecoderMemory).
+    D.SlotOutput = B.op(Op::Mul, {Base, Paradox});
+    B.label(*D.SlotOutput, "decode.slot_output");
+    HalfOutput =
+        B.op(Op::Div, {*D.SlotOutput, B.constant(2, "mean over the decode")});
   }
   B.label(HalfOutput, "decode.half_output");
   D.Context = B.op(Op::Add, {D.Prompt, HalfOutput});

@@ -137,7 +137,13 @@ bool lowerDecoderMemory(LoweringContext &Ctx) {
   }
   NodeId Held = D.Static ? D.Longest : D.Context;
   if (D.ReserveToCompletion && !D.Static) {
+    // Reserved to its cap, or to its own output: a slot then holds the
+    // length-biased output all along when the outputs spread.
     Held = D.Longest;
+    if (!D.OutputCap && D.SlotOutput) {
+      Held = B.op(Op::Add, {D.Prompt, *D.SlotOutput});
+      B.label(Held, "reserved_sequence_length");
+    }
     B.publish(MetricId::KVReservedToCompletion,
               B.constant(1, "kv_allocation = to_completion"));
   }

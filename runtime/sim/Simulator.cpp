@@ -2026,18 +2026,21 @@ private:
     }
     // The running batch: a time-average over the decodes' iterations (an
     // iteration of prompts alone is not the batch the running sequences
-    // decode in), as Little's law counts the sequences in the slots. A
-    // mean per iteration would weigh the short iterations of the run's
-    // drain, when its last long outputs finish a few at a time, as much
-    // as the full ones (V02: 633 sequences against 743 by Little's law).
+    // decode in), as Little's law counts the sequences in the slots; each
+    // weighs the time its engine takes for it (through every stage under
+    // pipeline parallelism, as the KV area below). A mean per iteration
+    // would weigh the short iterations of the run's drain, when its last
+    // long outputs finish a few at a time, as much as the full ones (V02:
+    // 633 sequences against 743 by Little's law).
+    const double Span = Stages > 1 ? End - Now : Took;
     if (!P.PromptsAlone) {
-      BatchSum += Shape.Sequences * Took;
-      BatchTime += Took;
+      BatchSum += Shape.Sequences * Span;
+      BatchTime += Span;
     }
     P.Took = Took;
     P.BusyTime += Took;
     P.Ends = End;
-    P.KVArea += P.KVUsed * (Stages > 1 ? End - Now : Took);
+    P.KVArea += P.KVUsed * Span;
     push(End, EventKind::IterationEnd, I);
   }
 
