@@ -263,6 +263,20 @@ std::string closestMatch(llvm::StringRef Word,
       Best = C;
     }
   }
+  // A word that is the start of a candidate names it more surely than one
+  // a couple of edits away (`H100` is `H100_SXM`, not `B200`): unless a
+  // candidate is one edit away, the shortest such candidate (the first in
+  // order among equals).
+  if (BestDistance > 1 && Word.size() >= 3) {
+    const std::string *Prefixed = nullptr;
+    for (const std::string &C : Candidates)
+      if (C.size() > Word.size() && llvm::StringRef(C).startswith(Word) &&
+          (!Prefixed || C.size() < Prefixed->size() ||
+           (C.size() == Prefixed->size() && C < *Prefixed)))
+        Prefixed = &C;
+    if (Prefixed)
+      return *Prefixed;
+  }
   return Best;
 }
 

@@ -55,7 +55,10 @@ def schemas(mlsc):
                        "scorecard levels: [docs/walls.md, Metrics](walls.md#metrics); "
                        "conditions and asserts may also name its internal metrics and "
                        "its phases' (`s.decode.comm_time`, `s.kv_bytes_per_sequence`: "
-                       "what `mlsc explain` shows) |")
+                       "what `mlsc explain` shows of them; the other labels in an "
+                       "`explain` tree, such as `itl.stalled_p99`, are intermediate "
+                       "values, which `explain` takes but `-e`, `assert` and `sla` do "
+                       "not) |")
     return "\n".join(out).strip()
 
 

@@ -170,6 +170,13 @@ int explainCommand(const DriverOptions &O,
       for (const auto &Entry : G.Named)
         Names.push_back(Entry.getKey().str());
       std::sort(Names.begin(), Names.end());
+      // A close name is the likely one; else every name, to choose from.
+      std::string Close = closestMatch(Name, Names);
+      if (!Close.empty())
+        return usage(DiagKind::UnknownTarget,
+                     fmt::format("scenario `{}` has no value `{}`; did you "
+                                 "mean `{}`?",
+                                 Scenario.str(), Name.str(), Close));
       return usage(DiagKind::UnknownTarget,
                    fmt::format("scenario `{}` has no value `{}`; it has: {}",
                                Scenario.str(), Name.str(),
