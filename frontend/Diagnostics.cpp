@@ -194,6 +194,52 @@ bool DiagnosticEngine::renderWithoutLine(const Diagnostic &D,
   return true;
 }
 
+bool DiagnosticEngine::renderOnCommandLine(const Diagnostic &D,
+                                           const std::string &Text,
+                                           llvm::raw_ostream &OS) const {
+  if (!Appended)
+    return false;
+  unsigned Id = SM.FindBufferContainingLoc(D.Loc);
+  if (Id != SM.getMainFileID())
+    return false;
+  llvm::StringRef Buffer = SM.getMemoryBuffer(Id)->getBuffer();
+  size_t Offset = static_cast<size_t>(D.Loc.getPointer() - Buffer.data());
+  if (Offset < Appended->Start)
+    return false;
+  // Which appended line, and where the user's text starts on it.
+  size_t Line = Buffer.slice(Appended->Start, Offset).count('\n');
+  if (Line >= Appended->Labels.size())
+    return false;
+  size_t Begin = Buffer.rfind('\n', Offset == 0 ? 0 : Offset - 1);
+  Begin = Begin == llvm::StringRef::npos || Begin < Appended->Start
+              ? Appended->Start
+              : Begin + 1;
+  if (Offset < Begin)
+    Begin = Offset;
+  size_t End = Buffer.find('\n', Offset);
+  if (End == llvm::StringRef::npos)
+    End = Buffer.size();
+  size_t User = std::min(Begin + Appended->Prefixes[Line], End);
+  auto column = [&](size_t At) {
+    return static_cast<unsigned>(std::max(At, User) - User);
+  };
+  llvm::SmallVector<std::pair<unsigned, unsigned>, 1> Ranges;
+  if (D.Range.isValid() && D.Range.Start != D.Range.End) {
+    size_t From =
+        static_cast<size_t>(D.Range.Start.getPointer() - Buffer.data());
+    size_t To = static_cast<size_t>(D.Range.End.getPointer() - Buffer.data());
+    if (From >= User && To <= End && From < To)
+      Ranges.push_back({column(From), column(To)});
+  }
+  SM.PrintMessage(
+      OS,
+      llvm::SMDiagnostic(SM, D.Loc, Appended->Labels[Line], /*Line=*/1,
+                         static_cast<int>(column(Offset)), toLLVM(D.Level),
+                         Text, Buffer.slice(User, End), Ranges),
+      /*ShowColors=*/false);
+  return true;
+}
+
 void DiagnosticEngine::render(const Diagnostic &D,
                               llvm::raw_ostream &OS) const {
   std::string Text = escapeControls(D.Message);
@@ -215,7 +261,8 @@ void DiagnosticEngine::render(const Diagnostic &D,
   if (!D.Loc.isValid()) {
     OS << (D.File.empty() ? std::string("mlsc") : D.File) << ": "
        << severityWord(D.Level) << ": " << Text << "\n";
-  } else if (!renderWithoutLine(D, Text, OS)) {
+  } else if (!renderOnCommandLine(D, Text, OS) &&
+             !renderWithoutLine(D, Text, OS)) {
     llvm::SmallVector<llvm::SMRange, 1> Ranges;
     if (D.Range.isValid() && D.Range.Start != D.Range.End)
       Ranges.push_back(D.Range);

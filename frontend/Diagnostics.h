@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <tuple>
@@ -94,6 +95,17 @@ public:
   /// all is quoted at most once.
   void firstErrorOnly(unsigned BufferId) { FirstOnly.insert(BufferId); }
 
+  /// Lines the command line appended to the main buffer (`mlsc eval FILE
+  /// -e EXPR`: one `let` a line from offset Start, each Prefix bytes of
+  /// wrapping before the user's text). A diagnostic there is located in
+  /// the user's text, `<Label>:1:COL`, not at a line past the file's end.
+  struct CommandLineLines {
+    size_t Start = 0;
+    std::vector<std::string> Labels;
+    std::vector<size_t> Prefixes;
+  };
+  void commandLineLines(CommandLineLines L) { Appended = std::move(L); }
+
   /// Prints every diagnostic not yet printed, in report order.
   void flush(llvm::raw_ostream &OS);
 
@@ -115,6 +127,11 @@ private:
   /// than MaxEchoedLine; returns false (printing nothing) otherwise.
   bool renderWithoutLine(const Diagnostic &D, const std::string &Text,
                          llvm::raw_ostream &OS) const;
+  /// Renders \p D in the command line's text when it lies there (see
+  /// commandLineLines); returns false (printing nothing) otherwise.
+  bool renderOnCommandLine(const Diagnostic &D, const std::string &Text,
+                           llvm::raw_ostream &OS) const;
+  std::optional<CommandLineLines> Appended;
 
   llvm::SourceMgr &SM;
   std::deque<Diagnostic> Diags;

@@ -263,19 +263,30 @@ std::string closestMatch(llvm::StringRef Word,
       Best = C;
     }
   }
-  // A word that is the start of a candidate names it more surely than one
-  // a couple of edits away (`H100` is `H100_SXM`, not `B200`): unless a
-  // candidate is one edit away, the shortest such candidate (the first in
-  // order among equals).
+  // A name that differs in case alone is the one meant (`mi300x` is
+  // `MI300X`). Past one edit, a word that starts candidates (in any case)
+  // names one of them more surely than a name a couple of edits away:
+  // `H10` is `H100_SXM` when that is the only one it starts, and `H100`,
+  // which starts several, gets no suggestion rather than `B200` (the
+  // suggestion is also a fix-it).
+  for (const std::string &C : Candidates)
+    if (C.size() == Word.size() && llvm::StringRef(C).equals_insensitive(Word))
+      return C;
   if (BestDistance > 1 && Word.size() >= 3) {
     const std::string *Prefixed = nullptr;
+    size_t Count = 0;
+    bool BestStarts = false;
     for (const std::string &C : Candidates)
-      if (C.size() > Word.size() && llvm::StringRef(C).startswith(Word) &&
-          (!Prefixed || C.size() < Prefixed->size() ||
-           (C.size() == Prefixed->size() && C < *Prefixed)))
+      if (C.size() > Word.size() &&
+          llvm::StringRef(C).startswith_insensitive(Word)) {
+        ++Count;
         Prefixed = &C;
-    if (Prefixed)
+        BestStarts |= C == Best;
+      }
+    if (Count == 1)
       return *Prefixed;
+    if (Count > 1 && !BestStarts)
+      return "";
   }
   return Best;
 }

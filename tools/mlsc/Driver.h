@@ -97,7 +97,8 @@ void reportError(DiagKind Kind, const std::string &File,
 
 /// Compiles for evaluation; prints diagnostics. Null on errors.
 std::unique_ptr<Compilation>
-compileForEval(const DriverOptions &O, std::unique_ptr<llvm::MemoryBuffer> Buf);
+compileForEval(const DriverOptions &O, std::unique_ptr<llvm::MemoryBuffer> Buf,
+               const DiagnosticEngine::CommandLineLines *Appended = nullptr);
 
 /// The commands, one file each.
 int compileCommand(const DriverOptions &O,

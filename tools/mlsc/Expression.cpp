@@ -57,13 +57,20 @@ int expressionCommand(const DriverOptions &O,
   if (!Text.empty() && Text.back() != '\n')
     Text += '\n';
   std::vector<std::string> Names;
+  // Diagnostics in the appended lets are located in the expressions as
+  // given (`-e 2:1:10`), not on lines past the file's end.
+  DiagnosticEngine::CommandLineLines Appended;
+  Appended.Start = Text.size();
   for (size_t I = 0; I < O.Expressions.size(); ++I) {
     Names.push_back(fmt::format("mlsc_e{}", I + 1));
-    Text += fmt::format("let {} = {}\n", Names.back(), O.Expressions[I]);
+    std::string Prefix = fmt::format("let {} = ", Names.back());
+    Text += Prefix + O.Expressions[I] + "\n";
+    Appended.Labels.push_back(fmt::format("-e {}", I + 1));
+    Appended.Prefixes.push_back(Prefix.size());
   }
   std::unique_ptr<Compilation> C = compileForEval(
-      O,
-      llvm::MemoryBuffer::getMemBufferCopy(Text, Buf->getBufferIdentifier()));
+      O, llvm::MemoryBuffer::getMemBufferCopy(Text, Buf->getBufferIdentifier()),
+      &Appended);
   if (!C)
     return InputErrors;
   // One expression each, nothing after it (`1; assert false`).

@@ -22,10 +22,12 @@
 namespace mlsc::driver {
 
 std::unique_ptr<Compilation>
-compileForEval(const DriverOptions &O,
-               std::unique_ptr<llvm::MemoryBuffer> Buf) {
+compileForEval(const DriverOptions &O, std::unique_ptr<llvm::MemoryBuffer> Buf,
+               const DiagnosticEngine::CommandLineLines *Appended) {
   auto C = std::make_unique<Compilation>();
   C->Options = O.Compile;
+  if (Appended)
+    C->Diags.commandLineLines(*Appended);
   bool OK = compile(*C, std::move(Buf));
   C->Diags.flush(llvm::errs());
   return OK ? std::move(C) : nullptr;
