@@ -214,8 +214,6 @@ bool DiagnosticEngine::renderOnCommandLine(const Diagnostic &D,
   Begin = Begin == llvm::StringRef::npos || Begin < Appended->Start
               ? Appended->Start
               : Begin + 1;
-  if (Offset < Begin)
-    Begin = Offset;
   size_t End = Buffer.find('\n', Offset);
   if (End == llvm::StringRef::npos)
     End = Buffer.size();

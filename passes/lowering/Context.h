@@ -286,7 +286,7 @@ struct DecoderState {
   /// stall, its mean time per token and its service, were they all
   /// admitted (above capacity the slots admit at the capacity's rate):
   /// what sizing rescales to other replica counts.
-  std::optional<NodeId> OfferedStallShare, OfferedTPOT, OfferedService;
+  std::optional<NodeId> OfferedStallShare, OfferedService;
   /// Chunked prefill under load: what one other request's prompt adds to
   /// the iterations its chunks ride on (chunk_extra_time). Set only where
   /// chunks ride on decode iterations.
@@ -318,6 +318,9 @@ struct DecoderState {
   /// both are given, this otherwise (so Output != OutputDrawn says the
   /// draws are cut; lowerDecoderInputs alone decides it).
   NodeId OutputDrawn;
+  /// With `output_cv` and `max_output`: the cut draws' coefficient of
+  /// variation (the queue's service spread and the slots' length bias).
+  std::optional<NodeId> OutputCappedCV;
   /// With `output_cv` under continuous batching: the output of the
   /// sequence holding a slot, averaged over the slots' time, E[N^2] / E[N]
   /// (length-biased; lowerDecoderInputs).

@@ -198,6 +198,9 @@ bool lowerDecoderInputs(LoweringContext &Ctx) {
     D.Output =
         B.apply(FormulaId::CappedLengthMean, {D.OutputDrawn, *CV, *D.OutputCap},
                 "decoded_tokens_capped_mean");
+    D.OutputCappedCV =
+        B.apply(FormulaId::CappedLengthCV, {D.OutputDrawn, *CV, *D.OutputCap},
+                "decoded_tokens_capped_cv");
   }
   if (std::optional<NodeId> Arrival = Ctx.field(W, "arrival")) {
     D.SeqArrival = *Arrival;
@@ -453,10 +456,8 @@ bool lowerDecoderInputs(LoweringContext &Ctx) {
       B.op(Op::Div, {D.Output, B.constant(2, "mean over the decode")});
   if (std::optional<NodeId> CV = Ctx.field(W, "output_cv"); CV && !D.Static) {
     NodeId Base = D.Output, Spread = *CV;
-    if (D.OutputCap) {
-      Spread =
-          B.apply(FormulaId::CappedLengthCV, {D.OutputDrawn, *CV, *D.OutputCap},
-                  "decoded_tokens_capped_cv");
+    if (D.OutputCappedCV) {
+      Spread = *D.OutputCappedCV;
     } else if (std::optional<NodeId> Window =
                    Ctx.field(*Ctx.Model, "context")) {
       NodeId Room = B.op(

@@ -34,11 +34,7 @@ bool lowerQueue(LoweringContext &Ctx) {
   // Outputs cut at `max_output` spread less than their draws.
   NodeId CV = Ctx.orDefault(W, DefaultId::ServiceCV);
   if (OutputCV && !W.field("service_cv")) {
-    CV = *OutputCV;
-    if (D.OutputCap)
-      CV = B.apply(FormulaId::CappedLengthCV,
-                   {D.OutputDrawn, *OutputCV, *D.OutputCap},
-                   "decoded_tokens_capped_cv");
+    CV = D.OutputCappedCV.value_or(*OutputCV);
   }
   B.publish(
       MetricId::Utilisation,
@@ -502,12 +498,11 @@ bool lowerQueue(LoweringContext &Ctx) {
     // The arrivals' own stalls and service: past capacity the given
     // replicas admit fewer prompts than arrive, where the counts searched
     // would take them all.
-    NodeId Slots = B.apply(
-        FormulaId::ServersForP99Latency,
-        {Arrival, D.OfferedService.value_or(D.Service), CV, Left,
-         D.OfferedStallShare && !D.Static ? *D.OfferedStallShare : StallShare,
-         D.Servers},
-        "servers_needed");
+    NodeId Slots =
+        B.apply(FormulaId::ServersForP99Latency,
+                {Arrival, D.OfferedService.value_or(D.Service), CV, Left,
+                 D.OfferedStallShare.value_or(StallShare), D.Servers},
+                "servers_needed");
     B.publish(MetricId::ReplicasNeeded,
               B.op(Op::Ceil, {B.op(Op::Div, {Slots, D.Batch})}));
   }

@@ -128,6 +128,7 @@ bool lowerRequests(LoweringContext &Ctx) {
                        {D.Output, PrefillExtra, D.CapacityTPOT, D.Batch}, "");
   }
   NodeId MeanTPOT = D.TPOT;
+  std::optional<NodeId> OfferedTPOT; // the arrivals' own, for sizing
   // A request's TPOT as benchmarks report it, (E2E - TTFT) / (output - 1):
   // without other requests' prefills every gap is a decode step.
   NodeId TpotP50 = StaticTpot50.value_or(D.TPOT),
@@ -196,9 +197,8 @@ bool lowerRequests(LoweringContext &Ctx) {
     D.OfferedStallShare =
         B.apply(FormulaId::PrefillInterference, {Offered, Extra},
                 "offered_prefill_interference");
-    D.OfferedTPOT =
-        B.apply(FormulaId::InterferedTokenTime, {D.TPOT, *D.OfferedStallShare},
-                "offered_tpot_mean");
+    OfferedTPOT = B.apply(FormulaId::InterferedTokenTime,
+                          {D.TPOT, *D.OfferedStallShare}, "offered_tpot_mean");
     // Across requests: the prefills (or chunks' extra time) that land in
     // one request's decode, a Poisson count.
     auto quantile = [&](double Q, const char *Why) {
@@ -248,10 +248,10 @@ bool lowerRequests(LoweringContext &Ctx) {
     D.Service =
         B.apply(FormulaId::EndToEndLatency, {InSlot, MeanTPOT, D.Output}, "");
     B.publish(MetricId::RequestServiceTime, D.Service);
-    if (D.OfferedTPOT)
+    if (OfferedTPOT)
       D.OfferedService =
-          B.apply(FormulaId::EndToEndLatency,
-                  {InSlot, *D.OfferedTPOT, D.Output}, "offered_service_time");
+          B.apply(FormulaId::EndToEndLatency, {InSlot, *OfferedTPOT, D.Output},
+                  "offered_service_time");
     Throughput = *Capacity;
   }
   B.publish(MetricId::Throughput, Throughput);
