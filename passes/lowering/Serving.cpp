@@ -215,9 +215,16 @@ bool lowerRequests(LoweringContext &Ctx) {
       B.publish(
           MetricId::ItlStallProbability,
           B.apply(FormulaId::PrefillStallProbability, {D.TPOT, Rate}, ""));
+      // Prompts that arrive during the stall's prefills run before the
+      // decode resumes (prefills first), a busy period; a batcher's
+      // batches come a window apart and do not chain.
+      NodeId Chain = D.BatcherSequences
+                         ? Ctx.none("req/s", "0 req/s",
+                                    "a batcher's batches come a window apart")
+                         : Rate;
       ITLTail = B.apply(
           FormulaId::PrefillStallItl,
-          {D.TPOT, Stall, Rate, B.constant(0.99, "the 99th percentile")},
+          {D.TPOT, Stall, Rate, Chain, B.constant(0.99, "the 99th percentile")},
           "itl.stalled_p99");
     }
   }

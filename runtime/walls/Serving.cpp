@@ -40,6 +40,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 namespace mlsc::walls {
 
@@ -163,10 +164,62 @@ double poissonQuantile(double Mean, double P) {
 
 } // namespace
 
+namespace {
+/// The p-quantile of N = B_1 + ... + B_K, K ~ Poisson(\p Mean) and the B_i
+/// Borel(\p Rho) (the customers an M/D/1 busy period serves, P(B = j) =
+/// e^{-rho j} (rho j)^{j-1} / j!): Panjer's recursion for a compound
+/// Poisson count, g_n = Mean / n sum_j j b_j g_{n-j}, started at g_0 = 1
+/// and compared with p e^Mean (the recursion is linear in g), so that
+/// e^-Mean never underflows below Mean = 600. Rho = 0 is the Poisson
+/// count; past 4,096 terms, or for a larger mean, the normal
+/// approximation of the compound's mean m / (1 - rho) and variance m
+/// E[B^2], E[B^2] = rho / (1 - rho)^3 + 1 / (1 - rho)^2.
+double busyPeriodCountQuantile(double Mean, double Rho, double P) {
+  if (!(Rho > 0))
+    return poissonQuantile(Mean, P);
+  if (!(Rho < 1) || !(Mean >= 0) || !(P < 1) || !std::isfinite(Mean))
+    return std::numeric_limits<double>::infinity();
+  if (Mean == 0)
+    return 0;
+  constexpr int MaxTerms = 4096;
+  auto normal = [&] {
+    double EB = 1 / (1 - Rho), EB2 = Rho / std::pow(1 - Rho, 3) + EB * EB;
+    double Z = std::sqrt(2.0) * boost::math::erf_inv(2 * P - 1);
+    return std::max(0.0, std::ceil(Mean * EB + Z * std::sqrt(Mean * EB2)));
+  };
+  if (Mean > 600)
+    return normal();
+  const double Target = P * std::exp(Mean);
+  // Borel weights j b_j, in logs: ln b_j = -rho j + (j - 1) ln(rho j) -
+  // ln j!.
+  thread_local std::vector<double> JB, G;
+  JB.assign(1, 0.0);
+  G.assign(1, 1.0);
+  double Sum = 1.0;
+  for (int N = 1; N <= MaxTerms; ++N) {
+    if (Sum >= Target)
+      return N - 1;
+    double J = N;
+    JB.push_back(J * std::exp(-Rho * J + (J - 1) * std::log(Rho * J) -
+                              std::lgamma(J + 1)));
+    double GN = 0;
+    for (int Jj = 1; Jj <= N; ++Jj)
+      GN += JB[Jj] * G[N - Jj];
+    GN *= Mean / J;
+    G.push_back(GN);
+    Sum += GN;
+  }
+  return Sum >= Target ? MaxTerms : normal();
+}
+} // namespace
+
 Time prefillStallItl(Time TPOT, Time Prefill, RequestRate Rate,
-                     Number Percentile) {
+                     RequestRate Chain, Number Percentile) {
   double Mean = (Rate * TPOT / in<Requests>(1.0)).value();
-  double K = poissonQuantile(Mean, Percentile.value());
+  double Rho = (Chain * Prefill / in<Requests>(1.0)).value();
+  if (std::isnan(Mean) || std::isnan(Rho))
+    return in<Time>(std::nan(""));
+  double K = busyPeriodCountQuantile(Mean, Rho, Percentile.value());
   if (!std::isfinite(K))
     return in<Time>(K);
   return TPOT + K * Prefill;

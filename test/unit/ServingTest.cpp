@@ -282,24 +282,59 @@ TEST(ServingWall, PrefillStallsWithoutChunking) {
   using namespace mlsc::walls;
   Time TPOT = in<Time>(8.686e-3), Prefill = in<Time>(69.44e-3);
   RequestRate Rate = in<RequestRate>(3.875);
+  // Without chaining (prompts that arrive during a stall's prefills wait
+  // for the next gap), the count is Poisson.
+  RequestRate NoChain = in<RequestRate>(0);
   // A gap holds a prefill with probability 1 - exp(-3.875 x 8.686 ms)
   // = 3.310%; P(N <= 0) = 0.9669 < 0.99 <= P(N <= 1) = 0.99945, so the
   // p99 gap is one decode step and one prefill: 78.126 ms.
   EXPECT_NEAR(prefillStallProbability(TPOT, Rate).value(),
               -std::expm1(-3.875 * 8.686e-3), 1e-15);
   EXPECT_DOUBLE_EQ(
-      prefillStallItl(TPOT, Prefill, Rate, in<Number>(0.99)).value(),
+      prefillStallItl(TPOT, Prefill, Rate, NoChain, in<Number>(0.99)).value(),
       8.686e-3 + 69.44e-3);
   // At 1 req/s P(N = 0) = 0.99135 >= 0.99: no stall at the p99.
-  EXPECT_DOUBLE_EQ(
-      prefillStallItl(TPOT, Prefill, in<RequestRate>(1), in<Number>(0.99))
-          .value(),
-      8.686e-3);
+  EXPECT_DOUBLE_EQ(prefillStallItl(TPOT, Prefill, in<RequestRate>(1), NoChain,
+                                   in<Number>(0.99))
+                       .value(),
+                   8.686e-3);
   // Heavier: mean 3.875 x 1 s = 3.875 prefills per gap; the Poisson p99
   // is 9 (P(N <= 8) = 0.9821, P(N <= 9) = 0.9934).
   EXPECT_DOUBLE_EQ(
-      prefillStallItl(in<Time>(1), Prefill, Rate, in<Number>(0.99)).value(),
+      prefillStallItl(in<Time>(1), Prefill, Rate, NoChain, in<Number>(0.99))
+          .value(),
       1 + 9 * 69.44e-3);
+  // Chained (prefills first: prompts that arrive during the stall's
+  // prefills run before the decode resumes), the count is a Borel busy
+  // period from each of the Poisson(m) arrivals. m = 0.033658, rho =
+  // 3.875 x 69.44 ms = 0.26908: P(N = 0) = e^-m = 0.966902, P(N = 1) = m
+  // e^-m e^-rho = 0.024866, together 0.99177 >= 0.99: still one prefill.
+  EXPECT_DOUBLE_EQ(
+      prefillStallItl(TPOT, Prefill, Rate, Rate, in<Number>(0.99)).value(),
+      8.686e-3 + 69.44e-3);
+  // Heavier prompts (an 8B model's 1,500 tokens on an H100 at 6 req/s):
+  // TPOT 8.792 ms, prefill 38.3 ms, m = 0.052752, rho = 0.2298. P(N = 0)
+  // = 0.948616, P(N = 1) = m P0 e^-rho = 0.039768 (0.988384 in all, <
+  // 0.99); Panjer, g_2 = m / 2 (b_1 g_1 + 2 b_2 g_0) with b_2 = e^-2rho
+  // (2 rho) / 2! = 0.14514: P(N = 2) = 0.008097, 0.99648 >= 0.99. The p99
+  // gap holds two prefills, 8.792 + 2 x 38.3 = 85.39 ms (the simulator:
+  // 84.64 ms); as a Poisson count (P(K <= 1) = P0 (1 + m) = 0.99866), one.
+  Time T2 = in<Time>(8.792e-3), P2 = in<Time>(38.3e-3);
+  RequestRate R2 = in<RequestRate>(6);
+  EXPECT_NEAR(prefillStallItl(T2, P2, R2, R2, in<Number>(0.99)).value(),
+              8.792e-3 + 2 * 38.3e-3, 1e-15);
+  EXPECT_NEAR(prefillStallItl(T2, P2, R2, NoChain, in<Number>(0.99)).value(),
+              8.792e-3 + 38.3e-3, 1e-15);
+  // Prefills that take all the time chain without end; a load far past
+  // the terms summed takes the normal approximation, m / (1 - rho) + z
+  // sqrt(m E[B^2]): m = 1,000, rho = 0.5, E[B] = 2, E[B^2] = 0.5 / 0.125
+  // + 4 = 8: 2,000 + 2.3263 x 89.443 = 2,208.07, 2,209 prefills.
+  EXPECT_EQ(prefillStallItl(T2, in<Time>(1), R2, R2, in<Number>(0.99)).value(),
+            std::numeric_limits<double>::infinity());
+  EXPECT_NEAR(prefillStallItl(in<Time>(1000), in<Time>(0.5), in<RequestRate>(1),
+                              in<RequestRate>(1), in<Number>(0.99))
+                  .value(),
+              1000 + 2209 * 0.5, 1e-9);
 }
 
 /// The quickstart's request under load, as the TPOT tests take it: 256
@@ -385,8 +420,9 @@ TEST(ServingWall, RequestTpotAveragesTheStallsOut) {
   EXPECT_NEAR(at(0.99), 8.686e-3 + 20 * 69.44e-3 / 255, 1e-15);
   // The inter-token latency's p99 is a whole prefill above the step; a
   // request's TPOT p99 is far below it: 14.13 ms against 78.13 ms.
-  EXPECT_LT(at(0.99),
-            prefillStallItl(TPOT, Prefill, Rate, in<Number>(0.99)).value());
+  EXPECT_LT(
+      at(0.99),
+      prefillStallItl(TPOT, Prefill, Rate, Rate, in<Number>(0.99)).value());
   // One output token has no gap: its TPOT is the step's.
   EXPECT_EQ(requestTpotQuantile(TPOT, Mean, Prefill, Rate, in<Tokens>(1),
                                 in<Number>(0.99))
