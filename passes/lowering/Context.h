@@ -282,6 +282,9 @@ struct DecoderState {
   /// count): their rate and what each adds (request_tpot_quantile's). Set
   /// by the serving step under load, colocated.
   std::optional<NodeId> StallRate, StallExtra;
+  /// The rate of the prompts that join a stall in progress (its busy
+  /// period): the stalls' own, or 0 behind a batcher.
+  std::optional<NodeId> StallChain;
   /// The share of a running request's time the arrivals' prefills would
   /// stall, its mean time per token and its service, were they all
   /// admitted (above capacity the slots admit at the capacity's rate):

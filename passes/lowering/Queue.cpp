@@ -428,10 +428,10 @@ bool lowerQueue(LoweringContext &Ctx) {
     // count, taken at the percentile (its TPOT per request there, less
     // the mean the service holds, over its gaps).
     if (D.StallRate && !D.Static) {
-      NodeId Stalls = B.apply(
-          FormulaId::RequestStallSpread,
-          {D.TPOT, D.MeanTPOT, *D.StallExtra, *D.StallRate, D.Output, L.At},
-          "");
+      NodeId Stalls = B.apply(FormulaId::RequestStallSpread,
+                              {D.TPOT, D.MeanTPOT, *D.StallExtra, *D.StallRate,
+                               *D.StallChain, D.Output, L.At},
+                              "");
       // Behind a batcher the prompts come in batches of K: the count of
       // batches in a decode is a renewal count, its variance its mean
       // times the gaps' squared CV c_a^2 at an engine (Cox, Renewal

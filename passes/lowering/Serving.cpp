@@ -200,28 +200,30 @@ bool lowerRequests(LoweringContext &Ctx) {
                 "offered_prefill_interference");
     OfferedTPOT = B.apply(FormulaId::InterferedTokenTime,
                           {D.TPOT, *D.OfferedStallShare}, "offered_tpot_mean");
+    // Prompts that arrive during a stall run before the decode resumes
+    // (prefills first), a busy period; a batcher's batches come a window
+    // apart and do not chain.
+    NodeId Chain = D.BatcherSequences
+                       ? Ctx.none("req/s", "0 req/s",
+                                  "a batcher's batches come a window apart")
+                       : Rate;
     // Across requests: the prefills (or chunks' extra time) that land in
-    // one request's decode, a Poisson count.
+    // one request's decode, with those that arrive during their stalls.
     auto quantile = [&](double Q, const char *Why) {
       return B.apply(
           FormulaId::RequestTpotQuantile,
-          {D.TPOT, MeanTPOT, Extra, Rate, D.Output, B.constant(Q, Why)}, "");
+          {D.TPOT, MeanTPOT, Extra, Rate, Chain, D.Output, B.constant(Q, Why)},
+          "");
     };
     D.StallRate = Rate;
     D.StallExtra = Extra;
+    D.StallChain = Chain;
     TpotP50 = quantile(0.5, "the median");
     TpotP99 = quantile(0.99, "the 99th percentile");
     if (!D.Chunk) {
       B.publish(
           MetricId::ItlStallProbability,
           B.apply(FormulaId::PrefillStallProbability, {D.TPOT, Rate}, ""));
-      // Prompts that arrive during the stall's prefills run before the
-      // decode resumes (prefills first), a busy period; a batcher's
-      // batches come a window apart and do not chain.
-      NodeId Chain = D.BatcherSequences
-                         ? Ctx.none("req/s", "0 req/s",
-                                    "a batcher's batches come a window apart")
-                         : Rate;
       ITLTail = B.apply(
           FormulaId::PrefillStallItl,
           {D.TPOT, Stall, Rate, Chain, B.constant(0.99, "the 99th percentile")},

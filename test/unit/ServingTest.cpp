@@ -325,16 +325,20 @@ TEST(ServingWall, PrefillStallsWithoutChunking) {
               8.792e-3 + 2 * 38.3e-3, 1e-15);
   EXPECT_NEAR(prefillStallItl(T2, P2, R2, NoChain, in<Number>(0.99)).value(),
               8.792e-3 + 38.3e-3, 1e-15);
-  // Prefills that take all the time chain without end; a load far past
-  // the terms summed takes the normal approximation, m / (1 - rho) + z
-  // sqrt(m E[B^2]): m = 1,000, rho = 0.5, E[B] = 2, E[B^2] = 0.5 / 0.125
-  // + 4 = 8: 2,000 + 2.3263 x 89.443 = 2,208.07, 2,209 prefills.
+  // Prefills that take all the time chain without end. A mean of 5 or
+  // more takes the Cornish-Fisher expansion through the compound's
+  // cumulants (B's: 1 / (1 - rho), rho / (1 - rho)^3, rho (1 + 2 rho) /
+  // (1 - rho)^5): m = 1,000, rho = 0.5: E[B] = 2, E[B^2] = 4 + 4 = 8,
+  // E[B^3] = 32 + 3 x 4 x 2 + 8 = 64; mean 2,000, sd sqrt(8,000) =
+  // 89.443, skew 64,000 / 8,000^1.5 = 0.08944: p99 2,000 + 89.443 x
+  // (2.3263 + 4.4119 x 0.08944 / 6) = 2,213.96, less the half count of
+  // continuity, 2,214 prefills.
   EXPECT_EQ(prefillStallItl(T2, in<Time>(1), R2, R2, in<Number>(0.99)).value(),
             std::numeric_limits<double>::infinity());
   EXPECT_NEAR(prefillStallItl(in<Time>(1000), in<Time>(0.5), in<RequestRate>(1),
                               in<RequestRate>(1), in<Number>(0.99))
                   .value(),
-              1000 + 2209 * 0.5, 1e-9);
+              1000 + 2214 * 0.5, 1e-9);
 }
 
 /// The quickstart's request under load, as the TPOT tests take it: 256
@@ -367,34 +371,35 @@ TEST(ServingWall, OutputQuantileExtraDecodeStaysInfiniteUnderOverload) {
 
 TEST(ServingWall, RequestStallSpreadIsTheCountsDeviationTimesAPrefill) {
   // The quickstart's request of RequestTpotAveragesTheStallsOut below: 255
-  // gaps, prefills of 69.44 ms at 3.875/s, a Poisson count of mean 11.743
-  // (255 x 11.884 ms x 3.875/s), median 12, p99 20. Beyond the mean the
+  // gaps, prefills of 69.44 ms at 3.875/s, 11.743 of them on average (255
+  // x 11.884 ms x 3.875/s), median 11, p99 25. Beyond the mean the
   // service holds (255 x (11.884 - 8.686) ms = 11.743 x 69.44 ms = 815.4
-  // ms): at the median 12 x 69.44 - 815.4 = +17.8 ms, at the p99 20 x
-  // 69.44 - 815.4 = +573.4 ms.
+  // ms): at the median 11 x 69.44 - 815.4 = -51.6 ms, at the p99 25 x
+  // 69.44 - 815.4 = +920.6 ms.
   using namespace mlsc::q;
   using namespace mlsc::walls;
   const QuickstartRequest Q;
   Time TPOT = Q.TPOT, Mean = Q.Mean, Prefill = Q.Prefill;
   RequestRate Rate = Q.Rate;
   auto at = [&](double P, double Out = 256) {
-    return requestStallSpread(TPOT, Mean, Prefill, Rate, in<Tokens>(Out),
+    return requestStallSpread(TPOT, Mean, Prefill, Rate, Rate, in<Tokens>(Out),
                               in<Number>(P))
         .value();
   };
   double Held = 255 * (8.686e-3 / 0.7309 - 8.686e-3);
-  EXPECT_NEAR(at(0.5), 12 * 69.44e-3 - Held, 1e-12);
-  EXPECT_NEAR(at(0.99), 20 * 69.44e-3 - Held, 1e-12);
-  EXPECT_NEAR(at(0.5), 17.8e-3, 0.1e-3);
-  EXPECT_NEAR(at(0.99), 573.4e-3, 0.1e-3);
+  EXPECT_NEAR(at(0.5), 11 * 69.44e-3 - Held, 1e-12);
+  EXPECT_NEAR(at(0.99), 25 * 69.44e-3 - Held, 1e-12);
+  EXPECT_NEAR(at(0.5), -51.6e-3, 0.1e-3);
+  EXPECT_NEAR(at(0.99), 920.6e-3, 0.1e-3);
   // One output token: no gap, nothing to spread.
   EXPECT_EQ(at(0.99, 1), 0.0);
   // Prefills that fill the replica: the mean gap is unbounded, and so is
   // the latency it adds to (not inf - inf = NaN).
   Time Unbounded = in<Time>(std::numeric_limits<double>::infinity());
-  EXPECT_TRUE(std::isinf(requestStallSpread(TPOT, Unbounded, Prefill, Rate,
-                                            in<Tokens>(256), in<Number>(0.99))
-                             .value()));
+  EXPECT_TRUE(
+      std::isinf(requestStallSpread(TPOT, Unbounded, Prefill, Rate, Rate,
+                                    in<Tokens>(256), in<Number>(0.99))
+                     .value()));
 }
 
 TEST(ServingWall, RequestTpotAveragesTheStallsOut) {
@@ -408,57 +413,99 @@ TEST(ServingWall, RequestTpotAveragesTheStallsOut) {
   Time TPOT = Q.TPOT, Mean = Q.Mean, Prefill = Q.Prefill;
   RequestRate Rate = Q.Rate;
   Tokens Output = in<Tokens>(256);
-  // Its 255 gaps hold a Poisson number of prefills of mean 3.875 x 255 x
-  // 11.884 ms = 11.743: P(N <= 11) = 0.4913, P(N <= 12) = 0.6053, so the
-  // median is 12; P(N <= 19) = 0.9826, P(N <= 20) = 0.9907, so the 99th
-  // percentile is 20.
+  // Its 255 gaps see m = 3.875 x 255 x 8.686 ms = 8.583 arrivals, each
+  // with the busy period of the prompts that arrive during its stall
+  // (Borel, rho = 3.875 x 69.44 ms = 0.26908: mean 1.3681, variance
+  // 0.50337, third cumulant 0.95744): 11.743 prefills on average (3.875 x
+  // 255 x 11.884 ms), variance m E[B^2] = 8.583 x 2.5609 = 21.980 (a
+  // Poisson count of that mean: 11.743), skew m E[B^3] / sd^3 = 0.6141.
+  // Cornish-Fisher: median 11.743 - 4.6883 x 0.6141 / 6 = 11.263, p99
+  // 11.743 + 4.6883 x (2.3263 + 4.4119 x 0.6141 / 6) = 24.766; less the
+  // half count of continuity, 11 and 25 (Panjer's exact sums: P(N <= 10)
+  // = 0.4325, P(N <= 11) = 0.5201; P(N <= 24) = 0.98925, P(N <= 25) =
+  // 0.99266). The Poisson count gave 12 and 20.
   auto at = [&](double P) {
-    return requestTpotQuantile(TPOT, Mean, Prefill, Rate, Output, in<Number>(P))
+    return requestTpotQuantile(TPOT, Mean, Prefill, Rate, Rate, Output,
+                               in<Number>(P))
         .value();
   };
-  EXPECT_NEAR(at(0.5), 8.686e-3 + 12 * 69.44e-3 / 255, 1e-15);
-  EXPECT_NEAR(at(0.99), 8.686e-3 + 20 * 69.44e-3 / 255, 1e-15);
+  EXPECT_NEAR(at(0.5), 8.686e-3 + 11 * 69.44e-3 / 255, 1e-15);
+  EXPECT_NEAR(at(0.99), 8.686e-3 + 25 * 69.44e-3 / 255, 1e-15);
   // The inter-token latency's p99 is a whole prefill above the step; a
-  // request's TPOT p99 is far below it: 14.13 ms against 78.13 ms.
+  // request's TPOT p99 is far below it: 15.49 ms against 78.13 ms.
   EXPECT_LT(
       at(0.99),
       prefillStallItl(TPOT, Prefill, Rate, Rate, in<Number>(0.99)).value());
   // One output token has no gap: its TPOT is the step's.
-  EXPECT_EQ(requestTpotQuantile(TPOT, Mean, Prefill, Rate, in<Tokens>(1),
+  EXPECT_EQ(requestTpotQuantile(TPOT, Mean, Prefill, Rate, Rate, in<Tokens>(1),
                                 in<Number>(0.99))
                 .value(),
             8.686e-3);
-  // A long output under heavy load: 8,001 tokens, 3,200 stalls on
-  // average (0.4 prefill/s x 8,000 gaps x 1 s). exp(-3,200) underflows a
-  // double, so the quantile is summed in logs from ten standard deviations
-  // below the mean; it matches the normal approximation 3,200 + 2.326 x
-  // sqrt(3,200) + (2.326^2 - 1) / 6 = 3,332.3: 3,332 stalls at the p99
-  // (3,200 at the median).
+  // A long output under heavy load: 8,001 tokens, steps of 1 s, prefills
+  // of 1 s at 0.3/s (rho = 0.3, a mean gap of 1 / 0.7 s): m = 2,400
+  // arrivals, 3,428.57 prefills on average (variance 2,400 x 2.91545 =
+  // 6,997.1, sd 83.649, skew 0.039036): p99 3,428.57 + 83.649 x (2.3263 +
+  // 4.4119 x 0.039036 / 6) = 3,625.57, 3,626 prefills; median 3,428.03,
+  // 3,428.
   Time One = in<Time>(1);
   auto heavy = [&](double P) {
-    return requestTpotQuantile(One, One, One, in<RequestRate>(0.4),
+    return requestTpotQuantile(One, in<Time>(1 / 0.7), One,
+                               in<RequestRate>(0.3), in<RequestRate>(0.3),
                                in<Tokens>(8001), in<Number>(P))
         .value();
   };
-  EXPECT_DOUBLE_EQ(heavy(0.99), 1 + 3332.0 / 8000);
-  EXPECT_DOUBLE_EQ(heavy(0.5), 1 + 3200.0 / 8000);
-  // The sum's first term is kept for the last mean a thread saw: the
-  // quickstart's request after the heavy one gives the same counts.
-  EXPECT_NEAR(at(0.99), 8.686e-3 + 20 * 69.44e-3 / 255, 1e-15);
-  EXPECT_DOUBLE_EQ(heavy(0.99), 1 + 3332.0 / 8000);
-  // A mean past 10^12 takes the normal approximation (the walk would not
-  // end): 4e15 stalls (0.5 prefill/s x 8e15 gaps x 1 s), p99 4e15 +
-  // 2.3263 x 6.325e7 + 0.735 = 4e15 + 1.4713e8 stalls.
-  Time OneS = in<Time>(1);
-  double Huge = requestTpotQuantile(OneS, OneS, OneS, in<RequestRate>(0.5),
-                                    in<Tokens>(8e15 + 1), in<Number>(0.99))
-                    .value();
-  EXPECT_NEAR((Huge - 1) * 8e15 - 4e15, 1.4713e8, 1e4);
+  EXPECT_DOUBLE_EQ(heavy(0.99), 1 + 3626.0 / 8000);
+  EXPECT_DOUBLE_EQ(heavy(0.5), 1 + 3428.0 / 8000);
+  // Unchained (behind a batcher), the Poisson count of mean 11.743: P(N
+  // <= 11) = 0.4913, P(N <= 12) = 0.6053, so the median is 12; P(N <= 19)
+  // = 0.9826, P(N <= 20) = 0.9907, so the 99th percentile is 20.
+  auto poisson = [&](double P) {
+    return requestTpotQuantile(TPOT, Mean, Prefill, Rate, in<RequestRate>(0),
+                               Output, in<Number>(P))
+        .value();
+  };
+  EXPECT_NEAR(poisson(0.5), 8.686e-3 + 12 * 69.44e-3 / 255, 1e-15);
+  EXPECT_NEAR(poisson(0.99), 8.686e-3 + 20 * 69.44e-3 / 255, 1e-15);
   // Without other requests' prefills every gap is the step.
-  EXPECT_EQ(requestTpotQuantile(TPOT, TPOT, Prefill, in<RequestRate>(0), Output,
-                                in<Number>(0.99))
+  EXPECT_EQ(requestTpotQuantile(TPOT, TPOT, Prefill, in<RequestRate>(0),
+                                in<RequestRate>(0), Output, in<Number>(0.99))
                 .value(),
             8.686e-3);
+}
+
+TEST(ServingWall, PoissonStallCountsOfAnySize) {
+  // Unchained stalls (a batcher's batches, a window apart) are a Poisson
+  // count. A gap of 8,000 s with prefills of 1 s at 0.4/s: 3,200 of them
+  // on average. exp(-3,200) underflows a double, so the quantile is summed
+  // in logs from ten standard deviations below the mean; it matches the
+  // normal approximation 3,200 + 2.326 x sqrt(3,200) + (2.326^2 - 1) / 6
+  // = 3,332.3: 3,332 at the p99 (3,200 at the median).
+  using namespace mlsc::q;
+  using namespace mlsc::walls;
+  const RequestRate NoChain = in<RequestRate>(0);
+  auto heavy = [&](double P) {
+    return prefillStallItl(in<Time>(8000), in<Time>(1), in<RequestRate>(0.4),
+                           NoChain, in<Number>(P))
+        .value();
+  };
+  EXPECT_DOUBLE_EQ(heavy(0.99), 8000 + 3332.0);
+  EXPECT_DOUBLE_EQ(heavy(0.5), 8000 + 3200.0);
+  // The sum's first term is kept for the last mean a thread saw: the
+  // quickstart's gap after the heavy one gives the same count (one
+  // prefill at the p99), and the heavy one again its own.
+  const QuickstartRequest Q;
+  EXPECT_DOUBLE_EQ(
+      prefillStallItl(Q.TPOT, Q.Prefill, Q.Rate, NoChain, in<Number>(0.99))
+          .value(),
+      8.686e-3 + 69.44e-3);
+  EXPECT_DOUBLE_EQ(heavy(0.99), 8000 + 3332.0);
+  // A mean past 10^12 takes the normal approximation (the walk would not
+  // end): 4e15 prefills (0.5/s over 8e15 s), p99 4e15 + 2.3263 x 6.325e7
+  // + 0.735 = 4e15 + 1.4713e8.
+  double Huge = prefillStallItl(in<Time>(8e15), in<Time>(1),
+                                in<RequestRate>(0.5), NoChain, in<Number>(0.99))
+                    .value();
+  EXPECT_NEAR(Huge - 8e15 - 4e15, 1.4713e8, 1e4);
 }
 
 TEST(ServingWall, ChunkedFirstTokenCountsTheRidingChunks) {
