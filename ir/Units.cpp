@@ -400,8 +400,18 @@ std::optional<std::string> suggestUnitFor(llvm::StringRef Written,
         break;
       }
   }
+  // The prefix carries over only to a unit built on the same base unit
+  // (`TB` -> `TB/s`, `TFLOP` -> `TFLOP/s`): a data size written for a token
+  // count (`1000 GB`) is not a billion tokens.
+  llvm::StringRef Base = FirstAtom.drop_front(Prefix.size());
+  auto onBase = [&](llvm::StringRef Canonical) {
+    return Canonical.take_until(
+               [](char C) { return C == '*' || C == '/' || C == '^'; }) == Base;
+  };
   for (const std::string &Try : {Prefix, std::string()}) {
     for (const char *Canonical : Preferred) {
+      if (!Try.empty() && !onBase(Canonical))
+        continue;
       std::string Candidate = Try + Canonical;
       UnitParseError Ignored;
       std::optional<Unit> U = parseUnit(Candidate, Ignored);

@@ -98,6 +98,12 @@ TEST(Units, SuggestUnitForExpectedDimension) {
             "TFLOP/s");
   EXPECT_EQ(suggestUnitFor("", parse("tok").Dim).value_or(""), "tok");
   EXPECT_EQ(suggestUnitFor("Wh", parse("W").Dim).value_or(""), "W");
+  // A prefix carries over to a unit on the same base only: a data size
+  // written for a token count is not a billion tokens (it suggested
+  // `Gtok`), a token count for a token rate keeps its scale.
+  EXPECT_EQ(suggestUnitFor("GB", parse("tok").Dim).value_or(""), "tok");
+  EXPECT_EQ(suggestUnitFor("Mtok", parse("tok/s").Dim).value_or(""), "Mtok/s");
+  EXPECT_EQ(suggestUnitFor("kW", parse("J").Dim).value_or(""), "J");
 }
 
 TEST(Dimension, Describe) {
