@@ -200,6 +200,14 @@ bool lowerPagedBatch(LoweringContext &Ctx) {
       B.apply(FormulaId::MaxConcurrentSequences,
               {D.Capacity, D.FixedMemory, D.Reserve, D.KVPerSequence}, "");
   B.publish(MetricId::MaxConcurrentSequences, D.MaxSequences);
+  // The same free memory in tokens: what capacity planners compare with
+  // engines' "KV cache: N tokens" lines.
+  NodeId Free =
+      B.op(Op::Sub, {B.op(Op::Sub, {D.Capacity, D.FixedMemory}), D.Reserve});
+  B.publish(
+      MetricId::KVCapacityTokens,
+      B.op(Op::Floor,
+           {B.op(Op::Div, {B.op(Op::Mul, {Free, D.KVStoreShards}), D.KV})}));
   NodeId BatchFits = B.op(Op::Le, {D.Batch, D.MaxSequences});
   B.publish(MetricId::BatchFits, BatchFits);
   NodeId Feasible =

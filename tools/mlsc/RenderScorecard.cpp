@@ -302,8 +302,11 @@ void printDecoderFeasibility(const ScenarioResult &R, llvm::raw_ostream &OS) {
                   show(R, M::ActivationsPerDevice),
                   show(R, M::RuntimeReserve)));
   row(OS, "concurrent seqs",
-      fmt::format("up to {} per replica in a paged KV cache{}; batch {}{}",
+      fmt::format("up to {} per replica in a paged KV cache{}{}; batch {}{}",
                   formatNumber(R[M::MaxConcurrentSequences]),
+                  R.has(M::KVCapacityTokens)
+                      ? " of " + show(R, M::KVCapacityTokens)
+                      : std::string(),
                   R.has(M::KVReservedToCompletion)
                       ? ", each slot reserved to its last token"
                       : "",
