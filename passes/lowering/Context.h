@@ -290,10 +290,6 @@ struct DecoderState {
   /// admitted (above capacity the slots admit at the capacity's rate):
   /// what sizing rescales to other replica counts.
   std::optional<NodeId> OfferedStallShare, OfferedService;
-  /// A replica's capacity with its slots full, in output tokens a second
-  /// (continuous batching): past it the slots never free, whatever the
-  /// slots' utilisation says (wall 7's stability reads it).
-  std::optional<NodeId> ServedCapacity;
   /// Chunked prefill under load: what one other request's prompt adds to
   /// the iterations its chunks ride on (chunk_extra_time). Set only where
   /// chunks ride on decode iterations.

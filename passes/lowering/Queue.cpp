@@ -126,25 +126,6 @@ bool lowerQueue(LoweringContext &Ctx) {
                       : B.constant(0, "prompts of one length: the workload "
                                       "gives no prompt_cv");
   }
-  // The slots' utilisation reads a request's service at the prefills the
-  // slots admit, which past a replica's capacity come at the capacity's
-  // rate (wall 4): just past it (about 2% in overload.mls) that service
-  // still gives a utilisation under 1. The capacity itself decides: the
-  // arrivals' tokens against what the replicas serve with their slots
-  // full; at or above it every wait is +inf.
-  std::optional<NodeId> Overload;
-  if (D.ServedCapacity) {
-    NodeId Load = B.op(
-        Op::Div,
-        {B.op(Op::Mul, {Arrival, D.Output}),
-         B.op(Op::Mul, {B.op(Op::Mul, {D.Replicas, *D.ServedCapacity}),
-                        Ctx.quantity(1, "req", "1 req",
-                                     "a request for each output's tokens")})});
-    B.publish(MetricId::CapacityLoad, Load);
-    Stable = B.op(Op::And,
-                  {Stable, B.op(Op::Lt, {Load, B.constant(1, "capacity")})});
-    Overload = B.apply(FormulaId::OverCapacityWait, {Load}, "");
-  }
   B.publish(MetricId::QueueStable, Stable);
   // ln C(c, a) once; every percentile reads it. On a colocated replica
   // batching continuously every prefill stalls the requests running beside
@@ -482,10 +463,6 @@ bool lowerQueue(LoweringContext &Ctx) {
         Batcher99 = Batcher;
     }
     B.label(Outside, std::string("outside_engine.") + P.Name);
-    if (Overload) {
-      Ttft = B.op(Op::Add, {Ttft, *Overload});
-      Latency = B.op(Op::Add, {Latency, *Overload});
-    }
     B.publish(P.Ttft, B.op(Op::Add, {Ttft, Front}));
     B.publish(P.Latency, B.op(Op::Add, {Latency, Front}));
   }

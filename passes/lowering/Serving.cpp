@@ -126,7 +126,6 @@ bool lowerRequests(LoweringContext &Ctx) {
     }
     Capacity = B.apply(FormulaId::ContinuousCapacity,
                        {D.Output, PrefillExtra, D.CapacityTPOT, D.Batch}, "");
-    D.ServedCapacity = Capacity;
   }
   NodeId MeanTPOT = D.TPOT;
   std::optional<NodeId> OfferedTPOT; // the arrivals' own, for sizing

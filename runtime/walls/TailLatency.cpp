@@ -241,13 +241,6 @@ Number queueIsStable(RequestRate ArrivalRate, Time ServiceTime,
   return in<Number>(utilisation(ArrivalRate, ServiceTime, Servers).value() < 1);
 }
 
-Time overCapacityWait(Number Load) {
-  double L = Load.value();
-  if (std::isnan(L))
-    return in<Time>(std::nan(""));
-  return in<Time>(L < 1 ? 0.0 : std::numeric_limits<double>::infinity());
-}
-
 Number erlangC(Number Servers, Number OfferedLoad) {
   return in<Number>(
       std::exp(logErlangC(wholeServers(Servers), OfferedLoad.value())));

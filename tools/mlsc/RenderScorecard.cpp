@@ -449,15 +449,6 @@ void printQueue(const ScenarioResult &R, llvm::raw_ostream &OS) {
         (R.has(M::PrefillReplicas) ? "% busy" : "% of a replica's time");
   else if (Unstable && std::isinf(R[M::Utilisation]))
     Unbounded = "a slot's time is unbounded";
-  // Just past a replica's capacity the slots' utilisation, read at the
-  // prefills the full slots admit, can stay under 100%: the capacity
-  // decides.
-  else if (Unstable && R[M::Utilisation] < 1 && R.has(M::CapacityLoad) &&
-           R[M::CapacityLoad] >= 1)
-    Unbounded =
-        fmt::format("the arrivals ask {}% of the {} capacity, slots full",
-                    formatNumber(100 * R[M::CapacityLoad]),
-                    R[M::Replicas] == 1 ? "replica's" : "replicas'");
   std::string Line, Note = "[wall 7: tail latency]";
   if (!Unstable) {
     Line = fmt::format("utilisation {}% of {}",

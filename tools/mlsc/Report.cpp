@@ -255,21 +255,21 @@ bool writeReport(const DriverOptions &O, Compilation &C,
                                esc(Cd.Text), verdictWord(Cd.V),
                                Cd.Detail.empty() ? "" : ": ", esc(Cd.Detail),
                                esc(Cd.Location));
-    // What saturates: the prefills, the slots, or (just past a replica's
-    // capacity, the slots' utilisation under 100%) the capacity.
+    // What saturates, as the scorecard's queue line names it: a replica's
+    // prefills (or the prefill pool), else the slots.
     if (R.has(MetricId::QueueStable) && R[MetricId::QueueStable] == 0) {
       std::string Why;
       if (R.has(MetricId::PrefillUtilisation) &&
           R[MetricId::PrefillUtilisation] >= 1)
-        Why = fmt::format("prefills take {:.0f}% of a replica's time",
-                          100 * R[MetricId::PrefillUtilisation]);
-      else if (R.has(MetricId::Utilisation) && R[MetricId::Utilisation] >= 1)
+        Why = R.has(MetricId::PrefillReplicas)
+                  ? fmt::format("the prefill pool is {:.0f}% busy",
+                                100 * R[MetricId::PrefillUtilisation])
+                  : fmt::format("prefills alone take {:.0f}% of a replica's "
+                                "time",
+                                100 * R[MetricId::PrefillUtilisation]);
+      else
         Why = fmt::format("utilisation {:.0f}% of the serving slots",
                           100 * R[MetricId::Utilisation]);
-      else if (R.has(MetricId::CapacityLoad))
-        Why = fmt::format("the arrivals ask {:.1f}% of the capacity with the "
-                          "slots full",
-                          100 * R[MetricId::CapacityLoad]);
       Failing = fmt::format("<li>the queue is UNSTABLE: {}, so waits grow "
                             "without bound (wall 7)</li>\n",
                             Why) +
