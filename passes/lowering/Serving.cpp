@@ -228,10 +228,10 @@ bool lowerRequests(LoweringContext &Ctx) {
       B.publish(
           MetricId::ItlStallProbability,
           B.apply(FormulaId::PrefillStallProbability, {D.TPOT, Rate}, ""));
-      ITLTail = B.apply(
-          FormulaId::PrefillStallItl,
-          {D.TPOT, Stall, Rate, Chain, B.constant(0.99, "the 99th percentile")},
-          "itl.stalled_p99");
+      ITLTail = B.apply(FormulaId::PrefillStallItl,
+                        {D.TPOT, Stall, Extra, Rate, Chain,
+                         B.constant(0.99, "the 99th percentile")},
+                        "itl.stalled_p99");
     }
   }
   B.publish(MetricId::TpotP50, TpotP50);

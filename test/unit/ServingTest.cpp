@@ -291,26 +291,28 @@ TEST(ServingWall, PrefillStallsWithoutChunking) {
   EXPECT_NEAR(prefillStallProbability(TPOT, Rate).value(),
               -std::expm1(-3.875 * 8.686e-3), 1e-15);
   EXPECT_DOUBLE_EQ(
-      prefillStallItl(TPOT, Prefill, Rate, NoChain, in<Number>(0.99)).value(),
+      prefillStallItl(TPOT, Prefill, Prefill, Rate, NoChain, in<Number>(0.99))
+          .value(),
       8.686e-3 + 69.44e-3);
   // At 1 req/s P(N = 0) = 0.99135 >= 0.99: no stall at the p99.
-  EXPECT_DOUBLE_EQ(prefillStallItl(TPOT, Prefill, in<RequestRate>(1), NoChain,
-                                   in<Number>(0.99))
+  EXPECT_DOUBLE_EQ(prefillStallItl(TPOT, Prefill, Prefill, in<RequestRate>(1),
+                                   NoChain, in<Number>(0.99))
                        .value(),
                    8.686e-3);
   // Heavier: mean 3.875 x 1 s = 3.875 prefills per gap; the Poisson p99
   // is 9 (P(N <= 8) = 0.9821, P(N <= 9) = 0.9934).
-  EXPECT_DOUBLE_EQ(
-      prefillStallItl(in<Time>(1), Prefill, Rate, NoChain, in<Number>(0.99))
-          .value(),
-      1 + 9 * 69.44e-3);
+  EXPECT_DOUBLE_EQ(prefillStallItl(in<Time>(1), Prefill, Prefill, Rate, NoChain,
+                                   in<Number>(0.99))
+                       .value(),
+                   1 + 9 * 69.44e-3);
   // Chained (prefills first: prompts that arrive during the stall's
   // prefills run before the decode resumes), the count is a Borel busy
   // period from each of the Poisson(m) arrivals. m = 0.033658, rho =
   // 3.875 x 69.44 ms = 0.26908: P(N = 0) = e^-m = 0.966902, P(N = 1) = m
   // e^-m e^-rho = 0.024866, together 0.99177 >= 0.99: still one prefill.
   EXPECT_DOUBLE_EQ(
-      prefillStallItl(TPOT, Prefill, Rate, Rate, in<Number>(0.99)).value(),
+      prefillStallItl(TPOT, Prefill, Prefill, Rate, Rate, in<Number>(0.99))
+          .value(),
       8.686e-3 + 69.44e-3);
   // Heavier prompts (an 8B model's 1,500 tokens on an H100 at 6 req/s):
   // TPOT 8.792 ms, prefill 38.3 ms, m = 0.052752, rho = 0.2298. P(N = 0)
@@ -321,10 +323,11 @@ TEST(ServingWall, PrefillStallsWithoutChunking) {
   // 84.64 ms); as a Poisson count (P(K <= 1) = P0 (1 + m) = 0.99866), one.
   Time T2 = in<Time>(8.792e-3), P2 = in<Time>(38.3e-3);
   RequestRate R2 = in<RequestRate>(6);
-  EXPECT_NEAR(prefillStallItl(T2, P2, R2, R2, in<Number>(0.99)).value(),
+  EXPECT_NEAR(prefillStallItl(T2, P2, P2, R2, R2, in<Number>(0.99)).value(),
               8.792e-3 + 2 * 38.3e-3, 1e-15);
-  EXPECT_NEAR(prefillStallItl(T2, P2, R2, NoChain, in<Number>(0.99)).value(),
-              8.792e-3 + 38.3e-3, 1e-15);
+  EXPECT_NEAR(
+      prefillStallItl(T2, P2, P2, R2, NoChain, in<Number>(0.99)).value(),
+      8.792e-3 + 38.3e-3, 1e-15);
   // Prefills that take all the time chain without end. A mean of 5 or
   // more takes the Cornish-Fisher expansion through the compound's
   // cumulants (B's: 1 / (1 - rho), rho / (1 - rho)^3, rho (1 + 2 rho) /
@@ -333,10 +336,13 @@ TEST(ServingWall, PrefillStallsWithoutChunking) {
   // 89.443, skew 64,000 / 8,000^1.5 = 0.08944: p99 2,000 + 89.443 x
   // (2.3263 + 4.4119 x 0.08944 / 6) = 2,213.96, less the half count of
   // continuity, 2,214 prefills.
-  EXPECT_EQ(prefillStallItl(T2, in<Time>(1), R2, R2, in<Number>(0.99)).value(),
-            std::numeric_limits<double>::infinity());
-  EXPECT_NEAR(prefillStallItl(in<Time>(1000), in<Time>(0.5), in<RequestRate>(1),
-                              in<RequestRate>(1), in<Number>(0.99))
+  EXPECT_EQ(
+      prefillStallItl(T2, in<Time>(1), in<Time>(1), R2, R2, in<Number>(0.99))
+          .value(),
+      std::numeric_limits<double>::infinity());
+  EXPECT_NEAR(prefillStallItl(in<Time>(1000), in<Time>(0.5), in<Time>(0.5),
+                              in<RequestRate>(1), in<RequestRate>(1),
+                              in<Number>(0.99))
                   .value(),
               1000 + 2214 * 0.5, 1e-9);
 }
@@ -416,7 +422,7 @@ TEST(ServingWall, RequestTpotAveragesTheStallsOut) {
   // Its 255 gaps see m = 3.875 x 255 x 8.686 ms = 8.583 arrivals, each
   // with the busy period of the prompts that arrive during its stall
   // (Borel, rho = 3.875 x 69.44 ms = 0.26908: mean 1.3681, variance
-  // 0.50337, third cumulant 0.95744): 11.743 prefills on average (3.875 x
+  // 0.6891, third cumulant 1.9840): 11.743 prefills on average (3.875 x
   // 255 x 11.884 ms), variance m E[B^2] = 8.583 x 2.5609 = 21.980 (a
   // Poisson count of that mean: 11.743), skew m E[B^3] / sd^3 = 0.6141.
   // Cornish-Fisher: median 11.743 - 4.6883 x 0.6141 / 6 = 11.263, p99
@@ -433,9 +439,9 @@ TEST(ServingWall, RequestTpotAveragesTheStallsOut) {
   EXPECT_NEAR(at(0.99), 8.686e-3 + 25 * 69.44e-3 / 255, 1e-15);
   // The inter-token latency's p99 is a whole prefill above the step; a
   // request's TPOT p99 is far below it: 15.49 ms against 78.13 ms.
-  EXPECT_LT(
-      at(0.99),
-      prefillStallItl(TPOT, Prefill, Rate, Rate, in<Number>(0.99)).value());
+  EXPECT_LT(at(0.99), prefillStallItl(TPOT, Prefill, Prefill, Rate, Rate,
+                                      in<Number>(0.99))
+                          .value());
   // One output token has no gap: its TPOT is the step's.
   EXPECT_EQ(requestTpotQuantile(TPOT, Mean, Prefill, Rate, Rate, in<Tokens>(1),
                                 in<Number>(0.99))
@@ -473,6 +479,56 @@ TEST(ServingWall, RequestTpotAveragesTheStallsOut) {
             8.686e-3);
 }
 
+TEST(ServingWall, HeavyStallsAreSummedExactly) {
+  // Prefills that take most of the time (rho over 0.5) chain into long
+  // busy periods whose count the Cornish-Fisher expansion misses (a
+  // review: 3 where the exact sum gives 26, and a solve over the arrival
+  // rate that was not monotone where the branch switched at a mean of 5):
+  // summed by Panjer's recursion instead. Gaps of 1 s, prefills of 1 s, m
+  // arrivals and a chaining rate of rho a second; the counts are the
+  // exact sums' (a Python Panjer in long double, checked by Monte Carlo).
+  using namespace mlsc::q;
+  using namespace mlsc::walls;
+  auto count = [](double M, double Rho, double P) {
+    return prefillStallItl(in<Time>(1), in<Time>(1), in<Time>(1),
+                           in<RequestRate>(M), in<RequestRate>(Rho),
+                           in<Number>(P))
+               .value() -
+           1;
+  };
+  EXPECT_EQ(count(4.999, 0.9, 0.5), 26);
+  EXPECT_EQ(count(5, 0.9, 0.5), 26);
+  EXPECT_EQ(count(10, 0.95, 0.5), 103);
+  EXPECT_EQ(count(5, 0.9, 0.9), 121);
+  EXPECT_EQ(count(5, 0.8, 0.99), 121);
+  // Past 256 terms (the old cut-off, where it jumped to 5,911).
+  EXPECT_EQ(count(0.3, 0.98, 0.99), 254);
+  EXPECT_EQ(count(0.305, 0.98, 0.99), 260);
+}
+
+TEST(ServingWall, ShortPromptsShareTheStallsPasses) {
+  // Short prompts batch into one pass: a stall's first prompt costs its
+  // own prefill, each further one waiting with it only its share of a
+  // batched pass, which also sets how fast they chain (a review: rho at
+  // the solo prefill reached 1 on a stable queue, and ITL p99 read 40 min
+  // where the simulator gave 216 ms). Steps of 20 ms, prefills of 50 ms
+  // alone and 5 ms in a batch, 60 prompts a second: m = 1.2, rho = 0.3;
+  // P(N <= 7) = 0.98540, P(N <= 8) = 0.99178 (Panjer), so ITL p99 = 20 +
+  // 50 + 7 x 5 = 105 ms, where eight solo prefills would read 420 ms.
+  using namespace mlsc::q;
+  using namespace mlsc::walls;
+  RequestRate R = in<RequestRate>(60);
+  EXPECT_NEAR(prefillStallItl(in<Time>(0.02), in<Time>(0.05), in<Time>(0.005),
+                              R, R, in<Number>(0.99))
+                  .value(),
+              0.105, 1e-12);
+  // No stall at the percentile: the step alone.
+  EXPECT_EQ(prefillStallItl(in<Time>(0.02), in<Time>(0.05), in<Time>(0.005),
+                            in<RequestRate>(0.1), R, in<Number>(0.99))
+                .value(),
+            0.02);
+}
+
 TEST(ServingWall, PoissonStallCountsOfAnySize) {
   // Unchained stalls (a batcher's batches, a window apart) are a Poisson
   // count. A gap of 8,000 s with prefills of 1 s at 0.4/s: 3,200 of them
@@ -484,8 +540,8 @@ TEST(ServingWall, PoissonStallCountsOfAnySize) {
   using namespace mlsc::walls;
   const RequestRate NoChain = in<RequestRate>(0);
   auto heavy = [&](double P) {
-    return prefillStallItl(in<Time>(8000), in<Time>(1), in<RequestRate>(0.4),
-                           NoChain, in<Number>(P))
+    return prefillStallItl(in<Time>(8000), in<Time>(1), in<Time>(1),
+                           in<RequestRate>(0.4), NoChain, in<Number>(P))
         .value();
   };
   EXPECT_DOUBLE_EQ(heavy(0.99), 8000 + 3332.0);
@@ -494,15 +550,15 @@ TEST(ServingWall, PoissonStallCountsOfAnySize) {
   // quickstart's gap after the heavy one gives the same count (one
   // prefill at the p99), and the heavy one again its own.
   const QuickstartRequest Q;
-  EXPECT_DOUBLE_EQ(
-      prefillStallItl(Q.TPOT, Q.Prefill, Q.Rate, NoChain, in<Number>(0.99))
-          .value(),
-      8.686e-3 + 69.44e-3);
+  EXPECT_DOUBLE_EQ(prefillStallItl(Q.TPOT, Q.Prefill, Q.Prefill, Q.Rate,
+                                   NoChain, in<Number>(0.99))
+                       .value(),
+                   8.686e-3 + 69.44e-3);
   EXPECT_DOUBLE_EQ(heavy(0.99), 8000 + 3332.0);
   // A mean past 10^12 takes the normal approximation (the walk would not
   // end): 4e15 prefills (0.5/s over 8e15 s), p99 4e15 + 2.3263 x 6.325e7
   // + 0.735 = 4e15 + 1.4713e8.
-  double Huge = prefillStallItl(in<Time>(8e15), in<Time>(1),
+  double Huge = prefillStallItl(in<Time>(8e15), in<Time>(1), in<Time>(1),
                                 in<RequestRate>(0.5), NoChain, in<Number>(0.99))
                     .value();
   EXPECT_NEAR(Huge - 8e15 - 4e15, 1.4713e8, 1e4);
