@@ -283,7 +283,8 @@ struct DecoderState {
   /// by the serving step under load, colocated.
   std::optional<NodeId> StallRate, StallExtra;
   /// The rate of the prompts that join a stall in progress (its busy
-  /// period): the stalls' own, or 0 behind a batcher.
+  /// period): the stalls' own, 1 / m of it under pipeline parallelism, or
+  /// 0 behind a batcher.
   std::optional<NodeId> StallChain;
   /// The share of a running request's time the arrivals' prefills would
   /// stall, its mean time per token and its service, were they all
