@@ -486,7 +486,8 @@ TEST(ServingWall, HeavyStallsAreSummedExactly) {
   // rate that was not monotone where the branch switched at a mean of 5):
   // summed by Panjer's recursion instead. Gaps of 1 s, prefills of 1 s, m
   // arrivals and a chaining rate of rho a second; the counts are the
-  // exact sums' (a Python Panjer in long double, checked by Monte Carlo).
+  // exact sums' (a Python Panjer in long double, checked by Monte Carlo;
+  // the same as Consul's generalized Poisson terms summed in long double).
   using namespace mlsc::q;
   using namespace mlsc::walls;
   auto count = [](double M, double Rho, double P) {
@@ -504,6 +505,44 @@ TEST(ServingWall, HeavyStallsAreSummedExactly) {
   // Past 256 terms (the old cut-off, where it jumped to 5,911).
   EXPECT_EQ(count(0.3, 0.98, 0.99), 254);
   EXPECT_EQ(count(0.305, 0.98, 0.99), 260);
+}
+
+TEST(ServingWall, LongBusyPeriodsAreApproximated) {
+  // Past 512 counts the sums give way to a continuous law (summed, they
+  // took 68 s for a million-point sweep and timed the sanitizer suite
+  // out): the inverse Gaussian shifted to the count's first three
+  // cumulants. Each is held to one count of the exact quantile of Consul's
+  // generalized Poisson P(N = n) = m (m + n rho)^{n-1} e^{-m - n rho} / n!,
+  // summed term by term in long double (a throwaway C++ program).
+  using namespace mlsc::q;
+  using namespace mlsc::walls;
+  auto count = [](double M, double Rho, double P) {
+    return prefillStallItl(in<Time>(1), in<Time>(1), in<Time>(1),
+                           in<RequestRate>(M), in<RequestRate>(Rho),
+                           in<Number>(P))
+               .value() -
+           1;
+  };
+  struct Case {
+    double M, Rho, P, Exact;
+  };
+  for (Case C : {Case{2, 0.97, 0.99, 1165}, Case{2, 0.97, 0.999, 3594},
+                 Case{5, 0.9, 0.999, 643}, Case{20, 0.9, 0.99, 707},
+                 Case{20, 0.97, 0.999, 7746}, Case{100, 0.9, 0.999, 2404},
+                 Case{600, 0.97, 0.5, 19472}, Case{600, 0.97, 0.999, 39514},
+                 Case{600, 0.3, 0.999, 991}, Case{100, 0.3, 0.99, 185},
+                 Case{20, 0.5, 0.999, 91}, Case{2, 0.99, 0.999, 20239}})
+    EXPECT_NEAR(count(C.M, C.Rho, C.P), C.Exact, 1)
+        << "m " << C.M << " rho " << C.Rho << " p " << C.P;
+  // Under 512 the sums are exact: 373 at m 20, rho 0.97, the median.
+  EXPECT_EQ(count(20, 0.97, 0.5), 373);
+  // Monotone in the arrival rate across the switch (a solve bisects it).
+  double Last = 0;
+  for (double M = 1; M <= 40; M += 0.25) {
+    double K = count(M, 0.9, 0.99);
+    EXPECT_GE(K, Last - 0.01 * Last) << "m " << M;
+    Last = std::max(Last, K);
+  }
 }
 
 TEST(ServingWall, ShortPromptsShareTheStallsPasses) {
