@@ -52,6 +52,9 @@ struct Term {
   Dimension Dim;
   bool IsBool = false;
   bool Descending = false; ///< `sort_by { -throughput }`
+  /// Added by the solver, not written: "feasible" (the scenario fits) and
+  /// "queue_stable" (the serving queue has a steady state).
+  bool Implicit = false;
   llvm::SMRange Range;
 };
 

@@ -328,6 +328,7 @@ private:
                V.Dim,
                false,
                false,
+               false,
                V.Range};
     }
     if (!T || !Published)
@@ -514,13 +515,19 @@ private:
   void conditions(Query &Q, llvm::StringRef Field) {
     // A solve's answer must fit, whatever the conditions say; a sweep keeps
     // the points that do not (marked infeasible) unless `where` drops them.
-    if (G->has(MetricId::Feasible) && Q.K == Query::Kind::Solve) {
-      Term T;
-      T.Text = "feasible";
-      T.Node = G->get(MetricId::Feasible);
-      T.IsBool = true;
-      Q.Conditions.push_back(T);
-    }
+    // Nor can it be a load the replicas do not keep up with: past it TTFT
+    // grows without bound while a running request's TPOT stays finite, so
+    // a bound on TPOT or ITL alone would answer a rate past capacity.
+    for (auto [M, Text] : {std::pair{MetricId::Feasible, "feasible"},
+                           std::pair{MetricId::QueueStable, "queue_stable"}})
+      if (G->has(M) && Q.K == Query::Kind::Solve) {
+        Term T;
+        T.Text = Text;
+        T.Node = G->get(M);
+        T.IsBool = true;
+        T.Implicit = true;
+        Q.Conditions.push_back(T);
+      }
     if (const auto *Conds = items(Field))
       for (const ir::ExprPtr &E : *Conds)
         if (std::optional<Term> T = term(*E, "a condition"))

@@ -412,7 +412,7 @@ SolveResult solveOne(Evaluator &E, const Query &Q) {
   eval(R.Answer);
   int UserCondition = -1;
   for (size_t K = 0; K < Q.Conditions.size() && UserCondition < 0; ++K)
-    if (Q.Conditions[K].Text != "feasible")
+    if (!Q.Conditions[K].Implicit)
       UserCondition = static_cast<int>(K);
   R.Binding = bindingWall(E, phaseOf(E, Q, UserCondition));
   closedForm(E, Q, R);

@@ -1187,7 +1187,8 @@ GridPlotData gridPlots(const Evaluator &Base, const query::Query &Q,
   if (!Q.Conditions.empty()) {
     std::vector<std::string> Texts;
     for (const query::Term &T : Q.Conditions)
-      Texts.push_back("`" + T.Text + "`");
+      if (T.Text != "queue_stable")
+        Texts.push_back("`" + T.Text + "`");
     Conds = llvm::join(Texts, " and ");
   }
 

@@ -56,10 +56,15 @@ std::string rangeText(const Variable &V) {
   return fmt::format("[{}, {}]", show(V.Lo, V.Dim), show(V.Hi, V.Dim));
 }
 
+/// The row naming a condition the solver adds.
+const char *implicitLabel(const Term &C) {
+  return C.Text == "feasible" ? "feasible" : "queue stable";
+}
+
 std::string conditionsText(const Query &Q) {
   std::vector<std::string> Texts;
   for (const Term &C : Q.Conditions)
-    if (C.Text != "feasible")
+    if (!C.Implicit)
       Texts.push_back("`" + C.Text + "`");
   return Texts.empty() ? "the feasibility checks" : llvm::join(Texts, " and ");
 }
@@ -146,8 +151,13 @@ void printSolve(const Query &Q, const SolveResult &R, llvm::raw_ostream &OS) {
       const Term &C = Q.Conditions[R.FailingCondition];
       const std::string &Why = R.Conditions[R.FailingCondition].Operands;
       row(OS, "closest",
-          fmt::format("at {}: `{}` fails{}", show(R.Closest, V.Dim), C.Text,
-                      Why.empty() ? "" : " (" + Why + ")"));
+          C.Implicit && C.Text != "feasible"
+              ? fmt::format("at {}: the queue has no steady state (the "
+                            "requests arrive faster than the replicas "
+                            "serve them)",
+                            show(R.Closest, V.Dim))
+              : fmt::format("at {}: `{}` fails{}", show(R.Closest, V.Dim),
+                            C.Text, Why.empty() ? "" : " (" + Why + ")"));
     }
     if (!R.OutsideFloor.empty())
       row(OS, "blocked by", R.OutsideFloor);
@@ -163,12 +173,11 @@ void printSolve(const Query &Q, const SolveResult &R, llvm::raw_ostream &OS) {
   for (size_t K = 0; K < Q.Conditions.size(); ++K) {
     const Term &C = Q.Conditions[K];
     const SolveResult::ConditionAt &At = R.Conditions[K];
-    row(OS, C.Text == "feasible" ? "feasible" : "holds",
-        C.Text == "feasible"
-            ? (At.Holds ? "yes" : "no")
-            : fmt::format("{}{}", C.Text,
-                          At.Operands.empty() ? ""
-                                              : "  (" + At.Operands + ")"));
+    row(OS, !C.Implicit ? "holds" : implicitLabel(C),
+        C.Implicit ? (At.Holds ? "yes" : "no")
+                   : fmt::format(
+                         "{}{}", C.Text,
+                         At.Operands.empty() ? "" : "  (" + At.Operands + ")"));
   }
   if (!R.InvalidBeyond.empty()) {
     row(OS, "limited by",
@@ -180,8 +189,12 @@ void printSolve(const Query &Q, const SolveResult &R, llvm::raw_ostream &OS) {
             ? fmt::format("feasibility: at {} the scenario does not fit "
                           "(see `mlsc eval`)",
                           show(R.Beyond, V.Dim))
-            : fmt::format("`{}`: at {} it fails", C.Text,
-                          show(R.Beyond, V.Dim)));
+        : C.Implicit ? fmt::format("the queue: at {} the requests arrive "
+                                   "faster than the replicas serve them "
+                                   "(no steady state; see `mlsc eval`)",
+                                   show(R.Beyond, V.Dim))
+                     : fmt::format("`{}`: at {} it fails", C.Text,
+                                   show(R.Beyond, V.Dim)));
   }
   if (R.Binding.Known)
     row(OS, "binding wall", bindingText(R.Binding));
