@@ -317,6 +317,8 @@ void scorecardJSON(const ScenarioResult &R, llvm::json::OStream &J) {
         // grow without bound and the latency percentiles are +inf.
         if (R.has(M::QueueStable))
           J.attribute("queue", R[M::QueueStable] != 0 ? "STABLE" : "UNSTABLE");
+        if (std::string Why = queueSaturation(R); !Why.empty())
+          J.attribute("queue_reason", Why);
         J.attributeObject("metrics", [&] {
           for (MetricId Id : R.Public)
             quantity(J, metricInfo(Id).Name, R.get(Id));

@@ -255,24 +255,11 @@ bool writeReport(const DriverOptions &O, Compilation &C,
                                esc(Cd.Text), verdictWord(Cd.V),
                                Cd.Detail.empty() ? "" : ": ", esc(Cd.Detail),
                                esc(Cd.Location));
-    // What saturates, as the scorecard's queue line names it: a replica's
-    // prefills (or the prefill pool), else the slots.
-    if (R.has(MetricId::QueueStable) && R[MetricId::QueueStable] == 0) {
-      std::string Why;
-      if (R.has(MetricId::PrefillUtilisation) &&
-          R[MetricId::PrefillUtilisation] >= 1)
-        Why = R.has(MetricId::PrefillReplicas)
-                  ? fmt::format("the prefill pool is {:.0f}% busy",
-                                100 * R[MetricId::PrefillUtilisation])
-                  : fmt::format("prefills alone take {:.0f}% of a replica's "
-                                "time",
-                                100 * R[MetricId::PrefillUtilisation]);
-      else
-        Why = fmt::format("utilisation {:.0f}% of the serving slots",
-                          100 * R[MetricId::Utilisation]);
+    // What saturates, in the scorecard's queue line's words.
+    if (std::string Why = queueSaturation(R); !Why.empty()) {
       Failing = fmt::format("<li>the queue is UNSTABLE: {}, so waits grow "
                             "without bound (wall 7)</li>\n",
-                            Why) +
+                            esc(Why)) +
                 Failing;
     }
     if (!Failing.empty())
