@@ -508,8 +508,8 @@ TEST(ServingWall, HeavyStallsAreSummedExactly) {
 }
 
 TEST(ServingWall, LongBusyPeriodsAreApproximated) {
-  // Past 512 counts the sums give way to a continuous law (summed, they
-  // took 68 s for a million-point sweep and timed the sanitizer suite
+  // Past 64 counts the sums give way to a continuous law (summed to 4,096
+  // terms, they took 68 s for a million-point sweep and timed the sanitizer suite
   // out): the inverse Gaussian shifted to the count's first three
   // cumulants. Each is held to one count of the exact quantile of Consul's
   // generalized Poisson P(N = n) = m (m + n rho)^{n-1} e^{-m - n rho} / n!,
@@ -534,8 +534,13 @@ TEST(ServingWall, LongBusyPeriodsAreApproximated) {
                  Case{20, 0.5, 0.999, 91}, Case{2, 0.99, 0.999, 20239}})
     EXPECT_NEAR(count(C.M, C.Rho, C.P), C.Exact, 1)
         << "m " << C.M << " rho " << C.Rho << " p " << C.P;
-  // Under 512 the sums are exact: 373 at m 20, rho 0.97, the median.
+  // The median at m 20, rho 0.97 is the exact 373; at m 2, rho 0.9 (mean
+  // 20, sd 44.7: the continuous law) the exact sums give 6 at the median,
+  // 50 at p 0.9 and 219 at p 0.99.
   EXPECT_EQ(count(20, 0.97, 0.5), 373);
+  EXPECT_NEAR(count(2, 0.9, 0.5), 6, 1);
+  EXPECT_NEAR(count(2, 0.9, 0.9), 50, 1);
+  EXPECT_NEAR(count(2, 0.9, 0.99), 219, 1);
   // Monotone in the arrival rate across the switch (a solve bisects it).
   double Last = 0;
   for (double M = 1; M <= 40; M += 0.25) {
