@@ -530,8 +530,13 @@ private:
       }
     if (const auto *Conds = items(Field))
       for (const ir::ExprPtr &E : *Conds)
-        if (std::optional<Term> T = term(*E, "a condition"))
+        if (std::optional<Term> T = term(*E, "a condition")) {
+          // Written by the user too: keep theirs only.
+          llvm::erase_if(Q.Conditions, [&](const Term &C) {
+            return C.Implicit && C.Node == T->Node;
+          });
           Q.Conditions.push_back(*T);
+        }
   }
 
   std::optional<Term> term(const ir::Expr &E, const char *What) {

@@ -180,6 +180,34 @@ std::string outsideFloor(const Evaluator &E, const Query &Q, int Condition) {
   return "";
 }
 
+/// The implicit `queue_stable` failing at the evaluator's point: what
+/// saturates, in the scorecard's words (a replica's prefills, the prefill
+/// pool, or the slots), or empty.
+std::string queueReason(const Evaluator &E, const Query &Q, int Condition) {
+  if (Condition < 0 || !Q.Conditions[Condition].Implicit ||
+      Q.Conditions[Condition].Text != "queue_stable")
+    return "";
+  const graph::Graph &G = E.graph();
+  auto value = [&](MetricId M) {
+    std::optional<graph::NodeId> N = G.find(M);
+    return N ? E.value(*N) : std::nan("");
+  };
+  double Prefill = value(MetricId::PrefillUtilisation);
+  bool Pool = G.find(MetricId::PrefillReplicas).has_value();
+  std::string Why;
+  if (Prefill >= 1)
+    Why = Pool ? fmt::format("the prefill pool is {}% busy",
+                             formatNumber(100 * Prefill))
+               : fmt::format("prefills alone take {}% of a replica's time",
+                             formatNumber(100 * Prefill));
+  else if (double U = value(MetricId::Utilisation); std::isfinite(U))
+    Why = fmt::format("utilisation {}% of {} slots", formatNumber(100 * U),
+                      formatNumber(value(MetricId::Servers)));
+  else
+    Why = "a slot's time is unbounded";
+  return Why;
+}
+
 /// The inverse roofline at the answer (SolveResult::ClosedForm).
 void closedForm(const Evaluator &E, const Query &Q, SolveResult &R) {
   const graph::Graph &G = E.graph();
@@ -360,6 +388,7 @@ SolveResult solveOne(Evaluator &E, const Query &Q) {
     if (R.InvalidAtClosest.empty()) {
       R.Binding = bindingWall(E, phaseOf(E, Q, R.FailingCondition));
       R.OutsideFloor = outsideFloor(E, Q, R.FailingCondition);
+      R.QueueReason = queueReason(E, Q, R.FailingCondition);
     }
     recordConditions(E, Q, R);
     return R;

@@ -48,6 +48,9 @@ struct SolveResult {
   /// (the request's time outside the engine, its batcher's wait): why;
   /// empty otherwise.
   std::string OutsideFloor;
+  /// No answer because the queue has no steady state at the closest end
+  /// (the implicit `queue_stable` fails there): what saturates.
+  std::string QueueReason;
   /// Beyond the answer: the neighbouring value that fails (the bracket's
   /// other end) and the first condition that fails there; -1 when the
   /// answer is an end of the range.

@@ -1187,7 +1187,7 @@ GridPlotData gridPlots(const Evaluator &Base, const query::Query &Q,
   if (!Q.Conditions.empty()) {
     std::vector<std::string> Texts;
     for (const query::Term &T : Q.Conditions)
-      if (T.Text != "queue_stable")
+      if (!T.Implicit || T.Text != "queue_stable")
         Texts.push_back("`" + T.Text + "`");
     Conds = llvm::join(Texts, " and ");
   }

@@ -142,8 +142,12 @@ void printSolve(const Query &Q, const SolveResult &R, llvm::raw_ostream &OS) {
                         R.Samples, Q.Direction < 0 ? "lower" : "upper",
                         Q.Direction < 0 ? "first" : "last");
   if (!R.Found) {
-    OS << "  infeasible    no " << V.Name << " in " << rangeText(V) << " meets "
-       << conditionsText(Q) << "\n";
+    bool Queue = R.FailingCondition >= 0 &&
+                 Q.Conditions[R.FailingCondition].Implicit &&
+                 Q.Conditions[R.FailingCondition].Text == "queue_stable";
+    OS << "  infeasible    no " << V.Name << " in " << rangeText(V)
+       << (Queue ? " keeps the queue stable" : " meets " + conditionsText(Q))
+       << "\n";
     if (!R.InvalidAtClosest.empty()) {
       row(OS, "closest",
           fmt::format("at {}: {}", show(R.Closest, V.Dim), R.InvalidAtClosest));
@@ -161,6 +165,11 @@ void printSolve(const Query &Q, const SolveResult &R, llvm::raw_ostream &OS) {
     }
     if (!R.OutsideFloor.empty())
       row(OS, "blocked by", R.OutsideFloor);
+    else if (!R.QueueReason.empty())
+      row(OS, "blocked by",
+          fmt::format("the queue: {} (>= 100%), so waits grow without bound "
+                      "[wall 7: tail latency]",
+                      R.QueueReason));
     else if (R.Binding.Known)
       row(OS, "blocked by", bindingText(R.Binding));
     row(OS, "evaluations", fmt::format("{} ({})", R.Evaluations, Monotone));
@@ -239,6 +248,8 @@ void solveJSON(const Query &Q, const SolveResult &R, llvm::StringRef Scenario,
         J.attribute("failing_condition", Q.Conditions[R.FailingCondition].Text);
       if (!R.OutsideFloor.empty())
         J.attribute("outside_engine", R.OutsideFloor);
+      if (!R.QueueReason.empty())
+        J.attribute("queue_reason", R.QueueReason);
     }
     J.attributeArray("conditions", [&] {
       for (size_t K = 0; K < Q.Conditions.size(); ++K)
