@@ -509,8 +509,8 @@ TEST(ServingWall, HeavyStallsAreSummedExactly) {
 
 TEST(ServingWall, LongBusyPeriodsAreApproximated) {
   // Past 64 counts the sums give way to a continuous law (summed to 4,096
-  // terms, they took 68 s for a million-point sweep and timed the sanitizer suite
-  // out): the inverse Gaussian shifted to the count's first three
+  // terms, they took 68 s for a million-point sweep and timed the sanitizer
+  // suite out): the inverse Gaussian shifted to the count's first three
   // cumulants. Each is held to one count of the exact quantile of Consul's
   // generalized Poisson P(N = n) = m (m + n rho)^{n-1} e^{-m - n rho} / n!,
   // summed term by term in long double (a throwaway C++ program).
