@@ -48,6 +48,17 @@ double violation(const Evaluator &E, const Term &C) {
   const graph::Graph &G = E.graph();
   if (E.value(C.Node) != 0)
     return 0;
+  // The queue the solver adds: how far past 100% the busier of the slots
+  // and the prefills is, so that of two unstable ends the nearer is the
+  // closer.
+  if (C.Implicit && C.Text == "queue_stable") {
+    double Load = 0;
+    for (MetricId M : {MetricId::Utilisation, MetricId::PrefillUtilisation})
+      if (std::optional<graph::NodeId> N = G.find(M))
+        Load = std::max(Load, E.value(*N));
+    return std::isfinite(Load) ? std::max(Load - 1, 1e-9)
+                               : std::numeric_limits<double>::infinity();
+  }
   const graph::Node &N = G.node(C.Node);
   if (N.Kind < graph::Op::Lt || N.Kind > graph::Op::Ge)
     return std::numeric_limits<double>::infinity();
