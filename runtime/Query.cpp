@@ -192,31 +192,12 @@ std::string outsideFloor(const Evaluator &E, const Query &Q, int Condition) {
 }
 
 /// The implicit `queue_stable` failing at the evaluator's point: what
-/// saturates, in the scorecard's words (a replica's prefills, the prefill
-/// pool, or the slots), or empty.
+/// saturates (queueSaturation), or empty.
 std::string queueReason(const Evaluator &E, const Query &Q, int Condition) {
   if (Condition < 0 || !Q.Conditions[Condition].Implicit ||
       Q.Conditions[Condition].Text != "queue_stable")
     return "";
-  const graph::Graph &G = E.graph();
-  auto value = [&](MetricId M) {
-    std::optional<graph::NodeId> N = G.find(M);
-    return N ? E.value(*N) : std::nan("");
-  };
-  double Prefill = value(MetricId::PrefillUtilisation);
-  bool Pool = G.find(MetricId::PrefillReplicas).has_value();
-  std::string Why;
-  if (Prefill >= 1)
-    Why = Pool ? fmt::format("the prefill pool is {}% busy",
-                             formatNumber(100 * Prefill))
-               : fmt::format("prefills alone take {}% of a replica's time",
-                             formatNumber(100 * Prefill));
-  else if (double U = value(MetricId::Utilisation); std::isfinite(U))
-    Why = fmt::format("utilisation {}% of {} slots", formatNumber(100 * U),
-                      formatNumber(value(MetricId::Servers)));
-  else
-    Why = "a slot's time is unbounded";
-  return Why;
+  return queueSaturation(E);
 }
 
 /// The inverse roofline at the answer (SolveResult::ClosedForm).

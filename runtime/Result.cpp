@@ -176,4 +176,49 @@ ScenarioResult scenarioResult(Evaluator &E, llvm::SourceMgr &SM,
   return R;
 }
 
+std::string slotsText(double Servers, double Replicas) {
+  return fmt::format("{} slots ({} replica{} x batch {})",
+                     formatNumber(Servers), formatNumber(Replicas),
+                     Replicas == 1 ? "" : "s",
+                     formatNumber(Servers / Replicas));
+}
+
+std::string
+queueSaturation(llvm::function_ref<std::optional<double>(MetricId)> Value) {
+  std::optional<double> Stable = Value(MetricId::QueueStable);
+  if (!Stable || *Stable != 0)
+    return "";
+  // What saturates: the prefills (a replica's own, or the prefill pool's)
+  // before the slots, whose utilisation is then unbounded or beside the
+  // point.
+  bool Pool = Value(MetricId::PrefillReplicas).has_value();
+  if (std::optional<double> P = Value(MetricId::PrefillUtilisation);
+      P && *P >= 1)
+    return (Pool ? "the prefill pool is " : "prefills alone take ") +
+           formatNumber(100 * *P) + (Pool ? "% busy" : "% of a replica's time");
+  std::optional<double> U = Value(MetricId::Utilisation);
+  if (!U || std::isinf(*U))
+    return "a slot's time is unbounded";
+  return fmt::format("utilisation {}% of {}", formatNumber(100 * *U),
+                     slotsText(Value(MetricId::Servers).value_or(NAN),
+                               Value(MetricId::Replicas).value_or(NAN)));
+}
+
+std::string queueSaturation(const ScenarioResult &R) {
+  return queueSaturation([&](MetricId M) -> std::optional<double> {
+    if (!R.has(M))
+      return std::nullopt;
+    return R[M];
+  });
+}
+
+std::string queueSaturation(const Evaluator &E) {
+  return queueSaturation([&](MetricId M) -> std::optional<double> {
+    std::optional<graph::NodeId> N = E.graph().find(M);
+    if (!N)
+      return std::nullopt;
+    return E.value(*N);
+  });
+}
+
 } // namespace mlsc

@@ -15,6 +15,7 @@
 #include "runtime/Evaluator.h"
 #include "runtime/sim/Simulator.h"
 
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/Support/SourceMgr.h"
 
 #include <cmath>
@@ -108,6 +109,21 @@ struct ScenarioResult {
   double operator[](MetricId M) const { return get(M).SI; }
   double operator()(PhaseId P, PhaseMetricId M) const { return get(P, M).SI; }
 };
+
+/// Why a serving queue has no steady state: a replica's prefills
+/// ("prefills alone take 274.9% of a replica's time"), the prefill pool
+/// ("the prefill pool is 120% busy"), a slot that never frees ("a slot's
+/// time is unbounded"), else the slots ("utilisation 132.9% of 64 slots (4
+/// replicas x batch 16)"); empty when the queue is stable or not modelled.
+/// \p Value gives a metric's value, or nullopt where there is none. The
+/// scorecard's queue line, its JSON, the HTML report and `solve` share it.
+std::string
+queueSaturation(llvm::function_ref<std::optional<double>(MetricId)> Value);
+std::string queueSaturation(const ScenarioResult &R);
+std::string queueSaturation(const Evaluator &E);
+
+/// "64 slots (4 replicas x batch 16)".
+std::string slotsText(double Servers, double Replicas);
 
 /// `file.mls:12:3`, or "" for an invalid range.
 std::string location(llvm::SourceMgr &SM, llvm::SMRange R);

@@ -23,15 +23,6 @@ namespace mlsc::driver {
 void printScorecard(const ScenarioResult &R, llvm::raw_ostream &OS);
 void scorecardJSON(const ScenarioResult &R, llvm::json::OStream &J);
 
-/// Why a serving queue has no steady state, as the scorecard's queue line
-/// names it: a replica's prefills ("prefills alone take 274.9% of a
-/// replica's time"), the prefill pool ("the prefill pool is 120% busy"), a
-/// slot that never frees ("a slot's time is unbounded"), else the slots
-/// ("utilisation 132.9% of 64 slots (4 replicas x batch 16)"). Empty when
-/// the queue is stable or not modelled. The scorecard, its JSON
-/// (`performance.queue_reason`) and the HTML report share it.
-std::string queueSaturation(const ScenarioResult &R);
-
 /// `mlsc eval` of a file with fleets: a fleet's members, sites and totals.
 void printFleet(const FleetResult &F, llvm::raw_ostream &OS);
 void fleetJSON(const FleetResult &F, llvm::json::OStream &J);

@@ -426,14 +426,6 @@ bool staticBatching(const ScenarioResult &R) {
   return R.has(M::RequestServiceTime) && !R.has(M::RequestPrefillTime);
 }
 
-/// "64 slots (4 replicas x batch 16)".
-std::string slotsText(const ScenarioResult &R) {
-  return fmt::format("{} slots ({} replica{} x batch {})",
-                     formatNumber(R[M::Servers]), formatNumber(R[M::Replicas]),
-                     R[M::Replicas] == 1 ? "" : "s",
-                     formatNumber(R[M::Servers] / R[M::Replicas]));
-}
-
 void printQueue(const ScenarioResult &R, llvm::raw_ostream &OS) {
   if (!R.has(M::Utilisation)) {
     row(OS, "queueing", "not modelled: the workload has no `arrival` rate",
@@ -441,7 +433,7 @@ void printQueue(const ScenarioResult &R, llvm::raw_ostream &OS) {
     return;
   }
   bool Unstable = R.has(M::QueueStable) && R[M::QueueStable] == 0;
-  std::string Slots = slotsText(R);
+  std::string Slots = slotsText(R[M::Servers], R[M::Replicas]);
   std::string Line, Note = "[wall 7: tail latency]";
   if (!Unstable) {
     Line = fmt::format("utilisation {}% of {}",
@@ -824,23 +816,6 @@ void printConditions(const ScenarioResult &R, llvm::raw_ostream &OS) {
 }
 
 } // namespace
-
-std::string queueSaturation(const ScenarioResult &R) {
-  if (!R.has(M::QueueStable) || R[M::QueueStable] != 0)
-    return "";
-  // What saturates: the prefills (a replica's own, or the prefill pool's)
-  // before the slots, whose utilisation is then unbounded or beside the
-  // point.
-  if (R.has(M::PrefillUtilisation) && R[M::PrefillUtilisation] >= 1)
-    return (R.has(M::PrefillReplicas) ? "the prefill pool is "
-                                      : "prefills alone take ") +
-           formatNumber(100 * R[M::PrefillUtilisation]) +
-           (R.has(M::PrefillReplicas) ? "% busy" : "% of a replica's time");
-  if (!R.has(M::Utilisation) || std::isinf(R[M::Utilisation]))
-    return "a slot's time is unbounded";
-  return fmt::format("utilisation {}% of {}",
-                     formatNumber(100 * R[M::Utilisation]), slotsText(R));
-}
 
 /// A `simulate` block: the simulator's percentiles next to the closed
 /// forms' (docs/simulator.md).
