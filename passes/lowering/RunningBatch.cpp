@@ -387,14 +387,16 @@ bool lowerRunningBatch(LoweringContext &Ctx) {
     // ride on, which grows with the batch: solved below at each batch).
     // A running sequence waits longer than the stage's share, the convoy
     // of pipeline_prefill_stall (the decode step it replaces taken at one
-    // sequence: the stall's upper bound). The convoys of prompts in
-    // different micro-batches merge at high load, which this does not
-    // count (docs/walls.md, wall 4).
+    // sequence: the stall's upper bound), less what the convoys of
+    // prompts in different micro-batches share as they merge.
     if (!D.Chunk) {
       D.PrefillStall =
           B.apply(FormulaId::PipelinePrefillStall,
                   {D.PrefillShare, D.Stages, D.DecodeAtOne.Step}, "");
-      F = B.apply(FormulaId::PrefillInterference, {Rate, *D.PrefillStall},
+      NodeId Merged = B.apply(FormulaId::MergedConvoyStall,
+                              {Rate, *D.PrefillStall, D.PrefillShare, D.Stages},
+                              "running_batch.merged_convoy_stall");
+      F = B.apply(FormulaId::PrefillInterference, {Rate, Merged},
                   "running_batch.interference");
     }
   }

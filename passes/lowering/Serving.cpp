@@ -176,16 +176,29 @@ bool lowerRequests(LoweringContext &Ctx) {
     // (the mean interference is the same; its spread across requests and
     // the stalled gaps are not).
     NodeId Stall = RequestPrefill;
+    NodeId StageShare = D.PrefillShare;
     if (D.BatcherSequences && !D.Chunk) {
       Rate = B.op(Op::Div, {Rate, *D.BatcherSequences});
       B.label(Rate, "batcher.stall_rate");
       Offered = B.op(Op::Div, {Offered, *D.BatcherSequences});
       Extra = B.op(Op::Mul, {Extra, *D.BatcherSequences});
       B.label(Extra, "batcher.batch_stall");
+      StageShare = B.op(Op::Mul, {StageShare, *D.BatcherSequences});
       // A stalled gap waits out the batch's passes (a request's own
       // prefill for a batch of one, as without a batcher).
       if (D.BatcherBusy)
         Stall = *D.BatcherBusy;
+    }
+    // Unchunked, the convoys of prompts (or batches) in different
+    // micro-batches merge: a running sequence waits for two a few stages
+    // apart together. Without pipeline parallelism, one after the other.
+    NodeId OfferedExtra = Extra;
+    if (!D.Chunk) {
+      OfferedExtra = B.apply(FormulaId::MergedConvoyStall,
+                             {Offered, Extra, StageShare, D.Stages},
+                             "offered_merged_convoy_stall");
+      Extra = B.apply(FormulaId::MergedConvoyStall,
+                      {Rate, Extra, StageShare, D.Stages}, "");
     }
     NodeId F = B.apply(FormulaId::PrefillInterference, {Rate, Extra}, "");
     B.publish(MetricId::PrefillInterference, F);
@@ -195,7 +208,7 @@ bool lowerRequests(LoweringContext &Ctx) {
     // reads it (wall 7), since more replicas each see fewer of them. The
     // same as the above below capacity.
     D.OfferedStallShare =
-        B.apply(FormulaId::PrefillInterference, {Offered, Extra},
+        B.apply(FormulaId::PrefillInterference, {Offered, OfferedExtra},
                 "offered_prefill_interference");
     OfferedTPOT = B.apply(FormulaId::InterferedTokenTime,
                           {D.TPOT, *D.OfferedStallShare}, "offered_tpot_mean");

@@ -514,6 +514,39 @@ Time pipelinePrefillStall(Time StageShare, Number Stages, Time DecodeStep) {
   return std::max(Stages * StageShare - DecodeStep, StageShare);
 }
 
+Time mergedConvoyStall(RequestRate Rate, Time Convoy, Time StageShare,
+                       Number Stages) {
+  const double R = (Rate / in<Requests>(1.0)).value();
+  const double Share = StageShare.value(), Stall = Convoy.value();
+  const double Passage = Stages.value() * Share;
+  if (std::isnan(R) || std::isnan(Passage) || std::isnan(Stall))
+    return in<Time>(std::nan(""));
+  const double Rho = R * Share, A = R * (Passage - Share);
+  if (!(R > 0) || !(A > 0))
+    return Convoy; // one stage, or an isolated prompt: its whole convoy
+  if (!(Rho < 1))
+    return in<Time>(Passage); // the first stage alone saturates: f >= 1
+  // g(x) = x e^(-a - rho / x) + a x - (1 - rho): increasing and convex on
+  // (0, 1], negative at 0+ and >= 0 at 1, so Newton's steps from 1 fall
+  // monotonically to the root.
+  double X = 1;
+  for (int I = 0; I < 60; ++I) {
+    const double E = std::exp(-A - Rho / X);
+    const double G = X * E + A * X - (1 - Rho);
+    const double Slope = E * (1 + Rho / X) + A;
+    const double Next = X - G / Slope;
+    if (!(Next < X) || !(Next > 0))
+      break;
+    const bool Done = X - Next <= 1e-13 * X;
+    X = Next;
+    if (Done)
+      break;
+  }
+  const double Covered = Rho + A * X;
+  const double Free = std::max(Passage - Stall, 0.0); // spent anyway
+  return in<Time>((Covered - R * X * Free) / R);
+}
+
 Time interferedTokenTime(Time TPOT, Number Interference) {
   if (!(Interference.value() < 1))
     return in<Time>(std::numeric_limits<double>::infinity());

@@ -749,6 +749,58 @@ TEST(ServingWall, PipelinePrefillStallIsAConvoy) {
       2e-3);
 }
 
+TEST(ServingWall, ConvoysMergeUnderLoad) {
+  using namespace mlsc::q;
+  using namespace mlsc::walls;
+  // eval/simulate-pipeline.mls `busy`: pp 8, a 179.8 ms prefill, 22.475 ms
+  // a stage, a 137.6 ms convoy, other prompts at 4 x 63/64 = 3.9375 req/s.
+  // rho = 3.9375 x 22.475 ms = 0.08849, a = 3.9375 x (179.8 - 22.475) ms
+  // = 0.61947; x e^(-a - rho / x) + a x = 1 - rho at x = 0.82636 (by
+  // bisection, to 1e-12); C = rho + a x = 0.60040 of the time covered;
+  // each of the r x = 3.2539 convoys a second a sequence would have spent
+  // 179.8 - 137.6 = 42.2 ms of anyway: f = 0.60040 - 3.2539 x 0.0422 =
+  // 0.46309, 117.61 ms a prompt where the convoys apart give 137.6.
+  const Time Share = in<Time>(179.8e-3 / 8), Convoy = in<Time>(137.6e-3);
+  const Number Stages = in<Number>(8);
+  EXPECT_NEAR(
+      mergedConvoyStall(in<RequestRate>(3.9375), Convoy, Share, Stages).value(),
+      0.46309 / 3.9375, 2e-6);
+  // At 63/64 req/s the convoys rarely meet: 0.133794 / 0.984375.
+  EXPECT_NEAR(
+      mergedConvoyStall(in<RequestRate>(63.0 / 64), Convoy, Share, Stages)
+          .value(),
+      0.133794 / 0.984375, 2e-6);
+  // Far apart, the whole convoy; one stage, the prompts one after another.
+  EXPECT_NEAR(
+      mergedConvoyStall(in<RequestRate>(1e-9), Convoy, Share, Stages).value(),
+      137.6e-3, 1e-9);
+  EXPECT_EQ(
+      mergedConvoyStall(in<RequestRate>(0), Convoy, Share, Stages).value(),
+      137.6e-3);
+  EXPECT_EQ(mergedConvoyStall(in<RequestRate>(20), in<Time>(35e-3),
+                              in<Time>(35e-3), in<Number>(1))
+                .value(),
+            35e-3);
+  // The share stalled grows with the rate and stays under the covered
+  // share; past the first stage's saturation it reaches a whole passage.
+  double Last = 0;
+  for (double R : {0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 44.0}) {
+    double F =
+        R *
+        mergedConvoyStall(in<RequestRate>(R), Convoy, Share, Stages).value();
+    EXPECT_GT(F, Last) << R;
+    EXPECT_LT(F, 1.0) << R;
+    Last = F;
+  }
+  EXPECT_GE(
+      45 *
+          mergedConvoyStall(in<RequestRate>(45), Convoy, Share, Stages).value(),
+      1.0);
+  EXPECT_TRUE(std::isnan(
+      mergedConvoyStall(in<RequestRate>(std::nan("")), Convoy, Share, Stages)
+          .value()));
+}
+
 TEST(ServingWall, PrefillInterferenceStretchesTheMeanGap) {
   using namespace mlsc::q;
   using namespace mlsc::walls;
