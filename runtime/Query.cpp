@@ -70,6 +70,32 @@ double violation(const Evaluator &E, const Term &C) {
                        : std::max(D, std::numeric_limits<double>::min());
 }
 
+/// How far a point is from meeting the conditions: first the conditions
+/// no finite distance measures (a latency that is infinite because the
+/// queue is not), then the sum of the others' violations, so that of two
+/// points whose TTFT is unbounded the less loaded is the closer. A point
+/// outside a field's domain is farther than any.
+struct Shortfall {
+  double Unbounded = 0, Sum = 0;
+  bool operator<(const Shortfall &O) const {
+    return Unbounded != O.Unbounded ? Unbounded < O.Unbounded : Sum < O.Sum;
+  }
+};
+
+Shortfall shortfall(const Evaluator &E, const Query &Q) {
+  Shortfall S;
+  if (firstInvalid(E) >= 0)
+    S.Unbounded = std::numeric_limits<double>::infinity();
+  for (const Term &C : Q.Conditions) {
+    double V = violation(E, C);
+    if (std::isfinite(V))
+      S.Sum += V;
+    else
+      S.Unbounded += 1;
+  }
+  return S;
+}
+
 /// The variable's domain: continuous (optionally in log space) or a sorted
 /// list of values (a grid, or the whole numbers of a range).
 class Domain {
@@ -355,15 +381,13 @@ SolveResult solveOne(Evaluator &E, const Query &Q) {
     // comes closest, and what fails there.
     // On a tie, the end the objective favours least is the more generous
     // one: "even at the highest bandwidth, compute binds".
-    double Best = std::numeric_limits<double>::infinity();
+    const double Inf = std::numeric_limits<double>::infinity();
+    Shortfall Best{Inf, Inf};
     double Ends[] = {Minimize ? Pos.back() : Pos.front(),
                      Minimize ? Pos.front() : Pos.back()};
     for (double P : Ends) {
       eval(valueAt(P));
-      // A point outside a field's domain is farther than any condition.
-      double Total = firstInvalid(E) >= 0 ? 1e308 : 0;
-      for (const Term &C : Q.Conditions)
-        Total += std::min(violation(E, C), 1e300);
+      Shortfall Total = shortfall(E, Q);
       if (Total < Best) {
         Best = Total;
         R.Closest = valueAt(P);
@@ -506,7 +530,7 @@ namespace {
 void evaluateRange(Evaluator E, const EvalPlan &Plan, const Query &Q,
                    const std::vector<Term> &Terms, size_t Begin, size_t End,
                    GridRow *Rows, std::atomic<size_t> &Done, bool Sim,
-                   size_t Offset, size_t Stride) {
+                   bool Grade, size_t Offset, size_t Stride) {
   BindingProbe Probe(E.graph());
   std::optional<graph::NodeId> Feasible = E.graph().find(MetricId::Feasible);
   size_t N = Q.Vars.size();
@@ -535,6 +559,18 @@ void evaluateRange(Evaluator E, const EvalPlan &Plan, const Query &Q,
             ? 0
             : E.value(E.graph().DomainChecks[Row.InvalidCheck].Node);
     Row.Meets = Row.InvalidCheck < 0 && conditionsHold(E, Q);
+    Row.Failing = -1;
+    Row.Unbounded = Row.Violation = 0;
+    if (Grade && !Row.Meets && Row.InvalidCheck < 0) {
+      for (size_t K = 0; K < Q.Conditions.size(); ++K)
+        if (violation(E, Q.Conditions[K]) > 0) {
+          Row.Failing = static_cast<int>(K);
+          break;
+        }
+      Shortfall S = shortfall(E, Q);
+      Row.Unbounded = S.Unbounded;
+      Row.Violation = S.Sum;
+    }
     // Wall 0: the point does not fit (feasibility failed).
     Row.Binding = Feasible && E.value(*Feasible) == 0 ? 0 : Probe.at(E).Number;
     // A simulated point takes long enough to count one by one.
@@ -552,7 +588,7 @@ void forEachBlock(const Evaluator &Base, const Query &Q,
                   const std::vector<Term> &Terms, unsigned Threads,
                   size_t BlockRows, const Progress &P,
                   llvm::function_ref<void(llvm::ArrayRef<GridRow>)> Consume,
-                  size_t Offset = 0, size_t Stride = 1) {
+                  size_t Offset = 0, size_t Stride = 1, bool Grade = false) {
   // The points Offset, Offset + Stride, ...: all of them, or a rank's.
   size_t Points = gridPoints(Q);
   size_t Total = Offset < Points ? (Points - Offset + Stride - 1) / Stride : 0;
@@ -578,7 +614,7 @@ void forEachBlock(const Evaluator &Base, const Query &Q,
         N, Threads, Sim ? 1 : 1024,
         [&](unsigned, size_t B, size_t E) {
           evaluateRange(Start, Plan, Q, Terms, First + B, First + E,
-                        Rows.data() + B, Done, Sim, Offset, Stride);
+                        Rows.data() + B, Done, Sim, Grade, Offset, Stride);
         },
         Poll);
     Consume(llvm::ArrayRef<GridRow>(Rows.data(), N));
@@ -761,25 +797,53 @@ GridResult paretoFront(const Evaluator &Base, const Query &Q, unsigned Threads,
   double Sign = Q.Direction < 0 ? 1 : -1; // compare as minimisation
   // The front so far, merged with each block's candidates: a point off the
   // front of some points is off the front of all of them.
-  forEachBlock(Base, Q, Q.Objectives, Threads, BlockRows, nullptr,
-               [&](llvm::ArrayRef<GridRow> B) {
-                 R.Points += B.size();
-                 countInvalid(Base.graph(), B, R);
-                 std::vector<GridRow> Candidates = std::move(R.Rows);
-                 // Stable sorting keeps the front (earlier points) ahead
-                 // of this block's points where objectives tie.
-                 std::stable_sort(Candidates.begin(), Candidates.end(),
-                                  [](const GridRow &A, const GridRow &B) {
-                                    return A.Point < B.Point;
-                                  });
-                 for (const GridRow &Row : B)
-                   if (Row.Meets && !std::isnan(Row.Values[0]) &&
-                       !std::isnan(Row.Values[1])) {
-                     ++R.Kept;
-                     Candidates.push_back(Row);
-                   }
-                 R.Rows = frontOf(std::move(Candidates), Sign);
-               });
+  GridMiss Miss;
+  Miss.FailsFirst.assign(Q.Conditions.size(), 0);
+  std::optional<GridRow> Closest;
+  forEachBlock(
+      Base, Q, Q.Objectives, Threads, BlockRows, nullptr,
+      [&](llvm::ArrayRef<GridRow> B) {
+        R.Points += B.size();
+        countInvalid(Base.graph(), B, R);
+        // What misses, and the point that comes closest (the first of
+        // equals, in grid order).
+        for (const GridRow &Row : B)
+          if (Row.Failing >= 0) {
+            ++Miss.FailsFirst[Row.Failing];
+            if (!Closest ||
+                Shortfall{Row.Unbounded, Row.Violation} <
+                    Shortfall{Closest->Unbounded, Closest->Violation})
+              Closest = Row;
+          }
+        std::vector<GridRow> Candidates = std::move(R.Rows);
+        // Stable sorting keeps the front (earlier points) ahead
+        // of this block's points where objectives tie.
+        std::stable_sort(Candidates.begin(), Candidates.end(),
+                         [](const GridRow &A, const GridRow &B) {
+                           return A.Point < B.Point;
+                         });
+        for (const GridRow &Row : B)
+          if (Row.Meets && !std::isnan(Row.Values[0]) &&
+              !std::isnan(Row.Values[1])) {
+            ++R.Kept;
+            Candidates.push_back(Row);
+          }
+        R.Rows = frontOf(std::move(Candidates), Sign);
+      },
+      0, 1, /*Grade=*/true);
+  if (R.Kept == 0 && Closest) {
+    // Back to the closest point, to say what fails there.
+    Evaluator E = Base;
+    for (size_t K = 0; K < Q.Vars.size(); ++K)
+      setVariable(E, Q.Vars[K], Closest->Vars[K]);
+    E.run();
+    simulateIf(readsSimulated(E, Q), E);
+    Miss.Vars = Closest->Vars;
+    Miss.Failing = Closest->Failing;
+    Miss.Operands = comparisonOperands(E, Q.Conditions[Miss.Failing].Node);
+    Miss.QueueReason = queueReason(E, Q, Miss.Failing);
+    R.Miss = std::move(Miss);
+  }
   return R;
 }
 

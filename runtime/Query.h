@@ -98,6 +98,24 @@ struct GridRow {
   /// value it saw; -1 when the point is valid.
   int InvalidCheck = -1;
   double InvalidValue = 0;
+  /// At a valid point that misses: the first condition that fails (index
+  /// into Query::Conditions), and how far all of them are from holding:
+  /// the conditions no finite distance measures, then the others' summed
+  /// relative violations (a Pareto solve's closest point); -1 and 0
+  /// otherwise.
+  int Failing = -1;
+  double Unbounded = 0, Violation = 0;
+};
+
+/// A Pareto solve where no point meets the conditions: how many points
+/// each condition fails first at, and the point that comes closest (least
+/// summed violation), with what fails there.
+struct GridMiss {
+  std::vector<size_t> FailsFirst; ///< per condition
+  std::vector<double> Vars;       ///< the closest point
+  int Failing = -1;               ///< its first failing condition
+  std::string Operands;           ///< "1.497 s vs 1.500 s", or empty
+  std::string QueueReason;        ///< when the queue has no steady state
 };
 
 struct GridResult {
@@ -112,6 +130,8 @@ struct GridResult {
   std::string FirstInvalidReason;
   /// The kept rows went to the sink, not into Rows.
   bool Streamed = false;
+  /// A Pareto solve that kept no point (and evaluated a valid one).
+  std::optional<GridMiss> Miss;
 };
 
 /// The points of a grid: the product of its variables' value counts

@@ -474,6 +474,40 @@ std::string invalidText(const Query &Q, const GridResult &R) {
                      pointText(Q, R.FirstInvalidVars), R.FirstInvalidReason);
 }
 
+std::string missText(const Query &Q, const GridResult &R) {
+  if (!R.Miss)
+    return "";
+  const GridMiss &M = *R.Miss;
+  const Term &C = Q.Conditions[M.Failing];
+  bool Queue = C.Implicit && C.Text == "queue_stable";
+  std::string Out;
+  llvm::raw_string_ostream OS(Out);
+  OS << "  infeasible    no point of the grid "
+     << (Queue ? "keeps the queue stable" : "meets " + conditionsText(Q))
+     << "\n";
+  std::vector<std::string> Counts;
+  for (size_t K = 0; K < Q.Conditions.size(); ++K)
+    if (M.FailsFirst[K])
+      Counts.push_back(
+          fmt::format("`{}` at {}", Q.Conditions[K].Text, M.FailsFirst[K]));
+  row(OS, "fails first",
+      fmt::format("{} of {} points", llvm::join(Counts, ", "), R.Points));
+  std::string At = pointText(Q, M.Vars);
+  row(OS, "closest",
+      C.Implicit && C.Text != "feasible"
+          ? fmt::format("at {}: the queue has no steady state (the requests "
+                        "arrive faster than the replicas serve them)",
+                        At)
+          : fmt::format("at {}: `{}` fails{}", At, C.Text,
+                        M.Operands.empty() ? "" : " (" + M.Operands + ")"));
+  if (!M.QueueReason.empty())
+    row(OS, "blocked by",
+        fmt::format("the queue: {} (>= 100%), so waits grow without bound "
+                    "[wall 7: tail latency]",
+                    M.QueueReason));
+  return Out;
+}
+
 void paretoJSON(const Query &Q, const GridResult &R, llvm::StringRef Scenario,
                 llvm::json::OStream &J) {
   std::vector<Column> Cols = columnsOf(Q);
@@ -491,6 +525,27 @@ void paretoJSON(const Query &Q, const GridResult &R, llvm::StringRef Scenario,
       J.attributeObject("first_invalid", [&] {
         J.attribute("point", pointText(Q, R.FirstInvalidVars));
         J.attribute("reason", R.FirstInvalidReason);
+      });
+    }
+    if (R.Miss) {
+      const GridMiss &M = *R.Miss;
+      J.attributeObject("miss", [&] {
+        J.attributeArray("fails_first", [&] {
+          for (size_t K = 0; K < Q.Conditions.size(); ++K)
+            if (M.FailsFirst[K])
+              J.object([&] {
+                J.attribute("condition", Q.Conditions[K].Text);
+                J.attribute("points", static_cast<int64_t>(M.FailsFirst[K]));
+              });
+        });
+        J.attributeObject("closest", [&] {
+          J.attribute("point", pointText(Q, M.Vars));
+          J.attribute("condition", Q.Conditions[M.Failing].Text);
+          if (!M.Operands.empty())
+            J.attribute("operands", M.Operands);
+          if (!M.QueueReason.empty())
+            J.attribute("queue_reason", M.QueueReason);
+        });
       });
     }
     J.attributeArray("columns", [&] {

@@ -66,6 +66,10 @@ std::string pointText(const query::Query &Q, llvm::ArrayRef<double> Vars);
 /// "3 points outside what a field can be (first at w.batch = 1: `v.batch`
 /// is -2; it must be ...)"; empty when every point was valid.
 std::string invalidText(const query::Query &Q, const GridResult &R);
+/// A Pareto solve that kept no point: the rows that say why (which
+/// conditions fail first, the closest point and what fails there); empty
+/// when a point was kept.
+std::string missText(const query::Query &Q, const GridResult &R);
 /// A grid solve's Pareto front, as an element of `mlsc solve`'s JSON.
 void paretoJSON(const query::Query &Q, const GridResult &R,
                 llvm::StringRef Scenario, llvm::json::OStream &J);

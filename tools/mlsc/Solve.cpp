@@ -83,10 +83,13 @@ int solveCommand(const DriverOptions &O,
       OS << (I ? "\n" : "") << "solve " << Q.Name << ": Pareto front of "
          << Q.Objectives[0].Text << " and " << Q.Objectives[1].Text << " ("
          << (Q.Direction < 0 ? "both minimized" : "both maximized") << "), "
-         << R.Rows.size() << " of " << R.Kept
-         << " points that meet the conditions (" << R.Points << " evaluated"
+         << (R.Kept ? std::to_string(R.Rows.size()) + " of " +
+                          std::to_string(R.Kept) +
+                          " points that meet the conditions"
+                    : std::string("no point meets the conditions"))
+         << " (" << R.Points << " evaluated"
          << (R.Invalid ? "; " + invalidText(Q, R) : "") << ")\n"
-         << gridText(Q, R);
+         << (R.Kept ? gridText(Q, R) : missText(Q, R));
       continue;
     }
     SolveResult R = solveOne(E, Q);
