@@ -393,10 +393,13 @@ bool lowerRunningBatch(LoweringContext &Ctx) {
       D.PrefillStall =
           B.apply(FormulaId::PipelinePrefillStall,
                   {D.PrefillShare, D.Stages, D.DecodeAtOne.Step}, "");
+      NodeId Convoys =
+          B.apply(FormulaId::MergedConvoyRate, {Rate, D.PrefillShare, D.Stages},
+                  "running_batch.convoy_rate");
       NodeId Merged = B.apply(FormulaId::MergedConvoyStall,
                               {Rate, *D.PrefillStall, D.PrefillShare, D.Stages},
                               "running_batch.merged_convoy_stall");
-      F = B.apply(FormulaId::PrefillInterference, {Rate, Merged},
+      F = B.apply(FormulaId::PrefillInterference, {Convoys, Merged},
                   "running_batch.interference");
     }
   }

@@ -176,29 +176,38 @@ bool lowerRequests(LoweringContext &Ctx) {
     // (the mean interference is the same; its spread across requests and
     // the stalled gaps are not).
     NodeId Stall = RequestPrefill;
-    NodeId StageShare = D.PrefillShare;
+    NodeId OfferedExtra = Extra;
     if (D.BatcherSequences && !D.Chunk) {
       Rate = B.op(Op::Div, {Rate, *D.BatcherSequences});
       B.label(Rate, "batcher.stall_rate");
       Offered = B.op(Op::Div, {Offered, *D.BatcherSequences});
       Extra = B.op(Op::Mul, {Extra, *D.BatcherSequences});
       B.label(Extra, "batcher.batch_stall");
-      StageShare = B.op(Op::Mul, {StageShare, *D.BatcherSequences});
+      OfferedExtra = Extra;
       // A stalled gap waits out the batch's passes (a request's own
       // prefill for a batch of one, as without a batcher).
       if (D.BatcherBusy)
         Stall = *D.BatcherBusy;
-    }
-    // Unchunked, the convoys of prompts (or batches) in different
-    // micro-batches merge: a running sequence waits for two a few stages
-    // apart together. Without pipeline parallelism, one after the other.
-    NodeId OfferedExtra = Extra;
-    if (!D.Chunk) {
+    } else if (!D.Chunk) {
+      // Unchunked, the convoys of prompts in different micro-batches
+      // chain: fewer, longer stalls (merged_convoy_rate; without pipeline
+      // parallelism the same, one prompt after another). A batcher's
+      // batches come a window apart and do not.
+      NodeId OfferedConvoys =
+          B.apply(FormulaId::MergedConvoyRate,
+                  {Offered, D.PrefillShare, D.Stages}, "offered_convoy_rate");
       OfferedExtra = B.apply(FormulaId::MergedConvoyStall,
-                             {Offered, Extra, StageShare, D.Stages},
+                             {Offered, Extra, D.PrefillShare, D.Stages},
                              "offered_merged_convoy_stall");
+      Offered = OfferedConvoys;
+      NodeId Convoys = B.apply(FormulaId::MergedConvoyRate,
+                               {Rate, D.PrefillShare, D.Stages}, "");
       Extra = B.apply(FormulaId::MergedConvoyStall,
-                      {Rate, Extra, StageShare, D.Stages}, "");
+                      {Rate, Extra, D.PrefillShare, D.Stages}, "");
+      Rate = Convoys;
+      // A stalled gap waits out the convoy, at least the prompt's prefill.
+      Stall = B.op(Op::Max, {Stall, Extra});
+      B.label(Stall, "convoy_stalled_gap");
     }
     NodeId F = B.apply(FormulaId::PrefillInterference, {Rate, Extra}, "");
     B.publish(MetricId::PrefillInterference, F);
@@ -218,7 +227,8 @@ bool lowerRequests(LoweringContext &Ctx) {
     // to the request's own engine (1 / m of them) run before its
     // micro-batch's next iteration; the others' prefills pass through the
     // stages beside it (the simulator at pp 8: ITL p99 213.5 ms at 2
-    // req/s, where chaining them all read 581.7 ms).
+    // req/s, where chaining them all read 581.7 ms). Unchunked, the
+    // stalls are the chained convoys, r x of them a second.
     NodeId Chain = D.BatcherSequences
                        ? Ctx.none("req/s", "0 req/s",
                                   "a batcher's batches come a window apart")

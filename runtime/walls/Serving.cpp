@@ -514,37 +514,61 @@ Time pipelinePrefillStall(Time StageShare, Number Stages, Time DecodeStep) {
   return std::max(Stages * StageShare - DecodeStep, StageShare);
 }
 
-Time mergedConvoyStall(RequestRate Rate, Time Convoy, Time StageShare,
-                       Number Stages) {
-  const double R = (Rate / in<Requests>(1.0)).value();
-  const double Share = StageShare.value(), Stall = Convoy.value();
-  const double Passage = Stages.value() * Share;
-  if (std::isnan(R) || std::isnan(Passage) || std::isnan(Stall))
-    return in<Time>(std::nan(""));
-  const double Rho = R * Share, A = R * (Passage - Share);
+namespace {
+/// merged_convoy_rate's x, the convoys a prompt: 1 when the convoys never
+/// meet (one stage, no rate) and when the first stage alone saturates (rho
+/// >= 1: the stall share r T_stall >= 1 then says so), NaN on NaN input.
+double convoysPerPrompt(double R, double Share, double Stages) {
+  const double Rho = R * Share, A = R * (Stages - 1) * Share;
+  if (std::isnan(Rho) || std::isnan(A))
+    return std::nan("");
   if (!(R > 0) || !(A > 0))
-    return Convoy; // one stage, or an isolated prompt: its whole convoy
+    return 1;
   if (!(Rho < 1))
-    return in<Time>(Passage); // the first stage alone saturates: f >= 1
+    return 1;
   // g(x) = x e^(-a - rho / x) + a x - (1 - rho): increasing and convex on
   // (0, 1], negative at 0+ and >= 0 at 1, so Newton's steps from 1 fall
-  // monotonically to the root.
+  // monotonically to the root; a step that would leave (0, 1] halves x.
   double X = 1;
-  for (int I = 0; I < 60; ++I) {
+  for (int I = 0; I < 200; ++I) {
     const double E = std::exp(-A - Rho / X);
     const double G = X * E + A * X - (1 - Rho);
+    if (!(G > 0))
+      break;
     const double Slope = E * (1 + Rho / X) + A;
-    const double Next = X - G / Slope;
-    if (!(Next < X) || !(Next > 0))
+    double Next = X - G / Slope;
+    if (!(Next > 0))
+      Next = X / 2;
+    if (!(Next < X))
       break;
     const bool Done = X - Next <= 1e-13 * X;
     X = Next;
     if (Done)
       break;
   }
-  const double Covered = Rho + A * X;
-  const double Free = std::max(Passage - Stall, 0.0); // spent anyway
-  return in<Time>((Covered - R * X * Free) / R);
+  return X;
+}
+} // namespace
+
+RequestRate mergedConvoyRate(RequestRate Rate, Time StageShare, Number Stages) {
+  const double R = (Rate / in<Requests>(1.0)).value();
+  const double X = convoysPerPrompt(R, StageShare.value(), Stages.value());
+  return Rate * X;
+}
+
+Time mergedConvoyStall(RequestRate Rate, Time Convoy, Time StageShare,
+                       Number Stages) {
+  const double R = (Rate / in<Requests>(1.0)).value();
+  const double Share = StageShare.value(), M = Stages.value();
+  const double X = convoysPerPrompt(R, Share, M);
+  if (std::isnan(X) || std::isnan(Convoy.value()))
+    return in<Time>(std::nan(""));
+  if (X == 1)
+    return Convoy; // one stage, or an isolated prompt: its whole convoy
+  const double Passage = M * Share;
+  const double Covered = R * Share + R * (M - 1) * Share * X;
+  const double Free = std::max(Passage - Convoy.value(), 0.0); // spent anyway
+  return in<Time>((Covered - R * X * Free) / (R * X));
 }
 
 Time interferedTokenTime(Time TPOT, Number Interference) {

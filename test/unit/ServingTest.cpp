@@ -756,21 +756,26 @@ TEST(ServingWall, ConvoysMergeUnderLoad) {
   // a stage, a 137.6 ms convoy, other prompts at 4 x 63/64 = 3.9375 req/s.
   // rho = 3.9375 x 22.475 ms = 0.08849, a = 3.9375 x (179.8 - 22.475) ms
   // = 0.61947; x e^(-a - rho / x) + a x = 1 - rho at x = 0.82636 (by
-  // bisection, to 1e-12); C = rho + a x = 0.60040 of the time covered;
-  // each of the r x = 3.2539 convoys a second a sequence would have spent
-  // 179.8 - 137.6 = 42.2 ms of anyway: f = 0.60040 - 3.2539 x 0.0422 =
-  // 0.46309, 117.61 ms a prompt where the convoys apart give 137.6.
+  // bisection, to 1e-12): r x = 3.2539 convoys a second. They cover C =
+  // rho + a x = 0.60040 of the time, and a sequence would have spent
+  // 179.8 - 137.6 = 42.2 ms of each anyway: f = 0.60040 - 3.2539 x 0.0422
+  // = 0.46309, 0.46309 / 3.2539 = 142.32 ms a convoy (117.61 ms a prompt,
+  // where the convoys apart give 137.6).
   const Time Share = in<Time>(179.8e-3 / 8), Convoy = in<Time>(137.6e-3);
   const Number Stages = in<Number>(8);
-  EXPECT_NEAR(
-      mergedConvoyStall(in<RequestRate>(3.9375), Convoy, Share, Stages).value(),
-      0.46309 / 3.9375, 2e-6);
-  // At 63/64 req/s the convoys rarely meet: 0.133794 / 0.984375.
-  EXPECT_NEAR(
-      mergedConvoyStall(in<RequestRate>(63.0 / 64), Convoy, Share, Stages)
-          .value(),
-      0.133794 / 0.984375, 2e-6);
-  // Far apart, the whole convoy; one stage, the prompts one after another.
+  const RequestRate Busy = in<RequestRate>(3.9375);
+  EXPECT_NEAR(mergedConvoyRate(Busy, Share, Stages).value(), 3.9375 * 0.82636,
+              2e-5);
+  EXPECT_NEAR(mergedConvoyStall(Busy, Convoy, Share, Stages).value(),
+              0.46309 / (3.9375 * 0.82636), 2e-6);
+  // At 63/64 req/s the convoys rarely meet: x = 0.985385, f = 0.133794.
+  const RequestRate Light = in<RequestRate>(63.0 / 64);
+  EXPECT_NEAR(mergedConvoyRate(Light, Share, Stages).value(),
+              63.0 / 64 * 0.985385, 2e-6);
+  EXPECT_NEAR(mergedConvoyStall(Light, Convoy, Share, Stages).value(),
+              0.133794 / (63.0 / 64 * 0.985385), 2e-6);
+  // Far apart, the whole convoy; one stage, the prompts one after another,
+  // as many convoys as prompts.
   EXPECT_NEAR(
       mergedConvoyStall(in<RequestRate>(1e-9), Convoy, Share, Stages).value(),
       137.6e-3, 1e-9);
@@ -781,24 +786,28 @@ TEST(ServingWall, ConvoysMergeUnderLoad) {
                               in<Time>(35e-3), in<Number>(1))
                 .value(),
             35e-3);
-  // The share stalled grows with the rate and stays under the covered
-  // share; past the first stage's saturation it reaches a whole passage.
+  EXPECT_EQ(
+      mergedConvoyRate(in<RequestRate>(20), in<Time>(35e-3), in<Number>(1))
+          .value(),
+      20);
+  // The share stalled grows with the rate and stays under 1 while the
+  // first stage keeps up; past it the convoys apart say so (f >= 1).
+  auto share = [&](double R) {
+    return mergedConvoyRate(in<RequestRate>(R), Share, Stages).value() *
+           mergedConvoyStall(in<RequestRate>(R), Convoy, Share, Stages).value();
+  };
   double Last = 0;
   for (double R : {0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 44.0}) {
-    double F =
-        R *
-        mergedConvoyStall(in<RequestRate>(R), Convoy, Share, Stages).value();
-    EXPECT_GT(F, Last) << R;
-    EXPECT_LT(F, 1.0) << R;
-    Last = F;
+    EXPECT_GT(share(R), Last) << R;
+    EXPECT_LT(share(R), 1.0) << R;
+    Last = share(R);
   }
-  EXPECT_GE(
-      45 *
-          mergedConvoyStall(in<RequestRate>(45), Convoy, Share, Stages).value(),
-      1.0);
+  EXPECT_GE(share(45), 1.0);
   EXPECT_TRUE(std::isnan(
       mergedConvoyStall(in<RequestRate>(std::nan("")), Convoy, Share, Stages)
           .value()));
+  EXPECT_TRUE(std::isnan(
+      mergedConvoyRate(in<RequestRate>(std::nan("")), Share, Stages).value()));
 }
 
 TEST(ServingWall, PrefillInterferenceStretchesTheMeanGap) {
