@@ -27,6 +27,14 @@ BindingProbe::BindingProbe(const graph::Graph &G, std::optional<PhaseId> P)
   Known = G.has(Phase, PhaseMetricId::ComputeTime);
 }
 
+std::vector<graph::NodeId> BindingProbe::nodes() const {
+  std::vector<graph::NodeId> Out;
+  for (const Candidate &C : Candidates)
+    if (C.Time)
+      Out.push_back(*C.Time);
+  return Out;
+}
+
 BindingWall BindingProbe::at(const Evaluator &E) const {
   // The largest time and the runner-up, the earlier candidate winning ties
   // (a sweep calls this for every point: no sort, no allocation).

@@ -47,6 +47,8 @@ public:
   explicit BindingProbe(const graph::Graph &G,
                         std::optional<PhaseId> Phase = std::nullopt);
   BindingWall at(const Evaluator &E) const;
+  /// The nodes at() reads.
+  std::vector<graph::NodeId> nodes() const;
 
 private:
   PhaseId Phase;

@@ -145,9 +145,23 @@ void Evaluator::run(const EvalPlan &P) {
     exec(Code[I]);
 }
 
-EvalPlan Evaluator::plan(llvm::ArrayRef<graph::NodeId> Leaves) const {
-  // Nodes are in topological order, so one forward sweep marks everything
-  // downstream of the leaves.
+EvalPlan Evaluator::plan(llvm::ArrayRef<graph::NodeId> Leaves,
+                         llvm::ArrayRef<graph::NodeId> Wanted) const {
+  // Nodes are in topological order, so one backward sweep marks everything
+  // the wanted nodes read, and one forward sweep everything downstream of
+  // the leaves.
+  std::vector<char> Needed(G->Nodes.size(), Wanted.empty() ? 1 : 0);
+  for (graph::NodeId W : Wanted)
+    Needed[W.index()] = 1;
+  if (!Wanted.empty())
+    for (uint32_t I = Code.size(); I-- > 0;) {
+      const Instr &In = Code[I];
+      if (!Needed[In.Out])
+        continue;
+      const uint32_t *A = Operands.data() + In.FirstInput;
+      for (unsigned K = 0; K < In.NumInputs; ++K)
+        Needed[A[K]] = 1;
+    }
   std::vector<char> Dirty(G->Nodes.size(), 0);
   for (graph::NodeId L : Leaves)
     Dirty[L.index()] = 1;
@@ -158,7 +172,8 @@ EvalPlan Evaluator::plan(llvm::ArrayRef<graph::NodeId> Leaves) const {
     for (unsigned K = 0; K < In.NumInputs; ++K)
       if (Dirty[A[K]]) {
         Dirty[In.Out] = 1;
-        P.Instrs.push_back(I);
+        if (Needed[In.Out])
+          P.Instrs.push_back(I);
         break;
       }
   }

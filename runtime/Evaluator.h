@@ -48,8 +48,12 @@ public:
   /// other values must be current (after run(), or an earlier plan over
   /// other leaves that were restored).
   void run(const EvalPlan &P);
-  /// The nodes downstream of \p Leaves.
-  EvalPlan plan(llvm::ArrayRef<graph::NodeId> Leaves) const;
+  /// The nodes downstream of \p Leaves; with \p Wanted, only those of
+  /// them the wanted nodes depend on. After run() of such a plan only the
+  /// wanted nodes (and what they read) are current: the others keep the
+  /// values of the last run that computed them.
+  EvalPlan plan(llvm::ArrayRef<graph::NodeId> Leaves,
+                llvm::ArrayRef<graph::NodeId> Wanted = {}) const;
 
   double value(graph::NodeId Node) const { return Values[Node.index()]; }
   /// The value of metric \p M, which the graph must have.

@@ -599,8 +599,28 @@ void forEachBlock(const Evaluator &Base, const Query &Q,
   }
   Evaluator Start = Base;
   Start.run();
-  EvalPlan Plan = Start.plan(Leaves);
   bool Sim = readsSimulated(Start, Q);
+  // Only what a row reads: its terms, the conditions, feasibility, the
+  // fields' domain checks, the binding wall's times and the loads that
+  // grade a missed point (evaluateRange); the rest of the graph keeps its
+  // values from Start. The simulator reads the whole step model.
+  std::vector<graph::NodeId> Wanted;
+  if (!Sim) {
+    const graph::Graph &G = Start.graph();
+    for (const Term &T : Terms)
+      Wanted.push_back(T.Node);
+    for (const Term &C : Q.Conditions)
+      Wanted.push_back(C.Node);
+    for (const graph::DomainCheck &C : G.DomainChecks)
+      Wanted.push_back(C.Node);
+    for (MetricId M : {MetricId::Feasible, MetricId::Utilisation,
+                       MetricId::PrefillUtilisation})
+      if (std::optional<graph::NodeId> N = G.find(M))
+        Wanted.push_back(*N);
+    for (graph::NodeId N : BindingProbe(G).nodes())
+      Wanted.push_back(N);
+  }
+  EvalPlan Plan = Start.plan(Leaves, Wanted);
   std::atomic<size_t> Done{0};
   std::function<void()> Poll;
   if (P)
@@ -834,10 +854,7 @@ GridResult paretoFront(const Evaluator &Base, const Query &Q, unsigned Threads,
   if (R.Kept == 0 && Closest) {
     // Back to the closest point, to say what fails there.
     Evaluator E = Base;
-    for (size_t K = 0; K < Q.Vars.size(); ++K)
-      setVariable(E, Q.Vars[K], Closest->Vars[K]);
-    E.run();
-    simulateIf(readsSimulated(E, Q), E);
+    evaluateAt(E, Q, Closest->Vars);
     Miss.Vars = Closest->Vars;
     Miss.Failing = Closest->Failing;
     Miss.Operands = comparisonOperands(E, Q.Conditions[Miss.Failing].Node);

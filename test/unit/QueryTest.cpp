@@ -12,6 +12,7 @@
 
 #include "runtime/Query.h"
 #include "passes/Pipeline.h"
+#include "runtime/Binding.h"
 
 #include <gtest/gtest.h>
 
@@ -47,6 +48,13 @@ sweep ties { scenario = s
   report { decode_step_time }
   sort_by { decode_step_time }
   top = 5 }
+workload busy : inference { model = m; precision = bf16; prompt = 1000 tok
+                            output = 200 tok; batch = 16; arrival = 4 req/s }
+scenario loaded { workload = busy; system = gpu }
+sweep served { scenario = loaded
+  vary { busy.batch in 1 .. 24 step 1; busy.arrival in 1 req/s .. 40 req/s step 3 req/s }
+  report { ttft.p99; latency.p99; energy_per_token }
+  where { ttft.p99 < 400 ms } }
 sweep derived { scenario = t
   vary { w.batch in 1 .. 10 step 1 }
   report { throughput } }
@@ -122,6 +130,42 @@ TEST(Query, SweepRowsDoNotDependOnBlockSizeThreadsOrStreaming) {
       }
       expectSameRows(Seen, Whole.Rows);
     }
+}
+
+// A sweep recomputes only what its rows read (the reported terms, the
+// conditions, feasibility, domain checks, the binding wall's times): each
+// row must equal a full evaluation of its point, bit for bit, and the
+// points kept those whose conditions hold there.
+TEST(Query, SweepRowsEqualAFullEvaluationOfTheirPoint) {
+  auto C = build();
+  const query::Query &Q = queryNamed(*C, "served");
+  Evaluator Base(C->Graphs[Q.Graph]);
+  GridResult R = runSweep(Base, Q, 1);
+  EXPECT_EQ(R.Points, 24u * 14u);
+  size_t Kept = 0;
+  for (size_t I = 0; I < R.Points; ++I) {
+    std::vector<double> Vars = {Q.Vars[0].Values[I / 14],
+                                Q.Vars[1].Values[I % 14]};
+    Evaluator E = Base;
+    evaluateAt(E, Q, Vars);
+    Kept += E.value(Q.Conditions.front().Node) != 0;
+  }
+  EXPECT_EQ(R.Kept, Kept);
+  // Some points are kept and some not, so the check can fail both ways.
+  EXPECT_GT(Kept, 0u);
+  EXPECT_LT(Kept, R.Points);
+  ASSERT_EQ(R.Rows.size(), Kept);
+  for (const GridRow &Row : R.Rows) {
+    Evaluator E = Base;
+    evaluateAt(E, Q, Row.Vars);
+    for (size_t K = 0; K < Q.Report.size(); ++K) {
+      double Full = E.value(Q.Report[K].Node);
+      EXPECT_EQ(std::memcmp(&Full, &Row.Values[K], sizeof(double)), 0)
+          << "point " << Row.Point << " column " << K << ": " << Full << " vs "
+          << Row.Values[K];
+    }
+    EXPECT_EQ(Row.Binding, bindingWall(E).Number) << "point " << Row.Point;
+  }
 }
 
 TEST(Query, TopWithSortKeepsTheBestRowsAsAFullSortWould) {
