@@ -61,6 +61,21 @@ bool lowerQueue(LoweringContext &Ctx) {
     // iterations carry the other requests' chunks too, and are longer by
     // the factor the token gaps are (Sarathi-Serve).
     Iteration = D.DecodeStep;
+    if (!D.ChunkExtra) {
+      // Unchunked under pipeline parallelism the engine's micro-batch in
+      // flight may follow another engine's prompt (a convoy): its
+      // iterations are the token gaps, longer on average by TPOT_mean /
+      // TPOT. Without, the prefills ahead are the queue below.
+      NodeId Stretch = B.op(
+          Op::Mul, {B.op(Op::Sub, {B.op(Op::Div, {D.MeanTPOT, D.TPOT}),
+                                   B.constant(1, "the decode step itself")}),
+                    B.op(Op::Gt, {D.Stages, B.constant(1, "one stage")})});
+      Iteration =
+          B.op(Op::Mul,
+               {D.DecodeStep,
+                B.op(Op::Add, {B.constant(1, "the decode step"), Stretch})});
+      B.label(*Iteration, "engine_iteration");
+    }
     if (D.ChunkExtra) {
       Iteration =
           B.op(Op::Mul, {D.DecodeStep, B.op(Op::Div, {D.MeanTPOT, D.TPOT})});
