@@ -48,16 +48,26 @@ double violation(const Evaluator &E, const Term &C) {
   const graph::Graph &G = E.graph();
   if (E.value(C.Node) != 0)
     return 0;
-  // The queue the solver adds: how far past 100% the busier of the slots
-  // and the prefills is, so that of two unstable ends the nearer is the
-  // closer.
-  if (C.Implicit && C.Text == "queue_stable") {
+  // The queue (the solver's or the user's `queue_stable`): how far past
+  // 100% the busier of the slots and the prefills is, so that of two
+  // unstable ends the nearer is the closer.
+  if (G.find(MetricId::QueueStable) == C.Node) {
     double Load = 0;
     for (MetricId M : {MetricId::Utilisation, MetricId::PrefillUtilisation})
       if (std::optional<graph::NodeId> N = G.find(M))
         Load = std::max(Load, E.value(*N));
     return std::isfinite(Load) ? std::max(Load - 1, 1e-9)
                                : std::numeric_limits<double>::infinity();
+  }
+  // Feasibility: how far the memory a device needs is past what it has,
+  // when that is what fails; any other check, no distance.
+  if (G.find(MetricId::Feasible) == C.Node) {
+    std::optional<graph::NodeId> Need = G.find(MetricId::MemoryPerDevice),
+                                 Have = G.find(MetricId::DeviceMemory);
+    if (Need && Have && E.value(*Need) > E.value(*Have) && E.value(*Have) > 0 &&
+        std::isfinite(E.value(*Need)))
+      return E.value(*Need) / E.value(*Have) - 1;
+    return std::numeric_limits<double>::infinity();
   }
   const graph::Node &N = G.node(C.Node);
   if (N.Kind < graph::Op::Lt || N.Kind > graph::Op::Ge)
@@ -220,8 +230,8 @@ std::string outsideFloor(const Evaluator &E, const Query &Q, int Condition) {
 /// The implicit `queue_stable` failing at the evaluator's point: what
 /// saturates (queueSaturation), or empty.
 std::string queueReason(const Evaluator &E, const Query &Q, int Condition) {
-  if (Condition < 0 || !Q.Conditions[Condition].Implicit ||
-      Q.Conditions[Condition].Text != "queue_stable")
+  if (Condition < 0 ||
+      E.graph().find(MetricId::QueueStable) != Q.Conditions[Condition].Node)
     return "";
   return queueSaturation(E);
 }
@@ -602,7 +612,8 @@ void forEachBlock(const Evaluator &Base, const Query &Q,
   bool Sim = readsSimulated(Start, Q);
   // Only what a row reads: its terms, the conditions, feasibility, the
   // fields' domain checks, the binding wall's times and the loads that
-  // grade a missed point (evaluateRange); the rest of the graph keeps its
+  // grade a missed point, memory among them (evaluateRange, violation);
+  // the rest of the graph keeps its
   // values from Start. The simulator reads the whole step model.
   std::vector<graph::NodeId> Wanted;
   if (!Sim) {
@@ -614,7 +625,8 @@ void forEachBlock(const Evaluator &Base, const Query &Q,
     for (const graph::DomainCheck &C : G.DomainChecks)
       Wanted.push_back(C.Node);
     for (MetricId M : {MetricId::Feasible, MetricId::Utilisation,
-                       MetricId::PrefillUtilisation})
+                       MetricId::PrefillUtilisation, MetricId::MemoryPerDevice,
+                       MetricId::DeviceMemory})
       if (std::optional<graph::NodeId> N = G.find(M))
         Wanted.push_back(*N);
     for (graph::NodeId N : BindingProbe(G).nodes())
@@ -858,6 +870,15 @@ GridResult paretoFront(const Evaluator &Base, const Query &Q, unsigned Threads,
     Miss.Vars = Closest->Vars;
     Miss.Failing = Closest->Failing;
     Miss.Operands = comparisonOperands(E, Q.Conditions[Miss.Failing].Node);
+    const graph::Graph &G = E.graph();
+    std::optional<graph::NodeId> Need = G.find(MetricId::MemoryPerDevice),
+                                 Have = G.find(MetricId::DeviceMemory);
+    if (G.find(MetricId::Feasible) == Q.Conditions[Miss.Failing].Node && Need &&
+        Have && E.value(*Need) > E.value(*Have))
+      Miss.Operands =
+          fmt::format("memory per device {} vs {}",
+                      formatQuantity(E.value(*Need), G.node(*Need).Dim),
+                      formatQuantity(E.value(*Have), G.node(*Have).Dim));
     Miss.QueueReason = queueReason(E, Q, Miss.Failing);
     R.Miss = std::move(Miss);
   }

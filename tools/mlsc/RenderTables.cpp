@@ -479,12 +479,22 @@ std::string missText(const Query &Q, const GridResult &R) {
     return "";
   const GridMiss &M = *R.Miss;
   const Term &C = Q.Conditions[M.Failing];
-  bool Queue = C.Implicit && C.Text == "queue_stable";
+  // The headline names a condition only when it is the first to fail at
+  // every point that misses.
+  int Only = -1;
+  for (size_t K = 0; K < M.FailsFirst.size(); ++K)
+    if (M.FailsFirst[K])
+      Only = Only == -1 ? static_cast<int>(K) : -2;
+  std::string What = "meets all its conditions";
+  if (Only >= 0) {
+    const Term &O = Q.Conditions[Only];
+    What = O.IsBool && O.Text == "queue_stable" ? "keeps the queue stable"
+           : O.IsBool && O.Text == "feasible"   ? "fits (is feasible)"
+                                                : "meets `" + O.Text + "`";
+  }
   std::string Out;
   llvm::raw_string_ostream OS(Out);
-  OS << "  infeasible    no point of the grid "
-     << (Queue ? "keeps the queue stable" : "meets " + conditionsText(Q))
-     << "\n";
+  OS << "  infeasible    no point of the grid " << What << "\n";
   std::vector<std::string> Counts;
   for (size_t K = 0; K < Q.Conditions.size(); ++K)
     if (M.FailsFirst[K])
@@ -494,7 +504,7 @@ std::string missText(const Query &Q, const GridResult &R) {
       fmt::format("{} of {} points", llvm::join(Counts, ", "), R.Points));
   std::string At = pointText(Q, M.Vars);
   row(OS, "closest",
-      C.Implicit && C.Text != "feasible"
+      !M.QueueReason.empty()
           ? fmt::format("at {}: the queue has no steady state (the requests "
                         "arrive faster than the replicas serve them)",
                         At)

@@ -311,13 +311,16 @@ bool writeReport(const DriverOptions &O, Compilation &C,
     if (Sweep || !Q.Objectives.empty()) {
       GridPlotData D = gridPlots(E, Q, threads(O));
       if (D.Plots.empty())
-        Body += "<p>Nothing to plot: no point has a value.</p>\n";
+        Body += Sweep ? "<p>Nothing to plot: no point has a value.</p>\n"
+                      : "<p>Nothing to plot: no point meets the conditions "
+                        "(below, why).</p>\n";
       placeFigures(Body, Specs, D.Plots);
       if (!Sweep) {
         GridResult R = paretoFront(E, Q, threads(O));
         Body += "<details><summary>The front (<code>mlsc solve</code>)"
                 "</summary><pre>" +
-                esc(gridText(Q, R)) + "</pre></details>\n";
+                esc(R.Kept ? gridText(Q, R) : missText(Q, R)) +
+                "</pre></details>\n";
       }
     } else {
       SolveResult R = solveOne(E, Q);
