@@ -42,6 +42,20 @@ bool holds(const Evaluator &E, const Query &Q) {
   return conditionsHold(E, Q) && firstInvalid(E) < 0;
 }
 
+/// The memory a device needs and what it has, when it needs more (and
+/// both are finite and positive).
+std::optional<std::pair<double, double>> memoryOverrun(const Evaluator &E) {
+  const graph::Graph &G = E.graph();
+  std::optional<graph::NodeId> Need = G.find(MetricId::MemoryPerDevice),
+                               Have = G.find(MetricId::DeviceMemory);
+  if (!Need || !Have)
+    return std::nullopt;
+  double N = E.value(*Need), H = E.value(*Have);
+  if (!(N > H) || !(H > 0) || !std::isfinite(N))
+    return std::nullopt;
+  return std::pair{N, H};
+}
+
 /// How far a failed comparison is from holding, relative to its bound; 0
 /// when it holds, +inf when it is not a comparison.
 double violation(const Evaluator &E, const Term &C) {
@@ -62,11 +76,8 @@ double violation(const Evaluator &E, const Term &C) {
   // Feasibility: how far the memory a device needs is past what it has,
   // when that is what fails; any other check, no distance.
   if (G.find(MetricId::Feasible) == C.Node) {
-    std::optional<graph::NodeId> Need = G.find(MetricId::MemoryPerDevice),
-                                 Have = G.find(MetricId::DeviceMemory);
-    if (Need && Have && E.value(*Need) > E.value(*Have) && E.value(*Have) > 0 &&
-        std::isfinite(E.value(*Need)))
-      return E.value(*Need) / E.value(*Have) - 1;
+    if (std::optional<std::pair<double, double>> M = memoryOverrun(E))
+      return M->first / M->second - 1;
     return std::numeric_limits<double>::infinity();
   }
   const graph::Node &N = G.node(C.Node);
@@ -84,7 +95,8 @@ double violation(const Evaluator &E, const Term &C) {
 /// no finite distance measures (a latency that is infinite because the
 /// queue is not), then the sum of the others' violations, so that of two
 /// points whose TTFT is unbounded the less loaded is the closer. A point
-/// outside a field's domain is farther than any.
+/// outside a field's domain is farther than any. \p FirstFailing, when
+/// given, receives the first condition that fails (-1 when none does).
 struct Shortfall {
   double Unbounded = 0, Sum = 0;
   bool operator<(const Shortfall &O) const {
@@ -92,12 +104,17 @@ struct Shortfall {
   }
 };
 
-Shortfall shortfall(const Evaluator &E, const Query &Q) {
+Shortfall shortfall(const Evaluator &E, const Query &Q,
+                    int *FirstFailing = nullptr) {
   Shortfall S;
   if (firstInvalid(E) >= 0)
     S.Unbounded = std::numeric_limits<double>::infinity();
-  for (const Term &C : Q.Conditions) {
-    double V = violation(E, C);
+  if (FirstFailing)
+    *FirstFailing = -1;
+  for (size_t K = 0; K < Q.Conditions.size(); ++K) {
+    double V = violation(E, Q.Conditions[K]);
+    if (FirstFailing && *FirstFailing < 0 && V > 0)
+      *FirstFailing = static_cast<int>(K);
     if (std::isfinite(V))
       S.Sum += V;
     else
@@ -227,8 +244,8 @@ std::string outsideFloor(const Evaluator &E, const Query &Q, int Condition) {
   return "";
 }
 
-/// The implicit `queue_stable` failing at the evaluator's point: what
-/// saturates (queueSaturation), or empty.
+/// `queue_stable` (written or implicit) failing at the evaluator's point:
+/// what saturates (queueSaturation), or empty.
 std::string queueReason(const Evaluator &E, const Query &Q, int Condition) {
   if (Condition < 0 ||
       E.graph().find(MetricId::QueueStable) != Q.Conditions[Condition].Node)
@@ -572,12 +589,7 @@ void evaluateRange(Evaluator E, const EvalPlan &Plan, const Query &Q,
     Row.Failing = -1;
     Row.Unbounded = Row.Violation = 0;
     if (Grade && !Row.Meets && Row.InvalidCheck < 0) {
-      for (size_t K = 0; K < Q.Conditions.size(); ++K)
-        if (violation(E, Q.Conditions[K]) > 0) {
-          Row.Failing = static_cast<int>(K);
-          break;
-        }
-      Shortfall S = shortfall(E, Q);
+      Shortfall S = shortfall(E, Q, &Row.Failing);
       Row.Unbounded = S.Unbounded;
       Row.Violation = S.Sum;
     }
@@ -613,8 +625,8 @@ void forEachBlock(const Evaluator &Base, const Query &Q,
   // Only what a row reads: its terms, the conditions, feasibility, the
   // fields' domain checks, the binding wall's times and the loads that
   // grade a missed point, memory among them (evaluateRange, violation);
-  // the rest of the graph keeps its
-  // values from Start. The simulator reads the whole step model.
+  // the rest of the graph keeps its values from Start. The simulator reads
+  // the whole step model.
   std::vector<graph::NodeId> Wanted;
   if (!Sim) {
     const graph::Graph &G = Start.graph();
@@ -870,15 +882,15 @@ GridResult paretoFront(const Evaluator &Base, const Query &Q, unsigned Threads,
     Miss.Vars = Closest->Vars;
     Miss.Failing = Closest->Failing;
     Miss.Operands = comparisonOperands(E, Q.Conditions[Miss.Failing].Node);
+    std::optional<std::pair<double, double>> Memory = memoryOverrun(E);
     const graph::Graph &G = E.graph();
-    std::optional<graph::NodeId> Need = G.find(MetricId::MemoryPerDevice),
-                                 Have = G.find(MetricId::DeviceMemory);
-    if (G.find(MetricId::Feasible) == Q.Conditions[Miss.Failing].Node && Need &&
-        Have && E.value(*Need) > E.value(*Have))
-      Miss.Operands =
-          fmt::format("memory per device {} vs {}",
-                      formatQuantity(E.value(*Need), G.node(*Need).Dim),
-                      formatQuantity(E.value(*Have), G.node(*Have).Dim));
+    if (Memory &&
+        G.find(MetricId::Feasible) == Q.Conditions[Miss.Failing].Node) {
+      const Dimension &Bytes = G.node(G.get(MetricId::DeviceMemory)).Dim;
+      Miss.Operands = fmt::format("memory per device {} vs {}",
+                                  formatQuantity(Memory->first, Bytes),
+                                  formatQuantity(Memory->second, Bytes));
+    }
     Miss.QueueReason = queueReason(E, Q, Miss.Failing);
     R.Miss = std::move(Miss);
   }

@@ -49,7 +49,7 @@ struct SolveResult {
   /// empty otherwise.
   std::string OutsideFloor;
   /// No answer because the queue has no steady state at the closest end
-  /// (the implicit `queue_stable` fails there): what saturates.
+  /// (`queue_stable`, written or implicit, fails there): what saturates.
   std::string QueueReason;
   /// Beyond the answer: the neighbouring value that fails (the bracket's
   /// other end) and the first condition that fails there; -1 when the
@@ -108,8 +108,8 @@ struct GridRow {
 };
 
 /// A Pareto solve where no point meets the conditions: how many points
-/// each condition fails first at, and the point that comes closest (least
-/// summed violation), with what fails there.
+/// each condition fails first at, and the point that comes closest (as
+/// GridRow orders them), with what fails there.
 struct GridMiss {
   std::vector<size_t> FailsFirst; ///< per condition
   std::vector<double> Vars;       ///< the closest point

@@ -518,7 +518,7 @@ namespace {
 /// merged_convoy_rate's x, the convoys a prompt: 1 when the convoys never
 /// meet (one stage, no rate) and when the first stage alone saturates (rho
 /// >= 1: the stall share r T_stall >= 1 then says so), NaN on NaN input.
-double convoysPerPrompt(double R, double Share, double Stages) {
+double solveConvoysPerPrompt(double R, double Share, double Stages) {
   const double Rho = R * Share, A = R * (Stages - 1) * Share;
   if (std::isnan(Rho) || std::isnan(A))
     return std::nan("");
@@ -547,6 +547,19 @@ double convoysPerPrompt(double R, double Share, double Stages) {
       break;
   }
   return X;
+}
+
+/// merged_convoy_rate and merged_convoy_stall ask in turn with the same
+/// inputs: the last answer a thread found is kept.
+double convoysPerPrompt(double R, double Share, double Stages) {
+  thread_local double LastR = std::nan(""), LastShare, LastStages, LastX;
+  if (R == LastR && Share == LastShare && Stages == LastStages)
+    return LastX;
+  LastX = solveConvoysPerPrompt(R, Share, Stages);
+  LastR = R;
+  LastShare = Share;
+  LastStages = Stages;
+  return LastX;
 }
 } // namespace
 

@@ -128,6 +128,22 @@ std::string paretoNumber(double X) {
 
 } // namespace
 
+namespace {
+/// The `closest` row where the queue is what fails there.
+std::string queueClosestText(llvm::StringRef At) {
+  return fmt::format("at {}: the queue has no steady state (the requests "
+                     "arrive faster than the replicas serve them)",
+                     At);
+}
+
+/// The `blocked by` row when the queue saturates (queueSaturation).
+std::string queueBlockedText(llvm::StringRef Reason) {
+  return fmt::format("the queue: {} (>= 100%), so waits grow without bound "
+                     "[wall 7: tail latency]",
+                     Reason);
+}
+} // namespace
+
 void printSolve(const Query &Q, const SolveResult &R, llvm::raw_ostream &OS) {
   const Variable &V = Q.Vars.front();
   const char *Verb = Q.Direction < 0 ? "minimize" : "maximize";
@@ -156,20 +172,14 @@ void printSolve(const Query &Q, const SolveResult &R, llvm::raw_ostream &OS) {
       const std::string &Why = R.Conditions[R.FailingCondition].Operands;
       row(OS, "closest",
           C.Implicit && C.Text != "feasible"
-              ? fmt::format("at {}: the queue has no steady state (the "
-                            "requests arrive faster than the replicas "
-                            "serve them)",
-                            show(R.Closest, V.Dim))
+              ? queueClosestText(show(R.Closest, V.Dim))
               : fmt::format("at {}: `{}` fails{}", show(R.Closest, V.Dim),
                             C.Text, Why.empty() ? "" : " (" + Why + ")"));
     }
     if (!R.OutsideFloor.empty())
       row(OS, "blocked by", R.OutsideFloor);
     else if (!R.QueueReason.empty())
-      row(OS, "blocked by",
-          fmt::format("the queue: {} (>= 100%), so waits grow without bound "
-                      "[wall 7: tail latency]",
-                      R.QueueReason));
+      row(OS, "blocked by", queueBlockedText(R.QueueReason));
     else if (R.Binding.Known)
       row(OS, "blocked by", bindingText(R.Binding));
     row(OS, "evaluations", fmt::format("{} ({})", R.Evaluations, Monotone));
@@ -505,16 +515,11 @@ std::string missText(const Query &Q, const GridResult &R) {
   std::string At = pointText(Q, M.Vars);
   row(OS, "closest",
       !M.QueueReason.empty()
-          ? fmt::format("at {}: the queue has no steady state (the requests "
-                        "arrive faster than the replicas serve them)",
-                        At)
+          ? queueClosestText(At)
           : fmt::format("at {}: `{}` fails{}", At, C.Text,
                         M.Operands.empty() ? "" : " (" + M.Operands + ")"));
   if (!M.QueueReason.empty())
-    row(OS, "blocked by",
-        fmt::format("the queue: {} (>= 100%), so waits grow without bound "
-                    "[wall 7: tail latency]",
-                    M.QueueReason));
+    row(OS, "blocked by", queueBlockedText(M.QueueReason));
   return Out;
 }
 
