@@ -124,8 +124,16 @@ bool lowerRequests(LoweringContext &Ctx) {
     } else {
       PrefillExtra = D.PrefillShare;
     }
-    Capacity = B.apply(FormulaId::ContinuousCapacity,
-                       {D.Output, PrefillExtra, D.CapacityTPOT, D.Batch}, "");
+    if (!Fabric && !D.Chunk && !D.BatcherSequences && D.PrefillStall)
+      // Unchunked prompts' convoys under pipeline parallelism cost the
+      // replica more than a stage's share (one stage: the same).
+      Capacity = B.apply(FormulaId::PipelinedCapacity,
+                         {D.Output, D.PrefillShare, *D.PrefillStall,
+                          D.CapacityTPOT, D.Batch, D.Stages},
+                         "");
+    else
+      Capacity = B.apply(FormulaId::ContinuousCapacity,
+                         {D.Output, PrefillExtra, D.CapacityTPOT, D.Batch}, "");
   }
   NodeId MeanTPOT = D.TPOT;
   std::optional<NodeId> OfferedTPOT; // the arrivals' own, for sizing

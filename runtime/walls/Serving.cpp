@@ -36,6 +36,7 @@
 #include "runtime/walls/Lognormal.h"
 
 #include <boost/math/special_functions/erf.hpp>
+#include <boost/math/tools/toms748_solve.hpp>
 
 #include <algorithm>
 #include <array>
@@ -582,6 +583,40 @@ Time mergedConvoyStall(RequestRate Rate, Time Convoy, Time StageShare,
   const double Covered = R * Share + R * (M - 1) * Share * X;
   const double Free = std::max(Passage - Convoy.value(), 0.0); // spent anyway
   return in<Time>((Covered - R * X * Free) / (R * X));
+}
+
+TokenRate pipelinedCapacity(Tokens Output, Time StageShare, Time Convoy,
+                            Time DecodeStep, Number Batch, Number Stages) {
+  const double M = Stages.value(), Share = StageShare.value();
+  if (!(M > 1) || !(Share > 0))
+    return continuousCapacity(Output, StageShare, DecodeStep, Batch);
+  const double N = (Output / OneToken).value(), Step = DecodeStep.value(),
+               B = Batch.value(), Stall = Convoy.value();
+  if (std::isnan(N) || std::isnan(Step) || std::isnan(B) || std::isnan(Stall) ||
+      !(N > 0) || !(B > 0))
+    return in<TokenRate>(std::nan(""));
+  const double Decode = std::max(N - 1, 0.0) * Step / B; // a request's share
+  const double Passage = M * Share;
+  const double Free = std::max(Passage - Stall, 0.0);
+  // The share of the time the convoys stall the running sequences at r
+  // (merged_convoy_stall's f), and the decodes' share beside it.
+  auto Excess = [&](double R) {
+    const double X = convoysPerPrompt(R, Share, M);
+    const double F =
+        X == 1 ? R * Stall : R * Share + R * (M - 1) * Share * X - R * X * Free;
+    return R * Decode + F - 1;
+  };
+  double Hi = 1 / Share;
+  if (Decode > 0)
+    Hi = std::min(Hi, 1 / Decode);
+  if (!(Excess(Hi) >= 0))
+    return in<TokenRate>(std::nan(""));
+  std::uintmax_t Iterations = 200;
+  auto [Lo, Up] = boost::math::tools::toms748_solve(
+      Excess, 0.0, Hi, -1.0, Excess(Hi),
+      boost::math::tools::eps_tolerance<double>(50), Iterations);
+  const double R = Lo + (Up - Lo) / 2;
+  return in<TokenRate>(N * R);
 }
 
 Time interferedTokenTime(Time TPOT, Number Interference) {

@@ -810,6 +810,69 @@ TEST(ServingWall, ConvoysMergeUnderLoad) {
       mergedConvoyRate(in<RequestRate>(std::nan("")), Share, Stages).value()));
 }
 
+TEST(ServingWall, PipelinedCapacityCountsTheConvoys) {
+  using namespace mlsc::q;
+  using namespace mlsc::walls;
+  // Two stages, a prompt holding each for T_share = 100 ms, a 50 ms decode
+  // step: the convoy T_stall = max(2 x 100 - 50, 100) = 150 ms. Outputs of
+  // n = 11 tokens on B = 10 slots: a request's decodes take (n - 1) x 50
+  // ms / 10 = 50 ms of the replica. One stage's share a prompt would give
+  // X = 11 / (100 + 50) ms = 73.33 tok/s. At r = 5.604972 req/s: rho = a =
+  // 0.5604972, x = 0.5682605 (x e^(-a - rho / x) + a x = 0.12098 + 0.31851
+  // = 0.43950 = 1 - rho), f = rho + a x - r x (200 - 150) ms = 0.87901 -
+  // 0.15926 = 0.71975, and r x 50 ms = 0.28025: they add up to 1, so X =
+  // 11 x 5.604972 = 61.65469 tok/s (bisection to 1e-12 in Python).
+  const Tokens Output = in<Tokens>(11);
+  const Time Share = in<Time>(0.1), Step = in<Time>(0.05);
+  const Number Slots = in<Number>(10), Two = in<Number>(2);
+  const Time Stall = pipelinePrefillStall(Share, Two, Step);
+  EXPECT_DOUBLE_EQ(Stall.value(), 0.15);
+  EXPECT_NEAR(pipelinedCapacity(Output, Share, Stall, Step, Slots, Two).value(),
+              61.65469, 1e-4);
+  // At the root the convoys' stall and the decodes fill the time.
+  const RequestRate R =
+      pipelinedCapacity(Output, Share, Stall, Step, Slots, Two) / Output *
+      in<Requests>(1.0);
+  const double F = (mergedConvoyRate(R, Share, Two) *
+                    mergedConvoyStall(R, Stall, Share, Two) / in<Requests>(1.0))
+                       .value();
+  EXPECT_NEAR(F + (R * Share / in<Requests>(1.0)).value() / 2, 1.0, 1e-9);
+  // One stage: continuous_capacity with the stage's share, bit for bit.
+  const Number One = in<Number>(1);
+  EXPECT_EQ(pipelinedCapacity(Output, Share, Share, Step, Slots, One).value(),
+            continuousCapacity(Output, Share, Step, Slots).value());
+  // The same 200 ms prefill over more stages: more than one stage's 11 /
+  // (200 + 50) ms = 44 tok/s, rising with the depth (61.65, 69.48, 73.88
+  // tok/s at 2, 4, 8), but ever further below what a stage's share a
+  // prompt says (73.33, 110, 146.7 tok/s): the convoys' length stays the
+  // prefill's.
+  double Last = 44, LastRatio = 1;
+  for (double M : {2.0, 4.0, 8.0}) {
+    const Number Stages = in<Number>(M);
+    const Time Each = in<Time>(0.2 / M);
+    const double X = pipelinedCapacity(Output, Each,
+                                       pipelinePrefillStall(Each, Stages, Step),
+                                       Step, Slots, Stages)
+                         .value();
+    const double Ratio =
+        X / continuousCapacity(Output, Each, Step, Slots).value();
+    EXPECT_GT(X, Last) << M;
+    EXPECT_LT(Ratio, LastRatio) << M;
+    Last = X;
+    LastRatio = Ratio;
+  }
+  EXPECT_NEAR(Last, 73.88, 0.01);
+  // A single-token output: the convoys alone fill the time (r T_stall = 1
+  // for isolated convoys would give 1 / 150 ms).
+  const double Lone =
+      pipelinedCapacity(in<Tokens>(1), Share, Stall, Step, Slots, Two).value();
+  EXPECT_GT(Lone, 1 / 0.15);
+  EXPECT_LT(Lone, 1 / 0.1);
+  EXPECT_TRUE(std::isnan(
+      pipelinedCapacity(Output, Share, in<Time>(std::nan("")), Step, Slots, Two)
+          .value()));
+}
+
 TEST(ServingWall, PrefillInterferenceStretchesTheMeanGap) {
   using namespace mlsc::q;
   using namespace mlsc::walls;
