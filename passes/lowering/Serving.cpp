@@ -118,22 +118,33 @@ bool lowerRequests(LoweringContext &Ctx) {
           Op::Sub, {Chunked, B.op(Op::Mul, {B.apply(FormulaId::PrefillChunks,
                                                     {Computed, *D.Chunk}, ""),
                                             D.CapacityStep})});
-      // Held for 1 / m of it by each pipeline stage.
-      PrefillExtra = B.op(Op::Div, {PrefillExtra, D.Stages});
       B.label(PrefillExtra, "capacity.prefill_extra_time");
+      // Under pipeline parallelism the chunks' slow cycles, which other
+      // engines' chunks share (one stage: the extra time, as before).
+      Capacity = B.apply(
+          FormulaId::PipelinedChunkedCapacity,
+          {D.Output, PrefillExtra, Chunked, D.CapacityTPOT, D.Batch, D.Stages},
+          "");
     } else {
       PrefillExtra = D.PrefillShare;
     }
-    if (!Fabric && !D.Chunk && !D.BatcherSequences && D.PrefillStall)
+    if (Capacity) {
+      // Chunked, above.
+    } else if (!Fabric && !D.BatcherSequences) {
       // Unchunked prompts' convoys under pipeline parallelism cost the
-      // replica more than a stage's share (one stage: the same).
-      Capacity = B.apply(FormulaId::PipelinedCapacity,
-                         {D.Output, D.PrefillShare, *D.PrefillStall,
-                          D.CapacityTPOT, D.Batch, D.Stages},
-                         "");
-    else
+      // replica more than a stage's share (one stage: the same); with the
+      // slots full, each replaces a decode step at the slots.
+      NodeId Stall = B.apply(FormulaId::PipelinePrefillStall,
+                             {D.PrefillShare, D.Stages, D.CapacityStep},
+                             "capacity.convoy");
+      Capacity = B.apply(
+          FormulaId::PipelinedCapacity,
+          {D.Output, D.PrefillShare, Stall, D.CapacityTPOT, D.Batch, D.Stages},
+          "");
+    } else {
       Capacity = B.apply(FormulaId::ContinuousCapacity,
                          {D.Output, PrefillExtra, D.CapacityTPOT, D.Batch}, "");
+    }
   }
   NodeId MeanTPOT = D.TPOT;
   std::optional<NodeId> OfferedTPOT; // the arrivals' own, for sizing
@@ -174,8 +185,9 @@ bool lowerRequests(LoweringContext &Ctx) {
                        *D.Machine.Overlap},
                       "chunks_extra_time");
       // Under pipeline parallelism the micro-batches behind a chunk follow
-      // it through every stage (a convoy): a running sequence waits all of
-      // what it adds, as without; the capacity counts 1 / m of it.
+      // it through every stage (a convoy): while an engine carries chunks
+      // every engine's iteration is as slow, and other engines' chunks
+      // ride in the same slow cycles (chunk_convoy_stall, below).
       if (D.ChunksRide)
         D.ChunkExtra = Extra;
     }
@@ -196,6 +208,15 @@ bool lowerRequests(LoweringContext &Ctx) {
       // prefill for a batch of one, as without a batcher).
       if (D.BatcherBusy)
         Stall = *D.BatcherBusy;
+    } else if (D.ChunksRide) {
+      // Chunks on several engines at once share their slow cycles: a
+      // prompt's mean stall, over its chunked passage (one stage: its
+      // extra time whole).
+      OfferedExtra = B.apply(FormulaId::ChunkConvoyStall,
+                             {Offered, Extra, RequestPrefill, D.Stages},
+                             "offered_chunk_convoy_stall");
+      Extra = B.apply(FormulaId::ChunkConvoyStall,
+                      {Rate, Extra, RequestPrefill, D.Stages}, "");
     } else if (!D.Chunk) {
       // Unchunked, the convoys of prompts in different micro-batches
       // chain: fewer, longer stalls (merged_convoy_rate; without pipeline

@@ -325,8 +325,11 @@ Number runningDecodeBatchChunked(
                     KVSlots,   AddedSlots,   Overlap};
   const Chord Part(Slots, PP, WeightCurve);
   // Under pipeline parallelism the micro-batches behind a chunk follow it
-  // through every stage (a convoy): a running sequence waits all of what
-  // it adds, as without (lowerRunningBatch).
+  // through every stage (a convoy), and other engines' chunks ride in the
+  // same slow cycles: chunk_convoy_stall over the prompt's passage (one
+  // stage: each prompt's extra time).
+  const Number Engines =
+      in<Number>(std::max(1.0, std::min(PP.value(), Slots.value())));
   return solveRunningBatch(
       One, Full, Slots, PP, Rate, Output, WeightCurve, /*Scan=*/64,
       [&](const StepAt &At, double U) {
@@ -338,7 +341,10 @@ Number runningDecodeBatchChunked(
         Time Extra = chunkExtraTime(Prefill, Step, Prompt, Chunk, Gemm, Hiding,
                                     U * OneToken, Packed, Carried, Overlap);
         return std::pair<double, double>{
-            Own.value(), prefillInterference(OtherRate, Extra).value()};
+            Own.value(),
+            prefillInterference(
+                OtherRate, chunkConvoyStall(OtherRate, Extra, Own, Engines))
+                .value()};
       });
 }
 

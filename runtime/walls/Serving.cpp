@@ -585,22 +585,44 @@ Time mergedConvoyStall(RequestRate Rate, Time Convoy, Time StageShare,
   return in<Time>((Covered - R * X * Free) / (R * X));
 }
 
+namespace {
+/// A replica with its slots full: a request's share of the decode steps,
+/// (n - 1) T_step / B, and its n, or NaN for either on a NaN input.
+std::pair<double, double> slotsFullShare(Tokens Output, Time DecodeStep,
+                                         Number Batch) {
+  const double N = (Output / OneToken).value(), Step = DecodeStep.value(),
+               B = Batch.value();
+  if (std::isnan(N) || std::isnan(Step) || std::isnan(B) || !(N > 0) ||
+      !(B > 0))
+    return {std::nan(""), std::nan("")};
+  return {std::max(N - 1, 0.0) * Step / B, N};
+}
+
+/// The request rate at which the decodes and the prefills' stalls fill a
+/// full replica's time: the root of Excess (increasing, -1 at 0, >= 0 at
+/// Hi) by Algorithm 748 (Boost.Math), to 50 bits.
+template <class Fn> double fillingRate(Fn Excess, double Hi) {
+  std::uintmax_t Iterations = 200;
+  auto [Lo, Up] = boost::math::tools::toms748_solve(
+      Excess, 0.0, Hi, -1.0, Excess(Hi),
+      boost::math::tools::eps_tolerance<double>(50), Iterations);
+  return Lo + (Up - Lo) / 2;
+}
+} // namespace
+
 TokenRate pipelinedCapacity(Tokens Output, Time StageShare, Time Convoy,
                             Time DecodeStep, Number Batch, Number Stages) {
   const double M = Stages.value(), Share = StageShare.value();
   if (!(M > 1) || !(Share > 0))
     return continuousCapacity(Output, StageShare, DecodeStep, Batch);
-  const double N = (Output / OneToken).value(), Step = DecodeStep.value(),
-               B = Batch.value(), Stall = Convoy.value();
-  if (std::isnan(N) || std::isnan(Step) || std::isnan(B) || std::isnan(Stall) ||
-      !(N > 0) || !(B > 0))
+  const auto [Decode, N] = slotsFullShare(Output, DecodeStep, Batch);
+  const double Stall = Convoy.value();
+  if (std::isnan(Decode) || std::isnan(Stall))
     return in<TokenRate>(std::nan(""));
-  const double Decode = std::max(N - 1, 0.0) * Step / B; // a request's share
-  const double Passage = M * Share;
-  const double Free = std::max(Passage - Stall, 0.0);
+  const double Free = std::max(M * Share - Stall, 0.0); // spent anyway
   // The share of the time the convoys stall the running sequences at r
   // (merged_convoy_stall's f), and the decodes' share beside it.
-  auto Excess = [&](double R) {
+  auto Excess = [&, Decode = Decode](double R) {
     const double X = convoysPerPrompt(R, Share, M);
     const double F =
         X == 1 ? R * Stall : R * Share + R * (M - 1) * Share * X - R * X * Free;
@@ -611,12 +633,49 @@ TokenRate pipelinedCapacity(Tokens Output, Time StageShare, Time Convoy,
     Hi = std::min(Hi, 1 / Decode);
   if (!(Excess(Hi) >= 0))
     return in<TokenRate>(std::nan(""));
-  std::uintmax_t Iterations = 200;
-  auto [Lo, Up] = boost::math::tools::toms748_solve(
-      Excess, 0.0, Hi, -1.0, Excess(Hi),
-      boost::math::tools::eps_tolerance<double>(50), Iterations);
-  const double R = Lo + (Up - Lo) / 2;
-  return in<TokenRate>(N * R);
+  return in<TokenRate>(N * fillingRate(Excess, Hi));
+}
+
+namespace {
+/// The share of the time at least one of m engines passes a prompt's
+/// chunks, each engine an M/G/1 queue of passages L at r / m: 1 - (1 -
+/// rho_e)^m, rho_e = r L / m (1 at rho_e >= 1; r L as they never meet).
+double chunkSpellShare(double RL, double M) {
+  const double Each = RL / M;
+  return Each < 1 ? -std::expm1(M * std::log1p(-Each)) : 1;
+}
+} // namespace
+
+Time chunkConvoyStall(RequestRate Rate, Time Extra, Time Passage,
+                      Number Stages) {
+  const double M = Stages.value();
+  if (!(M > 1))
+    return Extra;
+  const double RL = (Rate * Passage / in<Requests>(1.0)).value();
+  if (std::isnan(RL) || std::isnan(Extra.value()))
+    return in<Time>(std::nan(""));
+  if (!(RL > 0) || !(Passage.value() > 0))
+    return Extra; // alone: its extra time whole
+  return Extra * (chunkSpellShare(RL, M) / RL);
+}
+
+TokenRate pipelinedChunkedCapacity(Tokens Output, Time Extra, Time Passage,
+                                   Time DecodeStep, Number Batch,
+                                   Number Stages) {
+  const double M = Stages.value(), L = Passage.value();
+  if (!(M > 1) || !(L > 0))
+    return continuousCapacity(Output, Extra, DecodeStep, Batch);
+  const auto [Decode, N] = slotsFullShare(Output, DecodeStep, Batch);
+  const double E = Extra.value();
+  if (std::isnan(Decode) || std::isnan(E))
+    return in<TokenRate>(std::nan(""));
+  const double Most = M / L; // every engine passing a prompt's chunks
+  auto Excess = [&, Decode = Decode](double R) {
+    return R * Decode + chunkSpellShare(R * L, M) * E / L - 1;
+  };
+  if (!(Decode > 0) || !(Excess(Most) > 0))
+    return in<TokenRate>(N * Most);
+  return in<TokenRate>(N * fillingRate(Excess, Most));
 }
 
 Time interferedTokenTime(Time TPOT, Number Interference) {

@@ -810,6 +810,63 @@ TEST(ServingWall, ConvoysMergeUnderLoad) {
       mergedConvoyRate(in<RequestRate>(std::nan("")), Share, Stages).value()));
 }
 
+TEST(ServingWall, ChunkedConvoysShareTheirSlowCycles) {
+  using namespace mlsc::q;
+  using namespace mlsc::walls;
+  // eval/serving-modes.mls `loaded_chunked_pp2`: a prompt's chunks take L =
+  // 9.080 ms of iterations through 2 stages, E = 4.890 ms more than the
+  // decode steps they ride on, other prompts at 37.5 req/s. Each engine an
+  // M/G/1 queue at 18.75 req/s: rho_e = 0.17025, and the slow cycles cover
+  // C = 1 - 0.82975^2 = 0.311515 of the time: a prompt's stall C E / (r L)
+  // = 0.311515 / 0.3405 x 4.890 ms = 4.4737 ms, f = 0.1678.
+  const Time E = in<Time>(4.890e-3), L = in<Time>(9.080e-3);
+  const Number Two = in<Number>(2);
+  const RequestRate R = in<RequestRate>(37.5);
+  EXPECT_NEAR(chunkConvoyStall(R, E, L, Two).value(), 4.4737e-3, 1e-7);
+  // One stage, or no other prompt: its extra time whole.
+  EXPECT_EQ(chunkConvoyStall(R, E, L, in<Number>(1)).value(), E.value());
+  EXPECT_EQ(chunkConvoyStall(in<RequestRate>(0), E, L, Two).value(), E.value());
+  EXPECT_NEAR(chunkConvoyStall(in<RequestRate>(1e-6), E, L, Two).value(),
+              E.value(), 1e-10);
+  // The share stalled rises with the rate towards E / L, and is all of it
+  // once every engine always passes a prompt (r L >= m).
+  double Last = 0;
+  for (double Rate : {10.0, 50.0, 100.0, 200.0}) {
+    const double F =
+        Rate * chunkConvoyStall(in<RequestRate>(Rate), E, L, Two).value();
+    EXPECT_GT(F, Last) << Rate;
+    EXPECT_LT(F, 4.890 / 9.080) << Rate;
+    Last = F;
+  }
+  EXPECT_DOUBLE_EQ(
+      300 * chunkConvoyStall(in<RequestRate>(300), E, L, Two).value(),
+      4.890 / 9.080);
+  EXPECT_TRUE(
+      std::isnan(chunkConvoyStall(R, in<Time>(std::nan("")), L, Two).value()));
+
+  // eval/parallel-layouts.mls `s_pp8b64c`: 8 stages, L = 184.3 ms, E =
+  // 98.42 ms, 64 slots of 100-token outputs at a 42.95 ms step: r x 99 x
+  // 42.95 / 64 ms + (1 - (1 - r L / 8)^8) x 98.42 / 184.3 = 1 at r =
+  // 8.439338 req/s (rho_e = 0.19442, 0.56070 + 0.43930; bisection in
+  // Python): 843.934 tok/s.
+  const Tokens Output = in<Tokens>(100);
+  const Time Step = in<Time>(42.95e-3), E8 = in<Time>(98.42e-3),
+             L8 = in<Time>(184.3e-3);
+  const Number Slots = in<Number>(64), Eight = in<Number>(8);
+  EXPECT_NEAR(
+      pipelinedChunkedCapacity(Output, E8, L8, Step, Slots, Eight).value(),
+      843.934, 1e-3);
+  // One stage: continuous_capacity with the extra time, bit for bit.
+  EXPECT_EQ(pipelinedChunkedCapacity(Output, E8, L8, Step, Slots, in<Number>(1))
+                .value(),
+            continuousCapacity(Output, E8, Step, Slots).value());
+  // A single-token output: the engines' passages bound it, 8 / 184.3 ms.
+  EXPECT_NEAR(
+      pipelinedChunkedCapacity(in<Tokens>(1), E8, L8, Step, Slots, Eight)
+          .value(),
+      8 / 0.1843, 1e-9);
+}
+
 TEST(ServingWall, PipelinedCapacityCountsTheConvoys) {
   using namespace mlsc::q;
   using namespace mlsc::walls;
