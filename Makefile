@@ -44,6 +44,7 @@ bench: build
 	./$(BUILD)/bin/mlsc_query_bench bench/query_bench.mls
 	./$(BUILD)/bin/mlsc_sim_bench bench/sim_bench.mls
 	python3 bench/search_bench.py --mlsc $(BUILD)/bin/mlsc
+	python3 bench/tpot_spread_bench.py --mlsc $(BUILD)/bin/mlsc
 	python3 bench/mpi_scaling.py --mlsc $(BUILD)/bin/mlsc
 	python3 bench/trace_bench.py --mlsc $(BUILD)/bin/mlsc
 

@@ -325,6 +325,10 @@ struct DecoderState {
   /// With `output_cv` and `max_output`: the cut draws' coefficient of
   /// variation (the queue's service spread and the slots' length bias).
   std::optional<NodeId> OutputCappedCV;
+  /// With `output_cv` under continuous batching: the length the draws are
+  /// cut at (OutputCap, else the room the model's context leaves the mean
+  /// prompt; none when neither is known).
+  std::optional<NodeId> OutputLimit;
   /// With `output_cv` under continuous batching: the output of the
   /// sequence holding a slot, averaged over the slots' time, E[N^2] / E[N]
   /// (length-biased; lowerDecoderInputs).

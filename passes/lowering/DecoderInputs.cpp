@@ -458,12 +458,14 @@ bool lowerDecoderInputs(LoweringContext &Ctx) {
     NodeId Base = D.Output, Spread = *CV;
     if (D.OutputCappedCV) {
       Spread = *D.OutputCappedCV;
+      D.OutputLimit = *D.OutputCap;
     } else if (std::optional<NodeId> Window =
                    Ctx.field(*Ctx.Model, "context")) {
       NodeId Room = B.op(
           Op::Max, {B.op(Op::Sub, {*Window, D.Prompt}),
                     Ctx.quantity(1, "tok", "1 tok", "at least one token")});
       B.label(Room, "decode.output_room");
+      D.OutputLimit = Room;
       Base = B.apply(FormulaId::CappedLengthMean, {D.OutputDrawn, *CV, Room},
                      "decoded_tokens_within_context");
       Spread = B.apply(FormulaId::CappedLengthCV, {D.OutputDrawn, *CV, Room},

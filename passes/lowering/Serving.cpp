@@ -265,7 +265,19 @@ bool lowerRequests(LoweringContext &Ctx) {
     B.label(Chain, "stall_chain_rate");
     // Across requests: the prefills (or chunks' extra time) that land in
     // one request's decode, with those that arrive during their stalls.
+    // With outputs that spread, over the requests' own lengths (short
+    // ones weigh on the tail).
+    std::optional<NodeId> OutputCV = Ctx.field(W, "output_cv");
     auto quantile = [&](double Q, const char *Why) {
+      if (OutputCV)
+        return B.apply(
+            FormulaId::RequestTpotQuantileSpread,
+            {D.TPOT, MeanTPOT, Extra, Rate, Chain, D.OutputDrawn, *OutputCV,
+             D.OutputLimit.value_or(Ctx.quantity(
+                 std::numeric_limits<double>::infinity(), "tok", "no limit",
+                 "no max_output and no context window: the draws uncut")),
+             B.constant(Q, Why)},
+            "");
       return B.apply(
           FormulaId::RequestTpotQuantile,
           {D.TPOT, MeanTPOT, Extra, Rate, Chain, D.Output, B.constant(Q, Why)},

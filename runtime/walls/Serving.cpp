@@ -42,6 +42,7 @@
 #include <array>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 namespace mlsc::walls {
 
@@ -453,6 +454,182 @@ Time requestTpotQuantile(Time TPOT, Time MeanTPOT, Time Prefill,
   if (!std::isfinite(K))
     return in<Time>(K);
   return TPOT + K * Prefill / Gaps;
+}
+
+namespace {
+/// request_tpot_quantile_spread's output lengths: equal-probability nodes
+/// of the lognormal, as standard normal quantiles at (i + 1/2) / N.
+constexpr size_t SpreadNodeCount = 32;
+const std::array<double, SpreadNodeCount> &spreadZ() {
+  static const std::array<double, SpreadNodeCount> Z = [] {
+    std::array<double, SpreadNodeCount> R{};
+    for (size_t I = 0; I < SpreadNodeCount; ++I)
+      R[I] = std::sqrt(2.0) *
+             boost::math::erf_inv(
+                 2 * (static_cast<double>(I) + 0.5) / SpreadNodeCount - 1);
+    return R;
+  }();
+  return Z;
+}
+
+/// The standard normal CDF by linear interpolation in a table at steps of
+/// 1/128 over [-8, 8] (within 2e-6 of erfc's; 0 and 1 outside), so that
+/// the mixture's bisection costs no exp per node.
+double normalCdfTabled(double Z) {
+  constexpr int Steps = 128, Span = 8, Size = 2 * Span * Steps + 1;
+  static const std::array<double, Size> Table = [] {
+    std::array<double, Size> R{};
+    for (int I = 0; I < Size; ++I)
+      R[static_cast<size_t>(I)] =
+          0.5 *
+          std::erfc(-(static_cast<double>(I) / Steps - Span) / std::sqrt(2.0));
+    return R;
+  }();
+  const double X = (Z + Span) * Steps;
+  if (!(X > 0))
+    return 0;
+  if (!(X < Size - 1))
+    return 1;
+  const size_t I = static_cast<size_t>(X);
+  const double F = X - static_cast<double>(I);
+  return Table[I] + F * (Table[I + 1] - Table[I]);
+}
+
+/// The nodes' gaps and the CDFs of their stall counts, kept for the last
+/// inputs a thread saw (a scenario asks for the median and the 99th
+/// percentile in turn).
+struct SpreadNodes {
+  struct Node {
+    double Gaps = 0;
+    size_t Begin = 0, End = 0;  // P(k <= j) at Cum[Begin + j]; none: normal
+    double Mean = 0, Scale = 0; // the compound's mean, 1 / sd
+  };
+  std::array<Node, SpreadNodeCount> Nodes;
+  size_t Count = 0;
+  std::vector<double> Cum;
+  double Key[6] = {std::nan(""), 0, 0, 0, 0, 0};
+
+  /// P(k <= K) at node \p I, K >= 0 a whole number.
+  double cdf(const Node &N, double K) const {
+    if (N.End == N.Begin)
+      return normalCdfTabled((K + 0.5 - N.Mean) * N.Scale);
+    const double Last = static_cast<double>(N.End - N.Begin - 1);
+    return K < Last ? Cum[N.Begin + static_cast<size_t>(K)] : Cum[N.End - 1];
+  }
+};
+
+const SpreadNodes &spreadNodes(double PerGap, double Rho, double Output,
+                               double CV, double Limit, double OwnStart) {
+  thread_local SpreadNodes S;
+  const double Key[6] = {PerGap, Rho, Output, CV, Limit, OwnStart};
+  if (std::equal(std::begin(Key), std::end(Key), std::begin(S.Key)))
+    return S;
+  std::copy(std::begin(Key), std::end(Key), std::begin(S.Key));
+  S.Count = 0;
+  S.Cum.clear();
+  const double Sigma2 = std::log1p(CV * CV), Sigma = std::sqrt(Sigma2);
+  const double Mu = std::log(Output) - Sigma2 / 2;
+  const double Q = 1 - Rho, Q3 = Q * Q * Q;
+  const double K1 = 1 / Q, K2 = Rho / Q3;
+  for (double Z : spreadZ()) {
+    const double N =
+        std::min(std::round(std::exp(Mu + Sigma * Z)), std::floor(Limit));
+    if (!(N >= 2))
+      continue; // one token: no gap, no TPOT
+    SpreadNodes::Node &Node = S.Nodes[S.Count++];
+    Node.Gaps = N - 1;
+    const double M = PerGap * Node.Gaps + OwnStart;
+    Node.Begin = Node.End = S.Cum.size();
+    if (M > 15) {
+      Node.Mean = M * K1;
+      Node.Scale = 1 / std::sqrt(M * (K2 + K1 * K1));
+      continue;
+    }
+    // Consul's generalized Poisson (the Poisson's recurrence at rho = 0),
+    // to 1 - 1e-9 of its mass, at most 1,024 terms.
+    double Term = std::exp(-M), Cum = Term;
+    S.Cum.push_back(Cum);
+    const double LogM = M > 0 ? std::log(M) : 0;
+    for (size_t J = 1; M > 0 && Cum < 1 - 1e-9 && J < 1024; ++J) {
+      const double X = static_cast<double>(J);
+      Term = Rho > 0 ? std::exp(LogM + (X - 1) * std::log(M + X * Rho) - M -
+                                X * Rho - logFactorial(J))
+                     : Term * M / X;
+      Cum += Term;
+      S.Cum.push_back(std::min(Cum, 1.0));
+    }
+    Node.End = S.Cum.size();
+  }
+  return S;
+}
+} // namespace
+
+Time requestTpotQuantileSpread(Time TPOT, Time MeanTPOT, Time Prefill,
+                               RequestRate Rate, RequestRate Chain,
+                               Tokens Output, Number OutputCV, Tokens Limit,
+                               Number Percentile) {
+  const double CV = OutputCV.value(), P = Percentile.value();
+  const double N = (Output / OneToken).value(),
+               Cap = (Limit / OneToken).value();
+  const double Rho = (Chain * Prefill / in<Requests>(1.0)).value();
+  const double PerGap =
+      (Rate * MeanTPOT / in<Requests>(1.0)).value() * (1 - Rho);
+  const double T = Prefill.value(), Step = TPOT.value();
+  if (std::isnan(CV) || std::isnan(N) || std::isnan(Cap) || std::isnan(Rho) ||
+      std::isnan(PerGap) || std::isnan(T) || std::isnan(Step) || std::isnan(P))
+    return in<Time>(std::nan(""));
+  if (!(CV > 0))
+    return requestTpotQuantile(TPOT, MeanTPOT, Prefill, Rate, Chain, Output,
+                               Percentile);
+  if (!(Rho < 1) || !std::isfinite(PerGap) || !(P < 1))
+    return in<Time>(std::numeric_limits<double>::infinity());
+  if (!(PerGap > 0) || !(T > 0) || !(N >= 1))
+    return TPOT; // no stall
+  // The prompts given to the request's engine during its own prefill run
+  // before its first decode (prompts first): rho (1 - rho) of them.
+  const double OwnStart = Rho * (1 - Rho);
+  const SpreadNodes &S = spreadNodes(PerGap, Rho, N, CV, Cap, OwnStart);
+  if (S.Count == 0)
+    return TPOT; // every output one token: no gap
+  const double W = 1.0 / static_cast<double>(S.Count);
+  // The stalls a node's gaps hold at Tq (a billionth of one over, so that
+  // a step computed as Step + k T / (n - 1) counts its k).
+  auto Stalls = [&](double Tq, double Gaps) {
+    return std::floor((Tq - Step) * Gaps / T + 1e-9);
+  };
+  // The mixture's P(TPOT <= Tq), a step function of Tq: each node's count
+  // steps at Tq = TPOT + k T / (n - 1).
+  auto Below = [&](double Tq) {
+    double F = 0;
+    for (size_t I = 0; I < S.Count; ++I) {
+      const SpreadNodes::Node &Node = S.Nodes[I];
+      F += S.cdf(Node, Stalls(Tq, Node.Gaps));
+    }
+    return F * W;
+  };
+  if (Below(Step) >= P)
+    return TPOT;
+  // Bisection to a narrow bracket (doubled from one prefill until it holds
+  // p), then the nodes' steps from its low end in turn until one reaches
+  // p: the quantile is a step, exactly.
+  double Lo = Step, Hi = Step + T;
+  for (int I = 0; I < 200 && Below(Hi) < P; ++I)
+    Hi = Step + 2 * (Hi - Step);
+  for (int I = 0; I < 200 && Hi - Lo > 1e-6 * (Hi - Step); ++I) {
+    const double Mid = Lo + (Hi - Lo) / 2;
+    (Below(Mid) >= P ? Hi : Lo) = Mid;
+  }
+  for (int I = 0; I < 1000; ++I) {
+    double Next = Hi;
+    for (size_t J = 0; J < S.Count; ++J) {
+      const double G = S.Nodes[J].Gaps;
+      Next = std::min(Next, Step + (Stalls(Lo, G) + 1) * T / G);
+    }
+    if (!(Next < Hi) || Below(Next) >= P)
+      return in<Time>(Next);
+    Lo = Next;
+  }
+  return in<Time>(Hi);
 }
 
 Time outputQuantileExtraDecode(Tokens Output, Tokens Mean, Time MeanTPOT) {

@@ -810,6 +810,86 @@ TEST(ServingWall, ConvoysMergeUnderLoad) {
       mergedConvoyRate(in<RequestRate>(std::nan("")), Share, Stages).value()));
 }
 
+TEST(ServingWall, RequestTpotOverTheOutputsOwnLengths) {
+  using namespace mlsc::q;
+  using namespace mlsc::walls;
+  // A 10 ms step, 12.5 ms on average with the stalls, 100 ms a prefill,
+  // other prompts at 2 req/s, unchained: 0.025 stalls a gap. At one
+  // output of 50 tokens (49 gaps) the count is Poisson(1.225), its p99 4:
+  // 10 + 4 x 100 / 49 = 18.163 ms. With outputs of mean 50 and CV 1 the
+  // 32 lognormal nodes run from 6 to 212 tokens (6, 9, 11, 13, ...); the
+  // mixture's p99 is three prompts in the 22 gaps of a 23-token output
+  // (P(k >= 3) = 1.8% there), 10 + 300 / 22 = 23.636 ms, and its median
+  // one in 57 gaps, 11.754 ms (by enumerating the nodes' steps in Python,
+  // test-independent).
+  const Time Step = in<Time>(10e-3), Mean = in<Time>(12.5e-3),
+             Prefill = in<Time>(0.1);
+  const RequestRate R = in<RequestRate>(2), None = in<RequestRate>(0);
+  const Tokens Out = in<Tokens>(50),
+               NoLimit = in<Tokens>(std::numeric_limits<double>::infinity());
+  const Number CV = in<Number>(1), P99 = in<Number>(0.99),
+               P50 = in<Number>(0.5);
+  EXPECT_NEAR(
+      requestTpotQuantile(Step, Mean, Prefill, R, None, Out, P99).value(),
+      10e-3 + 0.4 / 49, 1e-12);
+  EXPECT_NEAR(requestTpotQuantileSpread(Step, Mean, Prefill, R, None, Out, CV,
+                                        NoLimit, P99)
+                  .value(),
+              10e-3 + 0.3 / 22, 1e-12);
+  EXPECT_NEAR(requestTpotQuantileSpread(Step, Mean, Prefill, R, None, Out, CV,
+                                        NoLimit, P50)
+                  .value(),
+              10e-3 + 0.1 / 57, 1e-12);
+  // Cut at 5 tokens every node has 4 gaps: the median meets no prompt, the
+  // p99 a quarter of one: 35 ms.
+  EXPECT_NEAR(requestTpotQuantileSpread(Step, Mean, Prefill, R, None, Out, CV,
+                                        in<Tokens>(5), P99)
+                  .value(),
+              35e-3, 1e-12);
+  EXPECT_EQ(requestTpotQuantileSpread(Step, Mean, Prefill, R, None, Out, CV,
+                                      in<Tokens>(5), P50)
+                .value(),
+            10e-3);
+  // No spread: the single length's, bit for bit; one-token outputs only,
+  // or no prompt: the step.
+  EXPECT_EQ(
+      requestTpotQuantileSpread(Step, Mean, Prefill, R, None, Out,
+                                in<Number>(0), NoLimit, P99)
+          .value(),
+      requestTpotQuantile(Step, Mean, Prefill, R, None, Out, P99).value());
+  EXPECT_EQ(requestTpotQuantileSpread(Step, Mean, Prefill, R, None, Out, CV,
+                                      in<Tokens>(1), P99)
+                .value(),
+            10e-3);
+  EXPECT_EQ(requestTpotQuantileSpread(Step, Mean, Prefill, None, None, Out, CV,
+                                      NoLimit, P99)
+                .value(),
+            10e-3);
+  // Chained at 1 req/s (rho = 0.1: Consul's generalized Poisson counts of
+  // mean 0.0225 a gap), and the prompts that arrive during the request's
+  // own prefill and run before its first decode (rho (1 - rho) = 0.09 more
+  // a request): p99 one prompt in the 5 gaps of the shortest node, 10 + 100
+  // / 5 = 30 ms; median one in 54, 11.852 ms (the same enumeration).
+  const RequestRate Chain = in<RequestRate>(1);
+  EXPECT_NEAR(requestTpotQuantileSpread(Step, Mean, Prefill, R, Chain, Out, CV,
+                                        NoLimit, P99)
+                  .value(),
+              10e-3 + 0.1 / 5, 1e-12);
+  EXPECT_NEAR(requestTpotQuantileSpread(Step, Mean, Prefill, R, Chain, Out, CV,
+                                        NoLimit, P50)
+                  .value(),
+              10e-3 + 0.1 / 54, 1e-12);
+  // A chain that never ends, and NaN.
+  EXPECT_TRUE(std::isinf(requestTpotQuantileSpread(Step, Mean, Prefill, R,
+                                                   in<RequestRate>(10), Out, CV,
+                                                   NoLimit, P99)
+                             .value()));
+  EXPECT_TRUE(std::isnan(
+      requestTpotQuantileSpread(Step, Mean, Prefill, R, None, Out,
+                                in<Number>(std::nan("")), NoLimit, P99)
+          .value()));
+}
+
 TEST(ServingWall, ChunkedConvoysShareTheirSlowCycles) {
   using namespace mlsc::q;
   using namespace mlsc::walls;
