@@ -121,10 +121,13 @@ bool lowerRequests(LoweringContext &Ctx) {
       B.label(PrefillExtra, "capacity.prefill_extra_time");
       // Under pipeline parallelism the chunks' slow cycles, which other
       // engines' chunks share (one stage: the extra time, as before).
-      Capacity = B.apply(
-          FormulaId::PipelinedChunkedCapacity,
-          {D.Output, PrefillExtra, Chunked, D.CapacityTPOT, D.Batch, D.Stages},
-          "");
+      Capacity = B.apply(FormulaId::PipelinedChunkedCapacity,
+                         {D.Output, PrefillExtra,
+                          B.apply(FormulaId::ChunkPassage,
+                                  {Chunked, D.CapacityStep, Computed, *D.Chunk},
+                                  "capacity.chunk_passage"),
+                          D.CapacityTPOT, D.Batch, D.Stages},
+                         "");
     } else {
       PrefillExtra = D.PrefillShare;
     }
@@ -212,11 +215,14 @@ bool lowerRequests(LoweringContext &Ctx) {
       // Chunks on several engines at once share their slow cycles: a
       // prompt's mean stall, over its chunked passage (one stage: its
       // extra time whole).
+      NodeId Passage =
+          B.apply(FormulaId::ChunkPassage,
+                  {RequestPrefill, D.DecodeStep, Computed, *D.Chunk}, "");
       OfferedExtra = B.apply(FormulaId::ChunkConvoyStall,
-                             {Offered, Extra, RequestPrefill, D.Stages},
+                             {Offered, Extra, Passage, D.Stages},
                              "offered_chunk_convoy_stall");
       Extra = B.apply(FormulaId::ChunkConvoyStall,
-                      {Rate, Extra, RequestPrefill, D.Stages}, "");
+                      {Rate, Extra, Passage, D.Stages}, "");
     } else if (!D.Chunk) {
       // Unchunked, the convoys of prompts in different micro-batches
       // chain: fewer, longer stalls (merged_convoy_rate; without pipeline

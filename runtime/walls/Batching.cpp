@@ -343,7 +343,9 @@ Number runningDecodeBatchChunked(
         return std::pair<double, double>{
             Own.value(),
             prefillInterference(
-                OtherRate, chunkConvoyStall(OtherRate, Extra, Own, Engines))
+                OtherRate, chunkConvoyStall(
+                               OtherRate, Extra,
+                               chunkPassage(Own, Step, Prompt, Chunk), Engines))
                 .value()};
       });
 }

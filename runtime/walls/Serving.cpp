@@ -69,6 +69,14 @@ Number prefillChunks(Tokens Prompt, Tokens Chunk) {
   return in<Number>(std::ceil((Prompt / Chunk).value()));
 }
 
+Time chunkPassage(Time ChunkedPrefill, Time DecodeStep, Tokens Prompt,
+                  Tokens Chunk) {
+  const double Share = (Prompt / Chunk).value();
+  const double Unslowed =
+      std::max(0.0, std::ceil(Share) - std::max(Share, 1.0));
+  return ChunkedPrefill - Unslowed * DecodeStep;
+}
+
 Time hybridIterationTime(Time Prefill, Time DecodeStep, Tokens Prompt,
                          Tokens Chunk, Time StepGemm, Time StepWeights,
                          Tokens StepTokens, Time Carried, Number Overlap) {
@@ -167,6 +175,24 @@ double poissonQuantile(double Mean, double P) {
 } // namespace
 
 namespace {
+/// log Phi(B), B <= 0, through erfc's asymptote where erfc underflows.
+double logPhiLow(double B) {
+  double Z = -B / std::sqrt(2.0);
+  if (Z < 25)
+    return std::log(0.5 * std::erfc(Z));
+  return std::log(0.5) - Z * Z - std::log(Z * std::sqrt(M_PI)) +
+         std::log1p(-0.5 / (Z * Z));
+}
+
+/// The distribution function of the inverse Gaussian IG(\p Mu, \p Lambda)
+/// at \p X > 0 (below), its second term in logs.
+double inverseGaussianCdf(double Mu, double Lambda, double X) {
+  double Root = std::sqrt(Lambda / X);
+  double A = Root * (X / Mu - 1), B = -Root * (X / Mu + 1);
+  return 0.5 * std::erfc(-A / std::sqrt(2.0)) +
+         std::exp(2 * Lambda / Mu + logPhiLow(B));
+}
+
 /// The p-quantile of the inverse Gaussian IG(\p Mu, \p Lambda), whose
 /// distribution function is Phi(sqrt(lambda / x) (x / mu - 1)) + e^{2
 /// lambda / mu} Phi(-sqrt(lambda / x) (x / mu + 1)) and density sqrt(lambda
@@ -179,19 +205,7 @@ namespace {
 /// periods reach, lambda / mu under 0.01 or over 100.)
 double inverseGaussianQuantile(double Mu, double Lambda, double P,
                                double Guess) {
-  auto LogPhiLow = [](double B) { // log Phi(B), B <= 0
-    double Z = -B / std::sqrt(2.0);
-    if (Z < 25)
-      return std::log(0.5 * std::erfc(Z));
-    return std::log(0.5) - Z * Z - std::log(Z * std::sqrt(M_PI)) +
-           std::log1p(-0.5 / (Z * Z));
-  };
-  auto Cdf = [&](double X) {
-    double Root = std::sqrt(Lambda / X);
-    double A = Root * (X / Mu - 1), B = -Root * (X / Mu + 1);
-    return 0.5 * std::erfc(-A / std::sqrt(2.0)) +
-           std::exp(2 * Lambda / Mu + LogPhiLow(B));
-  };
+  auto Cdf = [&](double X) { return inverseGaussianCdf(Mu, Lambda, X); };
   auto Pdf = [&](double X) {
     return std::sqrt(Lambda / (2 * M_PI * X * X * X)) *
            std::exp(-Lambda * (X - Mu) * (X - Mu) / (2 * Mu * Mu * X));
@@ -501,20 +515,40 @@ double normalCdfTabled(double Z) {
 struct SpreadNodes {
   struct Node {
     double Gaps = 0;
-    size_t Begin = 0, End = 0;  // P(k <= j) at Cum[Begin + j]; none: normal
-    double Mean = 0, Scale = 0; // the compound's mean, 1 / sd
+    size_t Begin = 0, End = 0; // P(k <= j) at Cum[Begin + j]; none: below
+    // The compound count's mean and sd; the normal's skew term (Cornish-
+    // Fisher, rho <= 0.5), or the shifted inverse Gaussian's mu, lambda and
+    // shift (rho > 0.5), as busyPeriodCountQuantile reads them.
+    double Mean = 0, Sd = 0, Skew = 0, Mu = 0, Lambda = 0, Shift = 0;
+    bool InverseGaussian = false;
   };
   std::array<Node, SpreadNodeCount> Nodes;
   size_t Count = 0;
   std::vector<double> Cum;
   double Key[6] = {std::nan(""), 0, 0, 0, 0, 0};
 
-  /// P(k <= K) at node \p I, K >= 0 a whole number.
+  /// P(k <= K) at node \p N, K >= 0 a whole number.
   double cdf(const Node &N, double K) const {
-    if (N.End == N.Begin)
-      return normalCdfTabled((K + 0.5 - N.Mean) * N.Scale);
-    const double Last = static_cast<double>(N.End - N.Begin - 1);
-    return K < Last ? Cum[N.Begin + static_cast<size_t>(K)] : Cum[N.End - 1];
+    if (N.End != N.Begin) {
+      const double Last = static_cast<double>(N.End - N.Begin - 1);
+      return K < Last ? Cum[N.Begin + static_cast<size_t>(K)] : Cum[N.End - 1];
+    }
+    const double X = K + 0.5; // the continuity correction
+    if (!N.InverseGaussian) {
+      // The Cornish-Fisher quantile x = m + sd (z + (z^2 - 1) g), g =
+      // skew / 6, solved for z.
+      const double D = (X - N.Mean) / N.Sd, G = N.Skew / 6;
+      const double Z =
+          G > 1e-12
+              ? (-1 + std::sqrt(std::max(0.0, 1 + 4 * G * (G + D)))) / (2 * G)
+              : D;
+      return normalCdfTabled(Z);
+    }
+    // The shifted inverse Gaussian's.
+    const double Y = X - N.Shift;
+    if (!(Y > 0))
+      return 0;
+    return std::min(1.0, inverseGaussianCdf(N.Mu, N.Lambda, Y));
   }
 };
 
@@ -529,9 +563,15 @@ const SpreadNodes &spreadNodes(double PerGap, double Rho, double Output,
   S.Cum.clear();
   const double Sigma2 = std::log1p(CV * CV), Sigma = std::sqrt(Sigma2);
   const double Mu = std::log(Output) - Sigma2 / 2;
+  // The compound's cumulants a starting stall (busyPeriodCountQuantile).
   const double Q = 1 - Rho, Q3 = Q * Q * Q;
-  const double K1 = 1 / Q, K2 = Rho / Q3;
-  for (double Z : spreadZ()) {
+  const double K1 = 1 / Q, K2 = Rho / Q3,
+               K3 = Rho * (1 + 2 * Rho) / (Q3 * Q * Q);
+  const double E2 = K2 + K1 * K1, E3 = K3 + 3 * K2 * K1 + K1 * K1 * K1;
+  // One length (no spread): one node.
+  const size_t Nodes = Sigma > 0 ? SpreadNodeCount : 1;
+  for (size_t I = 0; I < Nodes; ++I) {
+    const double Z = Sigma > 0 ? spreadZ()[I] : 0;
     const double N =
         std::min(std::round(std::exp(Mu + Sigma * Z)), std::floor(Limit));
     if (!(N >= 2))
@@ -540,25 +580,36 @@ const SpreadNodes &spreadNodes(double PerGap, double Rho, double Output,
     Node.Gaps = N - 1;
     const double M = PerGap * Node.Gaps + OwnStart;
     Node.Begin = Node.End = S.Cum.size();
-    if (M > 15) {
-      Node.Mean = M * K1;
-      Node.Scale = 1 / std::sqrt(M * (K2 + K1 * K1));
-      continue;
+    Node.Mean = M * K1;
+    const double Var = M * E2, Kappa3 = M * E3;
+    Node.Sd = std::sqrt(Var);
+    // Consul's generalized Poisson summed exactly (the Poisson's
+    // recurrence at rho = 0) while its bulk is within 256 terms, to 1 -
+    // 1e-9 of its mass; else, or when 512 terms leave 1e-6 of it, the
+    // continuous laws.
+    if (M <= 15 && Node.Mean + 6 * Node.Sd <= 256) {
+      double Term = std::exp(-M), Cum = Term;
+      S.Cum.push_back(Cum);
+      const double LogM = M > 0 ? std::log(M) : 0;
+      for (size_t J = 1; M > 0 && Cum < 1 - 1e-9 && J < 512; ++J) {
+        const double X = static_cast<double>(J);
+        Term = Rho > 0 ? std::exp(LogM + (X - 1) * std::log(M + X * Rho) - M -
+                                  X * Rho - logFactorial(J))
+                       : Term * M / X;
+        Cum += Term;
+        S.Cum.push_back(std::min(Cum, 1.0));
+      }
+      if (Cum >= 1 - 1e-6) {
+        Node.End = S.Cum.size();
+        continue;
+      }
+      S.Cum.resize(Node.Begin);
     }
-    // Consul's generalized Poisson (the Poisson's recurrence at rho = 0),
-    // to 1 - 1e-9 of its mass, at most 1,024 terms.
-    double Term = std::exp(-M), Cum = Term;
-    S.Cum.push_back(Cum);
-    const double LogM = M > 0 ? std::log(M) : 0;
-    for (size_t J = 1; M > 0 && Cum < 1 - 1e-9 && J < 1024; ++J) {
-      const double X = static_cast<double>(J);
-      Term = Rho > 0 ? std::exp(LogM + (X - 1) * std::log(M + X * Rho) - M -
-                                X * Rho - logFactorial(J))
-                     : Term * M / X;
-      Cum += Term;
-      S.Cum.push_back(std::min(Cum, 1.0));
-    }
-    Node.End = S.Cum.size();
+    Node.Skew = Kappa3 / (Var * Node.Sd);
+    Node.InverseGaussian = Rho > 0.5;
+    Node.Mu = 3 * Var * Var / Kappa3;
+    Node.Lambda = Node.Mu * Node.Mu * Node.Mu / Var;
+    Node.Shift = Node.Mean - Node.Mu;
   }
   return S;
 }
@@ -578,9 +629,8 @@ Time requestTpotQuantileSpread(Time TPOT, Time MeanTPOT, Time Prefill,
   if (std::isnan(CV) || std::isnan(N) || std::isnan(Cap) || std::isnan(Rho) ||
       std::isnan(PerGap) || std::isnan(T) || std::isnan(Step) || std::isnan(P))
     return in<Time>(std::nan(""));
-  if (!(CV > 0))
-    return requestTpotQuantile(TPOT, MeanTPOT, Prefill, Rate, Chain, Output,
-                               Percentile);
+  if (CV < 0)
+    return in<Time>(std::nan(""));
   if (!(Rho < 1) || !std::isfinite(PerGap) || !(P < 1))
     return in<Time>(std::numeric_limits<double>::infinity());
   if (!(PerGap > 0) || !(T > 0) || !(N >= 1))
@@ -615,6 +665,8 @@ Time requestTpotQuantileSpread(Time TPOT, Time MeanTPOT, Time Prefill,
   double Lo = Step, Hi = Step + T;
   for (int I = 0; I < 200 && Below(Hi) < P; ++I)
     Hi = Step + 2 * (Hi - Step);
+  if (!(Below(Hi) >= P))
+    return in<Time>(std::numeric_limits<double>::infinity());
   for (int I = 0; I < 200 && Hi - Lo > 1e-6 * (Hi - Step); ++I) {
     const double Mid = Lo + (Hi - Lo) / 2;
     (Below(Mid) >= P ? Hi : Lo) = Mid;

@@ -850,7 +850,8 @@ TEST(ServingWall, RequestTpotOverTheOutputsOwnLengths) {
                                       in<Tokens>(5), P50)
                 .value(),
             10e-3);
-  // No spread: the single length's, bit for bit; one-token outputs only,
+  // No spread: one node at the mean length, the single length's count
+  // (unchained, no own-start term: bit for bit); one-token outputs only,
   // or no prompt: the step.
   EXPECT_EQ(
       requestTpotQuantileSpread(Step, Mean, Prefill, R, None, Out,
@@ -879,6 +880,38 @@ TEST(ServingWall, RequestTpotOverTheOutputsOwnLengths) {
                                         NoLimit, P50)
                   .value(),
               10e-3 + 0.1 / 54, 1e-12);
+  // CV -> 0 reaches CV = 0 (every node at the mean length).
+  EXPECT_EQ(requestTpotQuantileSpread(Step, Mean, Prefill, R, Chain, Out,
+                                      in<Number>(1e-9), NoLimit, P99)
+                .value(),
+            requestTpotQuantileSpread(Step, Mean, Prefill, R, Chain, Out,
+                                      in<Number>(0), NoLimit, P99)
+                .value());
+  // Counts past the exact sums: one length of 2,000 tokens at 0.025 stalls
+  // a gap (a Poisson mean of 49.98, Cornish-Fisher) within one count of
+  // the single length's (busyPeriodCountQuantile): 0.1 s / 1,999 a count.
+  const Tokens Long = in<Tokens>(2000);
+  for (const Number &Q : {P50, P99})
+    EXPECT_NEAR(
+        requestTpotQuantileSpread(Step, Mean, Prefill, R, None, Long,
+                                  in<Number>(0), NoLimit, Q)
+            .value(),
+        requestTpotQuantile(Step, Mean, Prefill, R, None, Long, Q).value(),
+        0.1 / 1999 + 1e-12);
+  // Chained near saturation (rho = 0.97: the counts' mean is 33 times the
+  // starting stalls', past the exact sums' reach): finite, over the
+  // unchained p99, and rising with the outputs' spread held.
+  const RequestRate Hot = in<RequestRate>(9.7);
+  const double Near =
+      requestTpotQuantileSpread(Step, Mean, Prefill, R, Hot, in<Tokens>(8),
+                                in<Number>(0.3), NoLimit, P99)
+          .value();
+  EXPECT_TRUE(std::isfinite(Near));
+  EXPECT_GT(Near, requestTpotQuantileSpread(Step, Mean, Prefill, R, None,
+                                            in<Tokens>(8), in<Number>(0.3),
+                                            NoLimit, P99)
+                      .value());
+  EXPECT_LT(Near, 1e3);
   // A chain that never ends, and NaN.
   EXPECT_TRUE(std::isinf(requestTpotQuantileSpread(Step, Mean, Prefill, R,
                                                    in<RequestRate>(10), Out, CV,
@@ -893,6 +926,22 @@ TEST(ServingWall, RequestTpotOverTheOutputsOwnLengths) {
 TEST(ServingWall, ChunkedConvoysShareTheirSlowCycles) {
   using namespace mlsc::q;
   using namespace mlsc::walls;
+  // The passage in full chunks: eval/parallel-layouts.mls `s_pp8b64c`'s
+  // 1,000-token prompt in chunks of 512 spends 184.3 ms in two iterations;
+  // its second chunk holds 488 tokens, so 2 - 1.953 of a 42.95 ms step is
+  // not slowed: 184.3 - 0.04688 x 42.95 = 182.29 ms. A prompt of one chunk
+  // or less is its iteration whole; 4,100 tokens (8 chunks and 4 tokens)
+  // hold the ninth iteration for 4 / 512 of one.
+  const Time Dt = in<Time>(42.95e-3);
+  const Tokens C512 = in<Tokens>(512);
+  EXPECT_NEAR(
+      chunkPassage(in<Time>(0.1843), Dt, in<Tokens>(1000), C512).value(),
+      0.1843 - (2 - 1000.0 / 512) * 42.95e-3, 1e-15);
+  EXPECT_EQ(chunkPassage(in<Time>(0.05), Dt, in<Tokens>(300), C512).value(),
+            0.05);
+  EXPECT_EQ(chunkPassage(in<Time>(0.1), Dt, C512, C512).value(), 0.1);
+  EXPECT_NEAR(chunkPassage(in<Time>(1.3), Dt, in<Tokens>(4100), C512).value(),
+              1.3 - (9 - 4100.0 / 512) * 42.95e-3, 1e-15);
   // eval/serving-modes.mls `loaded_chunked_pp2`: a prompt's chunks take L =
   // 9.080 ms of iterations through 2 stages, E = 4.890 ms more than the
   // decode steps they ride on, other prompts at 37.5 req/s. Each engine an
