@@ -521,19 +521,33 @@ struct SpreadNodes {
     // shift (rho > 0.5), as busyPeriodCountQuantile reads them.
     double Mean = 0, Sd = 0, Skew = 0, Mu = 0, Lambda = 0, Shift = 0;
     bool InverseGaussian = false;
+    bool Tail = false; // the exact sums stop short: the law past them
   };
   std::array<Node, SpreadNodeCount> Nodes;
   size_t Count = 0;
   std::vector<double> Cum;
   double Key[6] = {std::nan(""), 0, 0, 0, 0, 0};
 
-  /// P(k <= K) at node \p N, K >= 0 a whole number.
+  /// P(k <= K) at node \p N, K >= 0 a whole number: the exact sums, and
+  /// past them the continuous law's tail scaled to the mass they leave.
   double cdf(const Node &N, double K) const {
-    if (N.End != N.Begin) {
-      const double Last = static_cast<double>(N.End - N.Begin - 1);
-      return K < Last ? Cum[N.Begin + static_cast<size_t>(K)] : Cum[N.End - 1];
-    }
-    const double X = K + 0.5; // the continuity correction
+    if (N.End == N.Begin)
+      return law(N, K);
+    const double Last = static_cast<double>(N.End - N.Begin - 1);
+    if (K < Last)
+      return Cum[N.Begin + static_cast<size_t>(K)];
+    const double Head = Cum[N.End - 1];
+    if (!N.Tail)
+      return Head;
+    const double FL = law(N, Last);
+    if (!(FL < 1))
+      return 1;
+    return Head + (1 - Head) * std::max(0.0, law(N, K) - FL) / (1 - FL);
+  }
+
+  /// The continuous law's P(k <= K), with the continuity correction.
+  double law(const Node &N, double K) const {
+    const double X = K + 0.5;
     if (!N.InverseGaussian) {
       // The Cornish-Fisher quantile x = m + sd (z + (z^2 - 1) g), g =
       // skew / 6, solved for z.
@@ -584,10 +598,11 @@ const SpreadNodes &spreadNodes(double PerGap, double Rho, double Output,
     const double Var = M * E2, Kappa3 = M * E3;
     Node.Sd = std::sqrt(Var);
     // Consul's generalized Poisson summed exactly (the Poisson's
-    // recurrence at rho = 0) while its bulk is within 256 terms, to 1 -
-    // 1e-9 of its mass; else, or when 512 terms leave 1e-6 of it, the
-    // continuous laws.
-    if (M <= 15 && Node.Mean + 6 * Node.Sd <= 256) {
+    // recurrence at rho = 0) from a starting mean of at most 15, to 1 -
+    // 1e-9 of its mass or 512 terms; near saturation (a count's mean
+    // M / (1 - rho)) the continuous laws carry the tail past them, scaled
+    // to the mass left, so that the head (no stall, one) stays exact.
+    if (M <= 15) {
       double Term = std::exp(-M), Cum = Term;
       S.Cum.push_back(Cum);
       const double LogM = M > 0 ? std::log(M) : 0;
@@ -599,11 +614,10 @@ const SpreadNodes &spreadNodes(double PerGap, double Rho, double Output,
         Cum += Term;
         S.Cum.push_back(std::min(Cum, 1.0));
       }
-      if (Cum >= 1 - 1e-6) {
-        Node.End = S.Cum.size();
+      Node.End = S.Cum.size();
+      Node.Tail = Cum < 1 - 1e-6;
+      if (!Node.Tail)
         continue;
-      }
-      S.Cum.resize(Node.Begin);
     }
     Node.Skew = Kappa3 / (Var * Node.Sd);
     Node.InverseGaussian = Rho > 0.5;

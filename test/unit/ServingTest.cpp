@@ -912,6 +912,17 @@ TEST(ServingWall, RequestTpotOverTheOutputsOwnLengths) {
                                             NoLimit, P99)
                       .value());
   EXPECT_LT(Near, 1e3);
+  // Near saturation the head stays exact: one length of 2 tokens (one
+  // gap), rho = 0.971, a starting mean of 0.6238 + 0.971 x 0.029 = 0.652
+  // stalls: P(none) = e^-0.652 = 0.521, so the median is the step itself,
+  // though the count's bulk runs past a thousand (an inverse Gaussian for
+  // all of it put P(none) at 0.499 and the median a stall higher).
+  EXPECT_EQ(requestTpotQuantileSpread(Step, in<Time>(1.0755), Prefill,
+                                      in<RequestRate>(20),
+                                      in<RequestRate>(9.71), in<Tokens>(2),
+                                      in<Number>(0), NoLimit, P50)
+                .value(),
+            10e-3);
   // A chain that never ends, and NaN.
   EXPECT_TRUE(std::isinf(requestTpotQuantileSpread(Step, Mean, Prefill, R,
                                                    in<RequestRate>(10), Out, CV,
