@@ -131,9 +131,7 @@ bool lowerRequests(LoweringContext &Ctx) {
     } else {
       PrefillExtra = D.PrefillShare;
     }
-    if (Capacity) {
-      // Chunked, above.
-    } else if (!Fabric && !D.BatcherSequences) {
+    if (!Capacity && !Fabric && !D.BatcherSequences) {
       // Unchunked prompts' convoys under pipeline parallelism cost the
       // replica more than a stage's share (one stage: the same); with the
       // slots full, each replaces a decode step at the slots.
@@ -144,7 +142,7 @@ bool lowerRequests(LoweringContext &Ctx) {
           FormulaId::PipelinedCapacity,
           {D.Output, D.PrefillShare, Stall, D.CapacityTPOT, D.Batch, D.Stages},
           "");
-    } else {
+    } else if (!Capacity) {
       Capacity = B.apply(FormulaId::ContinuousCapacity,
                          {D.Output, PrefillExtra, D.CapacityTPOT, D.Batch}, "");
     }

@@ -241,6 +241,40 @@ double logFactorial(size_t N) {
   return N < Table.size() ? Table[N] : std::lgamma(static_cast<double>(N) + 1);
 }
 
+/// The raw moments E[B], E[B^2], E[B^3] of a Borel(rho) count B (the
+/// customers an M/D/1 busy period serves), from its cumulants 1 / (1 -
+/// rho), rho / (1 - rho)^3, rho (1 + 2 rho) / (1 - rho)^5; a Poisson(m)
+/// sum of them has cumulants m E[B^j].
+struct BorelMoments {
+  double E1, E2, E3;
+};
+BorelMoments borelMoments(double Rho) {
+  const double Q = 1 - Rho, Q3 = Q * Q * Q;
+  const double K1 = 1 / Q, K2 = Rho / Q3,
+               K3 = Rho * (1 + 2 * Rho) / (Q3 * Q * Q);
+  return {K1, K2 + K1 * K1, K3 + 3 * K2 * K1 + K1 * K1 * K1};
+}
+
+/// log P(N = n) of Consul's generalized Poisson, m (m + n rho)^(n-1)
+/// e^(-m - n rho) / n!, with \p LogM = log m.
+double generalizedPoissonLogPmf(double LogM, double M, double Rho, size_t N) {
+  const double X = static_cast<double>(N);
+  return LogM + (X - 1) * std::log(M + X * Rho) - M - X * Rho - logFactorial(N);
+}
+
+/// The inverse Gaussian IG(mu, lambda) shifted to a count's first three
+/// cumulants: variance mu^3 / lambda and third cumulant 3 mu^5 / lambda^2
+/// give mu = 3 var^2 / kappa_3, lambda = mu^3 / var; the shift takes the
+/// mean.
+struct ShiftedInverseGaussian {
+  double Mu, Lambda, Shift;
+};
+ShiftedInverseGaussian shiftedInverseGaussian(double Mean, double Var,
+                                              double Kappa3) {
+  const double Mu = 3 * Var * Var / Kappa3, Lambda = Mu * Mu * Mu / Var;
+  return {Mu, Lambda, Mean - Mu};
+}
+
 /// The p-quantile of N = B_1 + ... + B_K, K ~ Poisson(\p Mean) and the B_i
 /// Borel(\p Rho), the customers an M/D/1 busy period serves (the total
 /// progeny of a Poisson(rho) branching process), P(B = j) = e^{-rho j}
@@ -278,10 +312,7 @@ double busyPeriodCountQuantile(double Mean, double Rho, double P) {
     return std::numeric_limits<double>::infinity();
   if (Mean == 0 || !(P > 0))
     return 0;
-  const double Q = 1 - Rho, Q3 = Q * Q * Q;
-  const double K1 = 1 / Q, K2 = Rho / Q3,
-               K3 = Rho * (1 + 2 * Rho) / (Q3 * Q * Q);
-  const double E2 = K2 + K1 * K1, E3 = K3 + 3 * K2 * K1 + K1 * K1 * K1;
+  const auto [K1, E2, E3] = borelMoments(Rho);
   const double Var = Mean * E2, Kappa3 = Mean * E3;
   constexpr size_t MaxTerms = 64;
   if ((Mean < 5 || Rho > 0.5) && Mean * K1 + 3 * std::sqrt(Var) <= MaxTerms) {
@@ -303,9 +334,7 @@ double busyPeriodCountQuantile(double Mean, double Rho, double P) {
     W.P = P;
     while (W.Cum < P && W.N < 2 * MaxTerms) {
       W.N += 1;
-      double N = static_cast<double>(W.N);
-      W.Cum += std::exp(W.LogMean + (N - 1) * std::log(Mean + N * Rho) - Mean -
-                        N * Rho - logFactorial(W.N));
+      W.Cum += std::exp(generalizedPoissonLogPmf(W.LogMean, Mean, Rho, W.N));
     }
     if (W.Cum >= P)
       return static_cast<double>(W.N);
@@ -317,8 +346,8 @@ double busyPeriodCountQuantile(double Mean, double Rho, double P) {
   // exact sums at rho <= 0.5, and a tenth of the inverse Gaussian's time.
   if (Mean >= 5 && Rho <= 0.5)
     return std::max(0.0, std::ceil(Normal - 0.5));
-  const double Mu = 3 * Var * Var / Kappa3, Lambda = Mu * Mu * Mu / Var;
-  const double Shift = Mean * K1 - Mu;
+  const auto [Mu, Lambda, Shift] =
+      shiftedInverseGaussian(Mean * K1, Var, Kappa3);
   const double X =
       Shift + inverseGaussianQuantile(Mu, Lambda, P, Normal - Shift);
   if (std::isnan(X))
@@ -578,10 +607,7 @@ const SpreadNodes &spreadNodes(double PerGap, double Rho, double Output,
   const double Sigma2 = std::log1p(CV * CV), Sigma = std::sqrt(Sigma2);
   const double Mu = std::log(Output) - Sigma2 / 2;
   // The compound's cumulants a starting stall (busyPeriodCountQuantile).
-  const double Q = 1 - Rho, Q3 = Q * Q * Q;
-  const double K1 = 1 / Q, K2 = Rho / Q3,
-               K3 = Rho * (1 + 2 * Rho) / (Q3 * Q * Q);
-  const double E2 = K2 + K1 * K1, E3 = K3 + 3 * K2 * K1 + K1 * K1 * K1;
+  const auto [K1, E2, E3] = borelMoments(Rho);
   // One length (no spread): one node.
   const size_t Nodes = Sigma > 0 ? SpreadNodeCount : 1;
   for (size_t I = 0; I < Nodes; ++I) {
@@ -607,10 +633,8 @@ const SpreadNodes &spreadNodes(double PerGap, double Rho, double Output,
       S.Cum.push_back(Cum);
       const double LogM = M > 0 ? std::log(M) : 0;
       for (size_t J = 1; M > 0 && Cum < 1 - 1e-9 && J < 512; ++J) {
-        const double X = static_cast<double>(J);
-        Term = Rho > 0 ? std::exp(LogM + (X - 1) * std::log(M + X * Rho) - M -
-                                  X * Rho - logFactorial(J))
-                       : Term * M / X;
+        Term = Rho > 0 ? std::exp(generalizedPoissonLogPmf(LogM, M, Rho, J))
+                       : Term * M / static_cast<double>(J);
         Cum += Term;
         S.Cum.push_back(std::min(Cum, 1.0));
       }
@@ -621,9 +645,11 @@ const SpreadNodes &spreadNodes(double PerGap, double Rho, double Output,
     }
     Node.Skew = Kappa3 / (Var * Node.Sd);
     Node.InverseGaussian = Rho > 0.5;
-    Node.Mu = 3 * Var * Var / Kappa3;
-    Node.Lambda = Node.Mu * Node.Mu * Node.Mu / Var;
-    Node.Shift = Node.Mean - Node.Mu;
+    const auto [IgMu, IgLambda, IgShift] =
+        shiftedInverseGaussian(Node.Mean, Var, Kappa3);
+    Node.Mu = IgMu;
+    Node.Lambda = IgLambda;
+    Node.Shift = IgShift;
   }
   return S;
 }
@@ -805,6 +831,18 @@ double convoysPerPrompt(double R, double Share, double Stages) {
   LastStages = Stages;
   return LastX;
 }
+
+/// merged_convoy_stall's f, the share of the time the chained convoys
+/// stall a running sequence: C - r x (L - T_stall), C = rho + a x, L = m
+/// T_share; r T_stall when they never meet (x = 1).
+double mergedConvoyShare(double R, double Share, double M, double Stall,
+                         double X) {
+  if (X == 1)
+    return R * Stall;
+  const double Covered = R * Share + R * (M - 1) * Share * X;
+  const double Free = std::max(M * Share - Stall, 0.0); // spent anyway
+  return Covered - R * X * Free;
+}
 } // namespace
 
 RequestRate mergedConvoyRate(RequestRate Rate, Time StageShare, Number Stages) {
@@ -822,10 +860,7 @@ Time mergedConvoyStall(RequestRate Rate, Time Convoy, Time StageShare,
     return in<Time>(std::nan(""));
   if (X == 1)
     return Convoy; // one stage, or an isolated prompt: its whole convoy
-  const double Passage = M * Share;
-  const double Covered = R * Share + R * (M - 1) * Share * X;
-  const double Free = std::max(Passage - Convoy.value(), 0.0); // spent anyway
-  return in<Time>((Covered - R * X * Free) / (R * X));
+  return in<Time>(mergedConvoyShare(R, Share, M, Convoy.value(), X) / (R * X));
 }
 
 namespace {
@@ -862,14 +897,13 @@ TokenRate pipelinedCapacity(Tokens Output, Time StageShare, Time Convoy,
   const double Stall = Convoy.value();
   if (std::isnan(Decode) || std::isnan(Stall))
     return in<TokenRate>(std::nan(""));
-  const double Free = std::max(M * Share - Stall, 0.0); // spent anyway
   // The share of the time the convoys stall the running sequences at r
   // (merged_convoy_stall's f), and the decodes' share beside it.
   auto Excess = [&, Decode = Decode](double R) {
-    const double X = convoysPerPrompt(R, Share, M);
-    const double F =
-        X == 1 ? R * Stall : R * Share + R * (M - 1) * Share * X - R * X * Free;
-    return R * Decode + F - 1;
+    return R * Decode +
+           mergedConvoyShare(R, Share, M, Stall,
+                             convoysPerPrompt(R, Share, M)) -
+           1;
   };
   double Hi = 1 / Share;
   if (Decode > 0)
