@@ -491,8 +491,12 @@ Time requestTpotQuantile(Time TPOT, Time MeanTPOT, Time Prefill,
     return in<Time>(std::nan(""));
   if (!(Rho < 1))
     return in<Time>(std::numeric_limits<double>::infinity());
+  // The prompts given to the request's engine during its own prefill run
+  // before its first decode (prompts first): rho (1 - rho) more, as in
+  // request_tpot_quantile_spread.
   double Mean =
-      (Rate * MeanTPOT / in<Requests>(1.0)).value() * Gaps * (1 - Rho);
+      (Rate * MeanTPOT / in<Requests>(1.0)).value() * Gaps * (1 - Rho) +
+      Rho * (1 - Rho);
   double K = busyPeriodCountQuantile(Mean, Rho, Percentile.value());
   if (!std::isfinite(K))
     return in<Time>(K);

@@ -377,11 +377,12 @@ TEST(ServingWall, OutputQuantileExtraDecodeStaysInfiniteUnderOverload) {
 
 TEST(ServingWall, RequestStallSpreadIsTheCountsDeviationTimesAPrefill) {
   // The quickstart's request of RequestTpotAveragesTheStallsOut below: 255
-  // gaps, prefills of 69.44 ms at 3.875/s, 11.743 of them on average (255
-  // x 11.884 ms x 3.875/s), median 11, p99 25. Beyond the mean the
-  // service holds (255 x (11.884 - 8.686) ms = 11.743 x 69.44 ms = 815.4
-  // ms): at the median 11 x 69.44 - 815.4 = -51.6 ms, at the p99 25 x
-  // 69.44 - 815.4 = +920.6 ms.
+  // gaps, prefills of 69.44 ms at 3.875/s, 12.012 of them on average (255
+  // x 11.884 ms x 3.875/s = 11.743, and those that reach its engine during
+  // its own prefill), median 12, p99 25. Beyond the mean the service holds
+  // (255 x (11.884 - 8.686) ms = 11.743 x 69.44 ms = 815.5 ms): at the
+  // median 12 x 69.44 - 815.5 = +17.8 ms, at the p99 25 x 69.44 - 815.5 =
+  // +920.5 ms. (Without the own start: median 11, -51.6 ms.)
   using namespace mlsc::q;
   using namespace mlsc::walls;
   const QuickstartRequest Q;
@@ -393,9 +394,9 @@ TEST(ServingWall, RequestStallSpreadIsTheCountsDeviationTimesAPrefill) {
         .value();
   };
   double Held = 255 * (8.686e-3 / 0.7309 - 8.686e-3);
-  EXPECT_NEAR(at(0.5), 11 * 69.44e-3 - Held, 1e-12);
+  EXPECT_NEAR(at(0.5), 12 * 69.44e-3 - Held, 1e-12);
   EXPECT_NEAR(at(0.99), 25 * 69.44e-3 - Held, 1e-12);
-  EXPECT_NEAR(at(0.5), -51.6e-3, 0.1e-3);
+  EXPECT_NEAR(at(0.5), 17.8e-3, 0.1e-3);
   EXPECT_NEAR(at(0.99), 920.6e-3, 0.1e-3);
   // One output token: no gap, nothing to spread.
   EXPECT_EQ(at(0.99, 1), 0.0);
@@ -419,23 +420,23 @@ TEST(ServingWall, RequestTpotAveragesTheStallsOut) {
   Time TPOT = Q.TPOT, Mean = Q.Mean, Prefill = Q.Prefill;
   RequestRate Rate = Q.Rate;
   Tokens Output = in<Tokens>(256);
-  // Its 255 gaps see m = 3.875 x 255 x 8.686 ms = 8.583 arrivals, each
-  // with the busy period of the prompts that arrive during its stall
-  // (Borel, rho = 3.875 x 69.44 ms = 0.26908: mean 1.3681, variance
-  // 0.6891, third cumulant 1.9840): 11.743 prefills on average (3.875 x
-  // 255 x 11.884 ms), variance m E[B^2] = 8.583 x 2.5609 = 21.980 (a
-  // Poisson count of that mean: 11.743), skew m E[B^3] / sd^3 = 0.6141.
-  // Cornish-Fisher: median 11.743 - 4.6883 x 0.6141 / 6 = 11.263, p99
-  // 11.743 + 4.6883 x (2.3263 + 4.4119 x 0.6141 / 6) = 24.766; less the
-  // half count of continuity, 11 and 25 (Panjer's exact sums: P(N <= 10)
-  // = 0.4325, P(N <= 11) = 0.5201; P(N <= 24) = 0.98925, P(N <= 25) =
-  // 0.99266). The Poisson count gave 12 and 20.
+  // Its 255 gaps see m = 3.875 x 255 x 8.686 ms = 8.583 arrivals, and
+  // the prompts that reach its engine during its own prefill run before
+  // its first decode (prompts first): rho (1 - rho) = 0.19668 more, m =
+  // 8.7795. Each brings the busy period of the prompts that arrive during
+  // its stall (Borel, rho = 3.875 x 69.44 ms = 0.26908: mean 1.3681,
+  // E[B^2] 2.5609): 12.012 prefills on average, variance m E[B^2] =
+  // 22.483, sd 4.7417, skew m E[B^3] / sd^3 = 0.6072. Cornish-Fisher:
+  // median 12.012 - 4.7417 x 0.6072 / 6 = 11.532, p99 12.012 + 4.7417 x
+  // (2.3263 + 4.4119 x 0.6072 / 6) = 25.159; less the half count of
+  // continuity, 12 and 25. Without the own start (m = 8.583): 11 and 25;
+  // the Poisson count of mean 11.743 gave 12 and 20.
   auto at = [&](double P) {
     return requestTpotQuantile(TPOT, Mean, Prefill, Rate, Rate, Output,
                                in<Number>(P))
         .value();
   };
-  EXPECT_NEAR(at(0.5), 8.686e-3 + 11 * 69.44e-3 / 255, 1e-15);
+  EXPECT_NEAR(at(0.5), 8.686e-3 + 12 * 69.44e-3 / 255, 1e-15);
   EXPECT_NEAR(at(0.99), 8.686e-3 + 25 * 69.44e-3 / 255, 1e-15);
   // The inter-token latency's p99 is a whole prefill above the step; a
   // request's TPOT p99 is far below it: 15.49 ms against 78.13 ms.
@@ -449,10 +450,10 @@ TEST(ServingWall, RequestTpotAveragesTheStallsOut) {
             8.686e-3);
   // A long output under heavy load: 8,001 tokens, steps of 1 s, prefills
   // of 1 s at 0.3/s (rho = 0.3, a mean gap of 1 / 0.7 s): m = 2,400
-  // arrivals, 3,428.57 prefills on average (variance 2,400 x 2.91545 =
-  // 6,997.1, sd 83.649, skew 0.039036): p99 3,428.57 + 83.649 x (2.3263 +
-  // 4.4119 x 0.039036 / 6) = 3,625.57, 3,626 prefills; median 3,428.03,
-  // 3,428.
+  // arrivals (2,400.21 with its own start's 0.3 x 0.7), 3,428.87 prefills
+  // on average (variance 2,400.21 x 2.91545 = 6,997.7, sd 83.652, skew
+  // 0.039034): p99 3,428.87 + 83.652 x (2.3263 + 4.4119 x 0.039034 / 6) =
+  // 3,625.87, 3,626 prefills; median 3,428.33, 3,428.
   Time One = in<Time>(1);
   auto heavy = [&](double P) {
     return requestTpotQuantile(One, in<Time>(1 / 0.7), One,
@@ -808,6 +809,42 @@ TEST(ServingWall, ConvoysMergeUnderLoad) {
           .value()));
   EXPECT_TRUE(std::isnan(
       mergedConvoyRate(in<RequestRate>(std::nan("")), Share, Stages).value()));
+}
+
+TEST(ServingWall, RequestTpotWithoutASpreadIsTheSpreadsOneNode) {
+  // A workload without `output_cv` and one with `output_cv = 0` ask the
+  // same question; both counts hold the prompts that reach the request's
+  // engine during its own prefill (rho (1 - rho)). A 2-token output at
+  // the quickstart's rates (one gap; m = 3.875 x 11.884 ms + 0.19668 =
+  // 0.24273, rho = 0.26908), Consul's P(N = n) = m (m + n rho)^(n-1)
+  // e^-(m + n rho) / n!: P(N = 0) = e^-0.24273 = 0.78449, so the median is
+  // the step; P(N <= 1) = 0.78449 + 0.24273 e^-0.51181 = 0.92998, P(N <=
+  // 2) = 0.97338, P(N <= 3) = 0.98899, P(N <= 4) = 0.99520, so the p99 is
+  // four stalls: 8.686 + 4 x 69.44 = 286.4 ms, the same on both paths.
+  // Without the own start (m = 0.04605: P(N <= 1) = 0.98860, P(N <= 2) =
+  // 0.99610) it read two: 147.6 ms.
+  using namespace mlsc::q;
+  using namespace mlsc::walls;
+  const QuickstartRequest Q;
+  auto plain = [&](double Out, double P) {
+    return requestTpotQuantile(Q.TPOT, Q.Mean, Q.Prefill, Q.Rate, Q.Rate,
+                               in<Tokens>(Out), in<Number>(P))
+        .value();
+  };
+  auto oneNode = [&](double Out, double P) {
+    return requestTpotQuantileSpread(Q.TPOT, Q.Mean, Q.Prefill, Q.Rate, Q.Rate,
+                                     in<Tokens>(Out), in<Number>(0),
+                                     in<Tokens>(1e6), in<Number>(P))
+        .value();
+  };
+  EXPECT_DOUBLE_EQ(plain(2, 0.5), 8.686e-3);
+  EXPECT_DOUBLE_EQ(plain(2, 0.99), 8.686e-3 + 4 * 69.44e-3);
+  for (double P : {0.5, 0.9, 0.99})
+    EXPECT_DOUBLE_EQ(plain(2, P), oneNode(2, P)) << P;
+  // At 256 tokens the plain path reads its count by Cornish-Fisher (a mean
+  // of 12.0), the one node by the exact sums: within one count.
+  for (double P : {0.5, 0.9, 0.99})
+    EXPECT_NEAR(plain(256, P), oneNode(256, P), 69.44e-3 / 255 + 1e-12) << P;
 }
 
 TEST(ServingWall, RequestTpotOverTheOutputsOwnLengths) {
