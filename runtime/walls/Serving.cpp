@@ -138,7 +138,7 @@ double poissonQuantile(double Mean, double P) {
   // correction, k = mean + z sqrt(mean) + (z^2 - 1) / 6 (Cornish-Fisher),
   // whose error there is far below one count.
   if (Mean > 1e12) {
-    double Z = std::sqrt(2.0) * boost::math::erf_inv(2 * P - 1);
+    double Z = normalQuantile(P);
     return std::floor(Mean + Z * std::sqrt(Mean) + (Z * Z - 1) / 6);
   }
   // The walk is kept for the last mean a thread saw: a scenario asks for
@@ -340,7 +340,7 @@ double busyPeriodCountQuantile(double Mean, double Rho, double P) {
       return static_cast<double>(W.N);
   }
   const double Sd = std::sqrt(Var), Skew = Kappa3 / (Var * Sd);
-  const double Z = std::sqrt(2.0) * boost::math::erf_inv(2 * P - 1);
+  const double Z = normalQuantile(P);
   const double Normal = Mean * K1 + Sd * (Z + (Z * Z - 1) * Skew / 6);
   // Cornish-Fisher with a continuity correction: within one count of the
   // exact sums at rho <= 0.5, and a tenth of the inverse Gaussian's time.
