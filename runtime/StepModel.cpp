@@ -134,10 +134,13 @@ StepTime StepModel::shape(const StepShape &S) const {
     Context = S.DecodeContextTokens * DecodeShare +
               (S.ContextTokens - S.DecodeContextTokens) * PromptShare;
   }
-  Flops Attention = Two * OneToken * L *
-                    in<Number>(DecodeAttnDim * S.DecodePairs * DecodeShare +
-                               AttnDim * S.PrefillPairs * PromptShare) /
-                    Tp;
+  // The pairs' attention (wall 3's count): decode over its own width (MLA:
+  // the latent), prompt chunks over theirs.
+  Flops Attention =
+      attentionPairFlops(L, in<Number>(DecodeAttnDim),
+                         in<Number>(S.DecodePairs * DecodeShare), Tp) +
+      attentionPairFlops(L, in<Number>(AttnDim),
+                         in<Number>(S.PrefillPairs * PromptShare), Tp);
   Flops Weights = Two * OneToken * in<Number>(Flopping) / Tp;
   Flops Total = Weights + Attention;
   // A step runs every pipeline stage in turn: a tensor-parallel rank reads

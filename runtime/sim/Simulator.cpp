@@ -1097,7 +1097,11 @@ private:
       X.Prefill = P.PrefillOnly;
       X.Starting = P.St == Replica::State::Starting;
       X.Draining = P.St == Replica::State::Draining;
+      // The busy time is a difference of running sums: an interval with
+      // none reads 0, not the sums' round-off (1e-16).
       X.Busy = std::clamp(Busy / Stages, 0.0, 1.0);
+      if (X.Busy < 1e-12)
+        X.Busy = 0;
       X.KV = C.KVCapacityTokens > 0 ? KV / (Stages * C.KVCapacityTokens) : 0;
       X.Running = Running;
       X.Waiting = Waiting;

@@ -12,22 +12,29 @@ namespace mlsc::walls {
 
 using namespace q;
 
+Flops attentionPairFlops(Number Layers, Number AttnDim, Number Pairs,
+                         Number TP) {
+  // QK^T and scores x V: 2 d_attn FLOPs each, a pair and a layer.
+  return 2.0 * TwoPerToken * OneToken * Layers * Pairs * AttnDim / TP;
+}
+
 Flops decodeAttentionFlops(Number Layers, Number AttnDim, Number Batch,
                            Tokens Context, Number TP) {
-  return TwoPerToken * Layers * (Context / OneToken) * AttnDim * Batch *
-         OneToken / TP;
+  // The new token of each sequence against its ctx keys.
+  return attentionPairFlops(Layers, AttnDim, Batch * (Context / OneToken), TP);
 }
 
 Flops prefillAttentionFlops(Number Layers, Number AttnDim, Number Batch,
                             Tokens Prompt, Number TP) {
+  // Position i attends to i keys: S (S + 1) / 2 pairs a sequence.
   Number S = Prompt / OneToken;
-  return TwoPerToken * OneToken * Layers * Batch * S * (S + 1.0) * AttnDim /
-         2.0 / TP;
+  return attentionPairFlops(Layers, AttnDim, Batch * S * (S + 1.0) / 2.0, TP);
 }
 
 Flops encoderAttentionFlops(Number Layers, Number AttnDim, Tokens Sequence) {
+  // Every token against all S.
   Number S = Sequence / OneToken;
-  return TwoPerToken * OneToken * Layers * S * S * AttnDim;
+  return attentionPairFlops(Layers, AttnDim, S * S, in<Number>(1));
 }
 
 Number blendedEfficiency(Flops Total, Flops Attention, Number GemmEfficiency,

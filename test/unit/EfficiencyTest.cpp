@@ -116,25 +116,27 @@ TEST(EfficiencyWall, GemmOverlapRunsFromTheRooflineToTheSum) {
 }
 
 TEST(EfficiencyWall, AttentionFlopsAreTheAttentionTermsOfWall1) {
-  // Decode: 2 x 80 layers x 1,000 tokens of context x 8,192 x 4 sequences
-  // / tp 2 = 2.62144 GFLOP; the whole step minus the weights' 2*N*B/tp.
+  // Decode: 4 x 80 layers x 1,000 tokens of context x 8,192 x 4 sequences
+  // / tp 2 = 5.24288 GFLOP (QK^T and scores x V, 2 ctx d_attn each); the
+  // whole step minus the weights' 2*N*B/tp.
   Number L = in<Number>(80), D = in<Number>(8192), B = in<Number>(4);
   Number TP = in<Number>(2), N = in<Number>(70e9);
   Tokens Ctx = in<Tokens>(1000);
   EXPECT_DOUBLE_EQ(decodeAttentionFlops(L, D, B, Ctx, TP).value(),
-                   2.0 * 80 * 1000 * 8192 * 4 / 2);
+                   4.0 * 80 * 1000 * 8192 * 4 / 2);
   EXPECT_NEAR(decodeStepFlops(N, L, D, B, Ctx, TP).value() -
                   decodeAttentionFlops(L, D, B, Ctx, TP).value(),
               2.0 * 70e9 * 4 / 2, 1e3);
-  // Prefill of 2,048 tokens: 80 x 4 x 2,048 x 2,049 x 8,192 / 2.
+  // Prefill of 2,048 tokens: position i attends i keys, 4 i d_attn a
+  // layer: 2 x 80 x 4 x 2,048 x 2,049 x 8,192 / tp 2.
   Tokens S = in<Tokens>(2048);
   EXPECT_DOUBLE_EQ(prefillAttentionFlops(L, D, B, S, TP).value(),
-                   80.0 * 4 * 2048 * 2049 * 8192 / 2);
-  // BERT-base at 128 tokens: 2 x 12 x 128^2 x 768 = 0.302 GFLOP.
+                   2.0 * 80 * 4 * 2048 * 2049 * 8192 / 2);
+  // BERT-base at 128 tokens: 4 x 12 x 128^2 x 768 = 0.604 GFLOP.
   EXPECT_DOUBLE_EQ(
       encoderAttentionFlops(in<Number>(12), in<Number>(768), in<Tokens>(128))
           .value(),
-      2.0 * 12 * 128 * 128 * 768);
+      4.0 * 12 * 128 * 128 * 768);
 }
 
 TEST(MemoryWall, MlaKVCacheOfDeepSeekV3) {

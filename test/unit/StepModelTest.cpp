@@ -37,18 +37,19 @@ TEST(StepModel, DecodeStepsTheGraphNeverLoweredByHand) {
   // Four sequences with 500 cached tokens each, one new token: 20 GB +
   // 4 x 501 x 20,480 B = 20.04104192 GB / 1.6 TB/s = 12.5256512 ms, memory
   // bound, + the GEMMs' 8e10 FLOP at 1 PFLOP/s x 0.8 = 0.1 ms (attention's
-  // 2 x 10 x 4 x 512 x 501 FLOP hide under the KV read), + 1.1 ms.
+  // 4 x 10 x 4 x 512 x 501 FLOP hide under the KV read), + 1.1 ms.
   StepTime T = M->step(4, 500, 1);
   EXPECT_NEAR(T.Bytes, 20.04104192e9, 1);
-  EXPECT_NEAR(T.Flops, 2 * 10e9 * 4 + 2 * 10 * 4 * 512 * 501.0, 1);
+  EXPECT_NEAR(T.Flops, 2 * 10e9 * 4 + 4 * 10 * 4 * 512 * 501.0, 1);
   EXPECT_NEAR(T.Overhead, 1.1e-3, 1e-15);
   EXPECT_NEAR(T.Time, 13.7256512e-3, 1e-15);
   EXPECT_LT(T.Compute, T.Memory);
   // A chunk of 256 new tokens on 1,000 cached ones, one sequence: the
-  // attention pairs are 256 x 1,000 + 256 x 257 / 2 = 288,896.
+  // attention pairs are 256 x 1,000 + 256 x 257 / 2 = 288,896, 4 d_attn
+  // FLOPs each in every layer (QK^T and scores x V).
   StepTime Chunk = M->step(1, 1000, 256);
-  EXPECT_NEAR(Chunk.AttentionFlops, 2 * 10 * 512 * 288896.0, 1);
-  EXPECT_NEAR(Chunk.Flops, 2 * 10e9 * 256 + 2 * 10 * 512 * 288896.0, 1);
+  EXPECT_NEAR(Chunk.AttentionFlops, 4 * 10 * 512 * 288896.0, 1);
+  EXPECT_NEAR(Chunk.Flops, 2 * 10e9 * 256 + 4 * 10 * 512 * 288896.0, 1);
 }
 
 /// Every decoder scenario of the examples and evaluation tests: the step

@@ -42,19 +42,19 @@ TEST(ComputeWall, RidgePointOfH100) {
 }
 
 TEST(ComputeWall, DecodeFlopsByHand) {
-  // 2 x 1e9 params x 3 sequences + 2 x 2 layers x 3 x 100 ctx x 64 d_attn,
-  // split over TP 2.
+  // 2 x 1e9 params x 3 sequences + 4 x 2 layers x 3 x 100 ctx x 64 d_attn
+  // (QK^T and scores x V, 2 ctx d_attn each), split over TP 2.
   Flops F = decodeStepFlops(in<Number>(1e9), in<Number>(2), in<Number>(64),
                             in<Number>(3), in<Tokens>(100), in<Number>(2));
-  EXPECT_DOUBLE_EQ(F.value(), (2 * 1e9 * 3 + 2 * 2 * 3 * 100 * 64.0) / 2);
+  EXPECT_DOUBLE_EQ(F.value(), (2 * 1e9 * 3 + 4 * 2 * 3 * 100 * 64.0) / 2);
 }
 
 TEST(ComputeWall, PrefillFlopsByHand) {
   // Weights: 2 x 1e9 x 1 sequence x 3 tokens = 6e9. Causal attention over
-  // positions 1..3: 2 x L x (1 + 2 + 3) x d = 2 x 2 x 6 x 4 = 96.
+  // positions 1..3: 4 x L x (1 + 2 + 3) x d = 4 x 2 x 6 x 4 = 192.
   Flops F = prefillFlops(in<Number>(1e9), in<Number>(2), in<Number>(4), One,
                          in<Tokens>(3), One);
-  EXPECT_DOUBLE_EQ(F.value(), 6e9 + 96);
+  EXPECT_DOUBLE_EQ(F.value(), 6e9 + 192);
 }
 
 TEST(ComputeWall, MlaAttentionFollowsTheLatentDimensions) {
@@ -75,12 +75,12 @@ TEST(ComputeWall, MlaAttentionFollowsTheLatentDimensions) {
                        .value(),
                    20480.0);
   // A decode step of one sequence at a 4,096-token context over 61 layers:
-  // 2 x 61 x 4,096 x 69,632 = 34.80 GFLOP of attention, next to 2 x 37e9 =
+  // 4 x 61 x 4,096 x 69,632 = 69.59 GFLOP of attention, next to 2 x 37e9 =
   // 74 GFLOP for the active weights.
   Flops F = decodeStepFlops(in<Number>(37e9), in<Number>(61), in<Number>(69632),
                             One, in<Tokens>(4096), One);
-  EXPECT_NEAR(F.value() - 74e9, 2 * 61 * 4096 * 69632.0, 1);
-  EXPECT_NEAR((F.value() - 74e9) / 1e9, 34.80, 0.005);
+  EXPECT_NEAR(F.value() - 74e9, 4 * 61 * 4096 * 69632.0, 1);
+  EXPECT_NEAR((F.value() - 74e9) / 1e9, 69.59, 0.005);
 }
 
 TEST(ComputeWall, BatchOneDecodeIsMemoryBoundPrefillIsComputeBound) {
@@ -422,16 +422,16 @@ TEST(Capital, ElectricityBillOfARun) {
 namespace {
 
 TEST(ComputeWall, DecodeCrossoverBatchByHand) {
-  // f = (2 x 1e9 + 2 x 1 x 10 x 4) / 1 = 2,000,000,080 FLOP per sequence;
+  // f = (2 x 1e9 + 4 x 1 x 10 x 4) / 1 = 2,000,000,160 FLOP per sequence;
   // m = 10 tok x 100 B/tok = 1,000 B. With peak 1e15 and BW 1e12 the FLOPs
-  // cost f/1000 bytes-equivalent: B* = 2e9 / (2,000,000.08 - 1,000) = 1000.5.
+  // cost f/1000 bytes-equivalent: B* = 2e9 / (2,000,000.16 - 1,000) = 1000.5.
   using namespace mlsc::q;
   Number One = in<Number>(1);
   Number B =
       decodeCrossoverBatch(in<Number>(1e9), One, in<Number>(4), in<Tokens>(10),
                            One, in<Bytes>(2e9), in<BytesPerToken>(100), One,
                            in<FlopRate>(1e15), One, in<Bandwidth>(1e12), One);
-  EXPECT_NEAR(B.value(), 2e9 / (2000000.08 - 1000), 1e-9);
+  EXPECT_NEAR(B.value(), 2e9 / (2000000.16 - 1000), 1e-9);
   // KV reads that outgrow the FLOPs: compute never binds.
   Number Never =
       decodeCrossoverBatch(in<Number>(1), One, One, in<Tokens>(10), One,
