@@ -89,10 +89,18 @@ bool lowerQueue(LoweringContext &Ctx) {
     // the share of the replica's capacity it takes). Chunked, the prompts
     // share the iterations' budget of C prompt tokens, first come first
     // served: a prompt of S tokens takes S / C of its engine's iterations,
-    // and prompts that fit together enter the same iteration.
+    // and prompts that fit together enter the same iteration. Those are
+    // iterations that carry chunks, as long as the hybrid iteration (its
+    // chunk's GEMMs and attention on top of the decode step), not the mean
+    // iteration: for a 32k-token prompt in chunks of 2,048 on an 8B model
+    // that is 85 ms against 15, and the prompts queued ahead were a sixth
+    // of their length (TTFT p99 1.61 s against the simulator's 4.14 s).
     if (D.ChunkExtra) {
+      NodeId Carrying =
+          B.op(Op::Max, {*Residual, B.G.get(MetricId::HybridIterationTime)});
+      B.label(Carrying, "budget_iteration");
       PrefillWork =
-          B.op(Op::Mul, {*Residual, B.op(Op::Div, {D.Computed, *D.Chunk})});
+          B.op(Op::Mul, {Carrying, B.op(Op::Div, {D.Computed, *D.Chunk})});
       B.label(*PrefillWork, "prompt_budget_share");
     } else {
       PrefillWork = B.op(Op::Mul, {D.PrefillShare, D.Stages});
@@ -108,12 +116,13 @@ bool lowerQueue(LoweringContext &Ctx) {
     B.publish(MetricId::PrefillUtilisation, Rho);
     Stable = B.op(Op::And,
                   {Stable, B.op(Op::Lt, {Rho, B.constant(1, "saturation")})});
-    // A request that arrives during another's unchunked prefill waits in
-    // the queue of prefills; chunks ride on the iteration in flight, which
-    // every arrival waits out.
-    PrefillRho = D.ChunkExtra ? B.constant(0, "chunks ride on the iteration in "
-                                              "flight")
-                              : Rho;
+    // A request that arrives during another's prefill waits in the queue
+    // of prefills (chunked: of the budget's prompt tokens), whose work left
+    // holds the iteration in flight; one that finds no prefill ahead waits
+    // out the decode iteration in flight, if any. The two exclude each
+    // other (taken as apart, chunked, until December 2026, the iteration's
+    // rest was counted twice when the budget was busy).
+    PrefillRho = Rho;
     // The other requests running on the request's engine (on the replica
     // without pipeline parallelism): whether an iteration is in flight.
     Others =
