@@ -171,6 +171,9 @@ struct DecoderState {
   NodeId Longest;
   std::optional<NodeId> FFN;
   std::optional<DraftModel> Draft;
+  /// Under speculative decoding and a load, a token's time with the slots
+  /// full (draft steps and the target's verifying step; the capacity's).
+  std::optional<NodeId> SpeculativeAtSlots;
   std::optional<MoeShape> Moe;
   /// Expert parallelism: the busiest rank's routed tokens over the mean's.
   std::optional<NodeId> MoeImbalance;
@@ -272,6 +275,9 @@ struct DecoderState {
   /// of every pipeline stage), and the sequences it runs: one micro-batch,
   /// batch / min(pp, batch).
   NodeId DecodeWeights, MicroBatch;
+  /// The sequences the published decode step runs (the running batch
+  /// under load, the slots otherwise).
+  NodeId DecodeBatch;
   /// A request's time in its slot and to its first token, the system's
   /// replicas and slots, and the arrival rate when the workload gives one.
   NodeId Service, FirstToken, Servers, Replicas;

@@ -24,7 +24,8 @@ using graph::Op;
 /// \p Hidden names it, this is the decode phase: published, with its
 /// micro-batches, weights read and step kept in the decoder's state.
 PhaseTimes lowerDecodeAt(LoweringContext &Ctx, NodeId Batch,
-                         const std::string &Hidden) {
+                         const std::string &Hidden,
+                         std::optional<NodeId> Verify) {
   DecoderState &D = Ctx.Decoder;
   GraphBuilder &B = Ctx.B;
   DecoderShape DecodeShape{D.ComputeParams, D.Layers, D.DecodeAttnDim, D.KV,
@@ -34,17 +35,32 @@ PhaseTimes lowerDecodeAt(LoweringContext &Ctx, NodeId Batch,
                      B.op(Op::Min, {D.PP, Batch})});
   NodeId Micro = B.op(Op::Div, {Batch, MicroBatches});
   B.label(Micro, Hidden.empty() ? "decode.microbatch" : Hidden + ".microbatch");
-  NodeId StepTokens = B.op(Op::Mul, {Micro, D.OneToken});
+  NodeId PerSequence =
+      Verify ? B.op(Op::Mul, {*Verify, D.OneToken}) : D.OneToken;
+  NodeId StepTokens = B.op(Op::Mul, {Micro, PerSequence});
   std::optional<PhaseId> Publish;
   if (Hidden.empty())
     Publish = PhaseId::Decode;
   NodeId Weights = weightsRead(Ctx, StepTokens, Publish);
   PhaseWork Decode =
       decoderWork(Ctx, PhaseId::Decode, DecoderPass::Decode, DecodeShape,
-                  Weights, Micro, D.OneToken, D.Context, D.TP, Hidden);
+                  Weights, Micro, PerSequence, D.Context, D.TP, Hidden);
+  if (Verify) {
+    // A speculative target step verifies k draft tokens and samples one
+    // more: k + 1 positions a sequence, each through every GEMM and
+    // attending to the sequence's cache (and the positions before it, a
+    // rounding at these contexts), with the weights and the cache read
+    // once; its all-reduces carry the k + 1 positions.
+    Decode.Flops = B.op(Op::Mul, {Decode.Flops, *Verify});
+    B.label(Decode.Flops, Hidden + ".flops");
+    Decode.AttentionFlops = B.op(Op::Mul, {Decode.AttentionFlops, *Verify});
+    B.label(Decode.AttentionFlops, Hidden + ".attention_flops");
+  }
   PhaseTimes T =
       lowerHiddenPhase(Ctx, PhaseId::Decode, D.Machine, Decode, Hidden);
   T.Tokens = StepTokens;
+  if (Verify)
+    return T;
   // The weights the slots' step reads (crossover and best batch): the
   // published step's, or under load the last hidden one's, at the slots.
   if (!D.Loaded || !Hidden.empty())
@@ -53,6 +69,7 @@ PhaseTimes lowerDecodeAt(LoweringContext &Ctx, NodeId Batch,
     B.publish(MetricId::PipelineMicrobatches, MicroBatches);
     D.DecodeStep = T.Step;
     D.MicroBatch = Micro;
+    D.DecodeBatch = Batch;
     D.Decode = T;
   }
   return T;
@@ -238,15 +255,13 @@ bool lowerBestBatch(LoweringContext &Ctx) {
   return true;
 }
 
-bool lowerSpeculative(LoweringContext &Ctx) {
-  // With speculative decoding a target step verifies k draft tokens and
-  // emits E = (1 - a^(k+1)) / (1 - a) of them on average; verifying k + 1
-  // tokens is taken to cost one decode step (true while decode is
-  // memory-bound).
+/// The draft model's decode step over \p Micro sequences: the target's
+/// machine with the draft's shape (a dense model, every pipeline stage).
+/// Published as the draft's phase unless \p Hidden names it.
+static NodeId draftStepAt(LoweringContext &Ctx, NodeId Micro,
+                          const std::string &Hidden) {
   DecoderState &D = Ctx.Decoder;
   GraphBuilder &B = Ctx.B;
-  if (!D.Draft)
-    return true;
   const DraftModel &Dr = *D.Draft;
   Roofline DraftMachine = D.Machine;
   DraftMachine.Layers = Dr.Layers;
@@ -260,21 +275,71 @@ bool lowerSpeculative(LoweringContext &Ctx) {
   DraftMachine.AllToAllLatency.reset();
   DraftMachine.MoeImbalance.reset();
   // Like the target's, the draft's token crosses every pipeline stage.
-  NodeId Weights = D.Machine.InjectBW
-                       ? weightsRead(Ctx, NodeId(), std::nullopt)
-                       : B.apply(FormulaId::WeightBytesPerRank,
-                                 {Dr.Params, D.WeightBytes, D.TP},
-                                 "draft.weights_per_tp_rank");
+  NodeId Weights =
+      D.Machine.InjectBW
+          ? weightsRead(Ctx, NodeId(), std::nullopt)
+          : B.apply(FormulaId::WeightBytesPerRank,
+                    {Dr.Params, D.WeightBytes, D.TP},
+                    Hidden.empty() ? "draft.weights_per_tp_rank"
+                                   : Hidden + ".weights_per_tp_rank");
   PhaseWork Work = decoderWork(
       Ctx, PhaseId::DraftDecode, DecoderPass::Decode,
       DecoderShape{Dr.Params, Dr.Layers, Dr.AttnDim, Dr.KV, Dr.KVShards},
-      Weights, D.MicroBatch, D.OneToken, D.Context, D.TP);
-  NodeId DraftStep = lowerPhase(Ctx, PhaseId::DraftDecode, DraftMachine, Work);
+      Weights, Micro, D.OneToken, D.Context, D.TP, Hidden);
+  if (Hidden.empty())
+    return lowerPhase(Ctx, PhaseId::DraftDecode, DraftMachine, Work);
+  return lowerHiddenPhase(Ctx, PhaseId::DraftDecode, DraftMachine, Work, Hidden)
+      .Step;
+}
+
+NodeId speculativeVerifyPositions(LoweringContext &Ctx) {
+  GraphBuilder &B = Ctx.B;
+  NodeId Positions = B.op(Op::Add, {Ctx.Decoder.Draft->Tokens,
+                                    B.constant(1, "the target's own token")});
+  B.label(Positions, "verify.positions");
+  return Positions;
+}
+
+NodeId speculativeTokenTimeAt(LoweringContext &Ctx, NodeId Batch,
+                              const std::string &Label) {
+  DecoderState &D = Ctx.Decoder;
+  GraphBuilder &B = Ctx.B;
+  const DraftModel &Dr = *D.Draft;
+  NodeId Micro = B.op(
+      Op::Div, {Batch, B.op(Op::Max, {B.constant(1, "at least one micro-batch"),
+                                      B.op(Op::Min, {D.PP, Batch})})});
+  NodeId Draft = draftStepAt(Ctx, Micro, Label + ".draft");
+  NodeId Verify = lowerDecodeAt(Ctx, Batch, Label + ".verify",
+                                speculativeVerifyPositions(Ctx))
+                      .Step;
+  return B.apply(FormulaId::SpeculativeTimePerToken,
+                 {Draft, Verify, Dr.Tokens, Dr.Acceptance},
+                 Label + ".time_per_token");
+}
+
+bool lowerSpeculative(LoweringContext &Ctx) {
+  // With speculative decoding a target step verifies k draft tokens and
+  // emits E = (1 - a^(k+1)) / (1 - a) of them on average; the target's
+  // step runs k + 1 positions a sequence (free while decode is
+  // memory-bound, k + 1 times the GEMMs and attention once they bind).
+  DecoderState &D = Ctx.Decoder;
+  GraphBuilder &B = Ctx.B;
+  if (!D.Draft)
+    return true;
+  const DraftModel &Dr = *D.Draft;
+  NodeId DraftStep = draftStepAt(Ctx, D.MicroBatch, "");
   B.publish(MetricId::SpeculativeTokensPerStep,
             B.apply(FormulaId::SpeculativeTokensPerStep,
                     {Dr.Acceptance, Dr.Tokens}, ""));
+  // The target's step verifies the k draft tokens: k + 1 positions a
+  // sequence. Free while the step is memory-bound (the weights and the
+  // cache are read once either way); k + 1 times the GEMMs and attention
+  // once they bind, at large batches, where speculation stops paying.
+  NodeId Verify = lowerDecodeAt(Ctx, D.DecodeBatch, "verify",
+                                speculativeVerifyPositions(Ctx))
+                      .Step;
   D.TPOT = B.apply(FormulaId::SpeculativeTimePerToken,
-                   {DraftStep, D.DecodeStep, Dr.Tokens, Dr.Acceptance}, "");
+                   {DraftStep, Verify, Dr.Tokens, Dr.Acceptance}, "");
   B.publish(MetricId::SpeculativeTimePerToken, D.TPOT);
   // The draft's step model, for the serving simulator: the target's
   // machine with the draft's shape (a dense model, every pipeline stage).
@@ -296,13 +361,10 @@ bool lowerSpeculative(LoweringContext &Ctx) {
     Out.Acceptance = Dr.Acceptance;
     B.G.Draft = Out;
   }
-  // The capacity: the target's step at the slot limit (the draft's step
-  // stays the running batch's, so this errs fast).
+  // The capacity: a token's time at the slot limit, the draft's step
+  // there too (lowerRunningBatch).
   D.CapacityTPOT =
-      D.Loaded ? B.apply(FormulaId::SpeculativeTimePerToken,
-                         {DraftStep, D.CapacityStep, Dr.Tokens, Dr.Acceptance},
-                         "capacity.time_per_token")
-               : D.TPOT;
+      D.Loaded && D.SpeculativeAtSlots ? *D.SpeculativeAtSlots : D.TPOT;
   return true;
 }
 

@@ -59,9 +59,19 @@ PhaseTimes lowerHiddenPhase(LoweringContext &Ctx, PhaseId P, const Roofline &M,
 /// A decode step of \p Batch sequences (as min(pp, B) micro-batches; in
 /// passes/lowering/DecoderSteps.cpp). Unless \p Hidden names it, this is
 /// the decode phase: published, with its micro-batches, weights read and
-/// step kept in the decoder's state.
+/// step kept in the decoder's state. With \p Verify (hidden only), a
+/// speculative target step of that many positions a sequence.
 PhaseTimes lowerDecodeAt(LoweringContext &Ctx, NodeId Batch,
-                         const std::string &Hidden);
+                         const std::string &Hidden,
+                         std::optional<NodeId> Verify = std::nullopt);
+
+/// Speculative decoding: the target's positions a verifying step runs (k
+/// draft tokens and its own, k + 1), and a token's time at \p Batch
+/// sequences (k draft steps and one verifying step over E tokens),
+/// labelled \p Label for explain. In passes/lowering/DecoderSteps.cpp.
+NodeId speculativeVerifyPositions(LoweringContext &Ctx);
+NodeId speculativeTokenTimeAt(LoweringContext &Ctx, NodeId Batch,
+                              const std::string &Label);
 
 /// On the decode step \p Step: the GEMM time a chunk's GEMMs are scaled
 /// from, the time they hide under (the weight read, or a stream of

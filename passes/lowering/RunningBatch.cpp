@@ -408,8 +408,33 @@ bool lowerRunningBatch(LoweringContext &Ctx) {
   // between the step at one sequence and at the slots; an MoE step's
   // weight read on the curve of the experts its tokens touch, each token
   // missing a given expert with probability (1 - k/E)^imbalance.
-  const PhaseTimes &One = D.DecodeAtOne, &Slots = D.DecodeAtSlots;
+  PhaseTimes One = D.DecodeAtOne, Slots = D.DecodeAtSlots;
   NodeId Curve = expertMissCurve(Ctx, "running_batch");
+  // Speculative decoding: a token takes k draft steps and the target's
+  // verifying step over the E tokens it emits, not a decode step. The
+  // step's kernel-class parts at one sequence and at the slots are scaled
+  // to that time (the step is homogeneous in its parts), so the batch the
+  // load keeps follows it; between the two it is interpolated as the
+  // step is. (Until December 2026 the batch was the plain decode's, and a
+  // verifying step that binds on compute at a large batch left the queue
+  // reading stable past the capacity.)
+  PhaseTimes PartsOne = One, PartsSlots = Slots;
+  if (D.Draft) {
+    auto scale = [&](PhaseTimes &T, NodeId Spec, const std::string &Name) {
+      NodeId R = B.op(Op::Div, {Spec, T.Step});
+      B.label(R, Name);
+      for (NodeId *Part : {&T.GemmCompute, &T.WeightRead, &T.AttentionCompute,
+                           &T.KVTraffic, &T.Added})
+        *Part = B.op(Op::Mul, {*Part, R});
+    };
+    NodeId SpecOne = speculativeTokenTimeAt(Ctx, B.constant(1, "one sequence"),
+                                            "speculative.at_one");
+    D.SpeculativeAtSlots =
+        speculativeTokenTimeAt(Ctx, D.Batch, "speculative.at_slots");
+    scale(PartsOne, SpecOne, "running_batch.speculative_factor_at_one");
+    scale(PartsSlots, *D.SpeculativeAtSlots,
+          "running_batch.speculative_factor_at_slots");
+  }
   NodeId Running;
   if (OtherRate && D.Chunk) {
     ChunkHiding HideOne = chunkHiding(Ctx, One),
@@ -418,16 +443,16 @@ bool lowerRunningBatch(LoweringContext &Ctx) {
         B.apply(FormulaId::PackedChunkPrompts,
                 {*OtherRate, D.RequestPrefill, *D.Chunk, D.Computed}, "");
     Running = B.apply(FormulaId::RunningDecodeBatchChunked,
-                      {One.GemmCompute,
-                       One.WeightRead,
-                       One.AttentionCompute,
-                       One.KVTraffic,
-                       One.Added,
-                       Slots.GemmCompute,
-                       Slots.WeightRead,
-                       Slots.AttentionCompute,
-                       Slots.KVTraffic,
-                       Slots.Added,
+                      {PartsOne.GemmCompute,
+                       PartsOne.WeightRead,
+                       PartsOne.AttentionCompute,
+                       PartsOne.KVTraffic,
+                       PartsOne.Added,
+                       PartsSlots.GemmCompute,
+                       PartsSlots.WeightRead,
+                       PartsSlots.AttentionCompute,
+                       PartsSlots.KVTraffic,
+                       PartsSlots.Added,
                        D.Batch,
                        D.PP,
                        PerReplica,
@@ -446,13 +471,14 @@ bool lowerRunningBatch(LoweringContext &Ctx) {
                        Curve},
                       "");
   } else {
-    Running = B.apply(FormulaId::RunningDecodeBatch,
-                      {One.GemmCompute, One.WeightRead, One.AttentionCompute,
-                       One.KVTraffic, One.Added, Slots.GemmCompute,
-                       Slots.WeightRead, Slots.AttentionCompute,
-                       Slots.KVTraffic, Slots.Added, D.Batch, D.PP, PerReplica,
-                       InSlotFixed, D.Output, F, *D.Machine.Overlap, Curve},
-                      "");
+    Running = B.apply(
+        FormulaId::RunningDecodeBatch,
+        {PartsOne.GemmCompute, PartsOne.WeightRead, PartsOne.AttentionCompute,
+         PartsOne.KVTraffic, PartsOne.Added, PartsSlots.GemmCompute,
+         PartsSlots.WeightRead, PartsSlots.AttentionCompute,
+         PartsSlots.KVTraffic, PartsSlots.Added, D.Batch, D.PP, PerReplica,
+         InSlotFixed, D.Output, F, *D.Machine.Overlap, Curve},
+        "");
   }
   B.publish(MetricId::RunningBatch, Running);
   lowerDecodeAt(Ctx, Running, "");
