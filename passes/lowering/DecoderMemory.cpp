@@ -159,6 +159,7 @@ bool lowerDecoderMemory(LoweringContext &Ctx) {
                 "draft.kv_bytes_per_sequence");
     PerSequence = B.op(Op::Add, {PerSequence, DraftPerSequence});
     AllWeights = B.op(Op::Add, {Resident, D.Draft->Weights});
+    B.publish(MetricId::DraftWeightsPerDevice, D.Draft->Weights);
   }
   NodeId Fixed = B.op(Op::Add, {AllWeights, Activations});
   B.label(Fixed, "fixed_memory_per_device");

@@ -254,10 +254,11 @@ TEST(Simulator, BatcherSendsABatchToOneReplica) {
     for (size_t I = 0; I < 5; ++I) {
       EXPECT_NEAR(Recs[I].TTFT, TTFT[I], 1e-12) << I;
       EXPECT_NEAR(Recs[I].E2E, TTFT[I] + 1e-3, 1e-12) << I;
-      if (Route == Routing::RoundRobin)
+      if (Route == Routing::RoundRobin) {
         EXPECT_EQ(Recs[I].Replica, Replica[I]) << I;
-      else if (I < 3)
+      } else if (I < 3) {
         EXPECT_EQ(Recs[I].Replica, Recs[0].Replica) << I;
+      }
     }
     // Three prompt iterations and three of decodes.
     EXPECT_EQ(R.Iterations, 6u);

@@ -296,17 +296,24 @@ void printDecoderFeasibility(const ScenarioResult &R, llvm::raw_ostream &OS) {
                             ? show(R, M::ResidentWeightsPerDevice) +
                                   " resident weights (2 layers)"
                             : show(R, M::WeightsPerDevice) + " weights";
+  if (R.has(M::DraftWeightsPerDevice))
+    Weights += " + " + show(R, M::DraftWeightsPerDevice) + " draft weights";
   row(OS, "  made of",
       fmt::format("{} + {} KV cache + {} activations + {} runtime reserve",
                   Weights, show(R, M::KVCachePerDevice),
                   show(R, M::ActivationsPerDevice),
                   show(R, M::RuntimeReserve)));
+  // A cache with no room (the weights and the reserve take more than the
+  // device has) is said so, not printed as a negative size.
+  std::string Cache;
+  if (R.has(M::KVCapacityTokens))
+    Cache = R[M::KVCapacityTokens] > 0
+                ? " of " + show(R, M::KVCapacityTokens)
+                : " with no room: the weights, activations and reserve "
+                  "take the whole device";
   row(OS, "concurrent seqs",
       fmt::format("up to {} per replica in a paged KV cache{}{}; batch {}{}",
-                  formatNumber(R[M::MaxConcurrentSequences]),
-                  R.has(M::KVCapacityTokens)
-                      ? " of " + show(R, M::KVCapacityTokens)
-                      : std::string(),
+                  formatNumber(R[M::MaxConcurrentSequences]), Cache,
                   R.has(M::KVReservedToCompletion)
                       ? ", each slot reserved to its last token"
                       : "",

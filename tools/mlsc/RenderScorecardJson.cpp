@@ -290,8 +290,9 @@ void scorecardJSON(const ScenarioResult &R, llvm::json::OStream &J) {
         J.attributeObject("memory_parts", [&] {
           for (MetricId Part :
                {M::WeightsPerDevice, M::ResidentWeightsPerDevice,
-                M::GradientsPerDevice, M::OptimizerPerDevice,
-                M::KVCachePerDevice, M::ActivationsPerDevice, M::RuntimeReserve,
+                M::DraftWeightsPerDevice, M::GradientsPerDevice,
+                M::OptimizerPerDevice, M::KVCachePerDevice,
+                M::ActivationsPerDevice, M::RuntimeReserve,
                 M::TrainingStatePerDevice})
             if (R.has(Part))
               quantity(J, metricInfo(Part).Name, R.get(Part));
