@@ -273,7 +273,18 @@ bool lowerDecoderInputs(LoweringContext &Ctx) {
       return false;
     }
   }
+  // A chunk rides in an iteration of at most `max_batch_tokens` tokens
+  // (vLLM's max_num_batched_tokens, TensorRT-LLM's max_num_tokens), so a
+  // larger `prefill_chunk` runs in chunks of the budget, as the serving
+  // simulator runs it (until December 2026 the closed forms took it whole:
+  // 32,768-token chunks in an 8,192-token budget, one 935 ms iteration
+  // where the simulator ran four).
   D.Chunk = Ctx.field(W, "prefill_chunk");
+  if (D.Chunk) {
+    D.Chunk =
+        B.op(Op::Min, {*D.Chunk, Ctx.orDefault(W, DefaultId::MaxBatchTokens)});
+    B.label(*D.Chunk, "prefill_chunk_in_budget");
+  }
   D.ReplicaDevices = B.op(Op::Mul, {B.op(Op::Mul, {D.TP, D.PP}), D.EP});
   if (!checkLayout(Ctx, D.TP, D.PP, D.ReplicaDevices, "ep",
                    D.Moe ? Ctx.foldedNumber(W, "parallel.ep") : 1))
