@@ -1,6 +1,7 @@
 //===- Context.cpp - What lowering steps share ----------------------------===//
 
 #include "passes/lowering/Context.h"
+#include "ir/Schema.h"
 #include "ir/Units.h"
 #include "passes/lowering/Steps.h"
 #include "runtime/Defaults.h"
@@ -9,6 +10,7 @@
 #include "llvm/Support/ErrorHandling.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace mlsc {
 
@@ -144,6 +146,46 @@ NodeId LoweringContext::choice(const ir::Entity &E, llvm::StringRef Path,
   NodeId Id = B.leaf(Value, Dimension(), std::move(O));
   B.label(Id, E.Name + "." + Path.str());
   return Id;
+}
+
+bool LoweringContext::checkPeakPrecision(const ir::Entity &W,
+                                         const ir::Entity &Precision,
+                                         const ir::Entity &Accel) {
+  // The precision the math runs in picks the device's peak. A format the
+  // accelerator schema lists no peak for (a block-scaled storage format
+  // such as nvfp4, or a user's own) would ask for a field that cannot be
+  // given: say which precisions have a peak, and how to store in it.
+  const std::string PeakPath = "peak." + Precision.Name;
+  if (Accel.Schema &&
+      llvm::none_of(Accel.Schema->Fields,
+                    [&](const FieldSchema &F) { return F.Path == PeakPath; })) {
+    std::vector<std::string> Peaks;
+    for (const FieldSchema &F : Accel.Schema->Fields)
+      if (llvm::StringRef(F.Path).startswith("peak."))
+        Peaks.push_back("`" + F.Path.substr(5) + "`");
+    Diagnostic &Dg = C.Diags.report(
+        DiagKind::MissingInput, fieldAt(W, "precision"),
+        fmt::format("`{}.precision` is `{}`, which no accelerator has a peak "
+                    "for: the devices' peaks are in {}",
+                    W.Name, Precision.Name, fmt::join(Peaks, ", ")));
+    if (enumField<WorkloadMode>(W, "mode") == WorkloadMode::Training)
+      Dg.Message += "; train in one of those (a block-scaled format's "
+                    "training recipe, its scales and master weights, is not "
+                    "modelled)";
+    else if (Precision.field("scale_group"))
+      Dg.Message += fmt::format(
+          "; `{}` is a block-scaled storage format: compute in the math "
+          "precision of its width (`precision = fp4` for 4 bits) and store "
+          "in it with `weight_precision = {}` (and `kv_precision`)",
+          Precision.Name, Precision.Name);
+    else
+      Dg.Message += fmt::format("; compute in one of those and store in `{}` "
+                                "with `weight_precision` (and `kv_precision`)",
+                                Precision.Name);
+    Failed = true;
+    return false;
+  }
+  return true;
 }
 
 NodeId LoweringContext::required(const ir::Entity &E, llvm::StringRef Path,

@@ -460,6 +460,12 @@ public:
   std::optional<NodeId> field(const ir::Entity &E, llvm::StringRef Path);
   /// A field the lowering cannot do without; a missing one is reported with
   /// \p Why and replaced by a placeholder.
+  /// Whether \p Accel's schema has a peak in \p Precision, the math
+  /// precision workload \p W runs in; reports at W's `precision` (with the
+  /// precisions that have peaks, and how to store in a block-scaled
+  /// format) and marks the lowering failed when not.
+  bool checkPeakPrecision(const ir::Entity &W, const ir::Entity &Precision,
+                          const ir::Entity &Accel);
   NodeId required(const ir::Entity &E, llvm::StringRef Path,
                   llvm::StringRef Why);
   /// A field, or its documented default (runtime/Defaults.def: a leaf

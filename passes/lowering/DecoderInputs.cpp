@@ -162,36 +162,8 @@ bool lowerDecoderInputs(LoweringContext &Ctx) {
   if (Ctx.Failed)
     return false;
 
-  // The precision the math runs in picks the device's peak. A format the
-  // accelerator schema lists no peak for (a block-scaled storage format
-  // such as nvfp4, or a user's own) would ask for a field that cannot be
-  // given: say which precisions have a peak, and how to store in it.
-  const std::string PeakPath = "peak." + Precision.Name;
-  if (Accel.Schema &&
-      llvm::none_of(Accel.Schema->Fields,
-                    [&](const FieldSchema &F) { return F.Path == PeakPath; })) {
-    std::vector<std::string> Peaks;
-    for (const FieldSchema &F : Accel.Schema->Fields)
-      if (llvm::StringRef(F.Path).startswith("peak."))
-        Peaks.push_back("`" + F.Path.substr(5) + "`");
-    Diagnostic &Dg = Ctx.C.Diags.report(
-        DiagKind::MissingInput, fieldAt(W, "precision"),
-        fmt::format("`{}.precision` is `{}`, which no accelerator has a peak "
-                    "for: the devices' peaks are in {}",
-                    W.Name, Precision.Name, fmt::join(Peaks, ", ")));
-    Dg.Message +=
-        Precision.field("scale_group")
-            ? fmt::format("; `{}` is a block-scaled storage format: compute "
-                          "in the math precision of its width (`precision = "
-                          "fp4` for 4 bits) and store in it with "
-                          "`weight_precision = {}` (and `kv_precision`)",
-                          Precision.Name, Precision.Name)
-            : fmt::format("; compute in one of those and store in `{}` with "
-                          "`weight_precision` (and `kv_precision`)",
-                          Precision.Name);
-    Ctx.Failed = true;
+  if (!Ctx.checkPeakPrecision(W, Precision, Accel))
     return false;
-  }
   D.Peak =
       Ctx.required(Accel, "peak." + Precision.Name,
                    fmt::format("its dense {} peak; the workload runs in {}",

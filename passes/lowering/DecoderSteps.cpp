@@ -52,9 +52,9 @@ PhaseTimes lowerDecodeAt(LoweringContext &Ctx, NodeId Batch,
     // rounding at these contexts), with the weights and the cache read
     // once; its all-reduces carry the k + 1 positions.
     Decode.Flops = B.op(Op::Mul, {Decode.Flops, *Verify});
-    B.label(Decode.Flops, Hidden + ".flops");
+    B.label(Decode.Flops, Hidden + ".positions_flops");
     Decode.AttentionFlops = B.op(Op::Mul, {Decode.AttentionFlops, *Verify});
-    B.label(Decode.AttentionFlops, Hidden + ".attention_flops");
+    B.label(Decode.AttentionFlops, Hidden + ".positions_attention_flops");
   }
   PhaseTimes T =
       lowerHiddenPhase(Ctx, PhaseId::Decode, D.Machine, Decode, Hidden);

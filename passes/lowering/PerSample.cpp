@@ -36,6 +36,8 @@ bool lowerPerSampleInputs(LoweringContext &Ctx) {
   S.Params = Ctx.required(Model, "params", "weight bytes (wall 2)");
   // Stored weights carry a block-scaled format's scales.
   S.Bytes = Ctx.storageBytes(Precision, "bytes per parameter");
+  if (!Ctx.checkPeakPrecision(W, Precision, Accel))
+    return false;
   S.Peak =
       Ctx.required(Accel, "peak." + Precision.Name,
                    fmt::format("its dense {} peak; the workload runs in {}",

@@ -278,6 +278,8 @@ bool lowerTrainingInputs(LoweringContext &Ctx) {
                        Fused ? "fused attention" : "unfused attention");
 
   // The roofline and wall 3.
+  if (!Ctx.checkPeakPrecision(W, Precision, Accel))
+    return false;
   T.Peak =
       Ctx.required(Accel, "peak." + Precision.Name,
                    fmt::format("its dense {} peak; the workload trains in {}",
