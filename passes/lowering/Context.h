@@ -174,6 +174,9 @@ struct DecoderState {
   /// Under speculative decoding and a load, a token's time with the slots
   /// full (draft steps and the target's verifying step; the capacity's).
   std::optional<NodeId> SpeculativeAtSlots;
+  /// Under speculative decoding, an iteration: the draft's k steps and the
+  /// target's verifying step (what a new request waits out).
+  std::optional<NodeId> SpeculativeIteration;
   std::optional<MoeShape> Moe;
   /// Expert parallelism: the busiest rank's routed tokens over the mean's.
   std::optional<NodeId> MoeImbalance;

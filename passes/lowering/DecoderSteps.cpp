@@ -255,41 +255,64 @@ bool lowerBestBatch(LoweringContext &Ctx) {
   return true;
 }
 
-/// The draft model's decode step over \p Micro sequences: the target's
-/// machine with the draft's shape (a dense model, every pipeline stage).
-/// Published as the draft's phase unless \p Hidden names it.
+/// The machine the speculative draft runs on: the target's, with the
+/// draft's shape (a dense model: it routes nothing, whatever the target's
+/// expert parallelism).
+static Roofline draftMachine(LoweringContext &Ctx) {
+  const DraftModel &Dr = *Ctx.Decoder.Draft;
+  Roofline M = Ctx.Decoder.Machine;
+  M.Layers = Dr.Layers;
+  M.Hidden = Dr.Hidden;
+  M.Params = Dr.Params;
+  M.EP.reset();
+  M.Routing.reset();
+  M.AllToAllBW.reset();
+  M.AllToAllLatency.reset();
+  M.MoeImbalance.reset();
+  return M;
+}
+
+/// The draft's weights a pass reads per device: like the target's, every
+/// pipeline stage's.
+static NodeId draftWeightsRead(LoweringContext &Ctx,
+                               const std::string &Hidden) {
+  DecoderState &D = Ctx.Decoder;
+  if (D.Machine.InjectBW)
+    return weightsRead(Ctx, NodeId(), std::nullopt);
+  return Ctx.B.apply(FormulaId::WeightBytesPerRank,
+                     {D.Draft->Params, D.WeightBytes, D.TP},
+                     Hidden.empty() ? "draft.weights_per_tp_rank"
+                                    : Hidden + ".weights_per_tp_rank");
+}
+
+/// The draft model's decode step over \p Micro sequences. Published as the
+/// draft's phase unless \p Hidden names it.
 static NodeId draftStepAt(LoweringContext &Ctx, NodeId Micro,
                           const std::string &Hidden) {
   DecoderState &D = Ctx.Decoder;
-  GraphBuilder &B = Ctx.B;
   const DraftModel &Dr = *D.Draft;
-  Roofline DraftMachine = D.Machine;
-  DraftMachine.Layers = Dr.Layers;
-  DraftMachine.Hidden = Dr.Hidden;
-  DraftMachine.Params = Dr.Params;
-  // The draft is lowered dense (its step model has no experts): it routes
-  // nothing, whatever the target's expert parallelism.
-  DraftMachine.EP.reset();
-  DraftMachine.Routing.reset();
-  DraftMachine.AllToAllBW.reset();
-  DraftMachine.AllToAllLatency.reset();
-  DraftMachine.MoeImbalance.reset();
-  // Like the target's, the draft's token crosses every pipeline stage.
-  NodeId Weights =
-      D.Machine.InjectBW
-          ? weightsRead(Ctx, NodeId(), std::nullopt)
-          : B.apply(FormulaId::WeightBytesPerRank,
-                    {Dr.Params, D.WeightBytes, D.TP},
-                    Hidden.empty() ? "draft.weights_per_tp_rank"
-                                   : Hidden + ".weights_per_tp_rank");
+  Roofline DraftMachine = draftMachine(Ctx);
   PhaseWork Work = decoderWork(
       Ctx, PhaseId::DraftDecode, DecoderPass::Decode,
       DecoderShape{Dr.Params, Dr.Layers, Dr.AttnDim, Dr.KV, Dr.KVShards},
-      Weights, Micro, D.OneToken, D.Context, D.TP, Hidden);
+      draftWeightsRead(Ctx, Hidden), Micro, D.OneToken, D.Context, D.TP,
+      Hidden);
   if (Hidden.empty())
     return lowerPhase(Ctx, PhaseId::DraftDecode, DraftMachine, Work);
   return lowerHiddenPhase(Ctx, PhaseId::DraftDecode, DraftMachine, Work, Hidden)
       .Step;
+}
+
+PhaseTimes draftPrefill(LoweringContext &Ctx, NodeId Tokens) {
+  DecoderState &D = Ctx.Decoder;
+  const DraftModel &Dr = *D.Draft;
+  PhaseWork Work = decoderWork(
+      Ctx, PhaseId::DraftDecode, DecoderPass::Prefill,
+      DecoderShape{Dr.Params, Dr.Layers, Dr.AttnDim, Dr.KV, Dr.KVShards},
+      draftWeightsRead(Ctx, "draft.prefill"), Ctx.B.constant(1, "one sequence"),
+      Tokens, Tokens, D.TP, "draft.prefill");
+  return lowerHiddenPhase(Ctx, PhaseId::DraftDecode, draftMachine(Ctx), Work,
+                          "draft.prefill");
 }
 
 NodeId speculativeVerifyPositions(LoweringContext &Ctx) {
@@ -340,6 +363,9 @@ bool lowerSpeculative(LoweringContext &Ctx) {
                       .Step;
   D.TPOT = B.apply(FormulaId::SpeculativeTimePerToken,
                    {DraftStep, Verify, Dr.Tokens, Dr.Acceptance}, "");
+  D.SpeculativeIteration =
+      B.op(Op::Add, {B.op(Op::Mul, {Dr.Tokens, DraftStep}), Verify});
+  B.label(*D.SpeculativeIteration, "speculative.iteration");
   B.publish(MetricId::SpeculativeTimePerToken, D.TPOT);
   // The draft's step model, for the serving simulator: the target's
   // machine with the draft's shape (a dense model, every pipeline stage).

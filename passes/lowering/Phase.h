@@ -70,6 +70,9 @@ PhaseTimes lowerDecodeAt(LoweringContext &Ctx, NodeId Batch,
 /// sequences (k draft steps and one verifying step over E tokens),
 /// labelled \p Label for explain. In passes/lowering/DecoderSteps.cpp.
 NodeId speculativeVerifyPositions(LoweringContext &Ctx);
+/// The draft model's prefill of \p Tokens prompt tokens: the draft builds
+/// its own KV cache of the prompt before it proposes.
+PhaseTimes draftPrefill(LoweringContext &Ctx, NodeId Tokens);
 NodeId speculativeTokenTimeAt(LoweringContext &Ctx, NodeId Batch,
                               const std::string &Label);
 

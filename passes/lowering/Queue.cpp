@@ -60,7 +60,11 @@ bool lowerQueue(LoweringContext &Ctx) {
     // the prompts queued at it, a 1/m share of the replica's. Chunked, the
     // iterations carry the other requests' chunks too, and are longer by
     // the factor the token gaps are (Sarathi-Serve).
-    Iteration = D.DecodeStep;
+    // Under speculative decoding an iteration is the draft's k steps and
+    // the target's verifying step, not a decode step.
+    NodeId Step =
+        D.SpeculativeIteration ? *D.SpeculativeIteration : D.DecodeStep;
+    Iteration = Step;
     if (!D.ChunkExtra) {
       // Unchunked under pipeline parallelism the engine's micro-batch in
       // flight may follow another engine's prompt (a convoy): its
@@ -70,15 +74,13 @@ bool lowerQueue(LoweringContext &Ctx) {
           Op::Mul, {B.op(Op::Sub, {B.op(Op::Div, {D.MeanTPOT, D.TPOT}),
                                    B.constant(1, "the decode step itself")}),
                     B.op(Op::Gt, {D.Stages, B.constant(1, "one stage")})});
-      Iteration =
-          B.op(Op::Mul,
-               {D.DecodeStep,
-                B.op(Op::Add, {B.constant(1, "the decode step"), Stretch})});
+      Iteration = B.op(
+          Op::Mul,
+          {Step, B.op(Op::Add, {B.constant(1, "the decode step"), Stretch})});
       B.label(*Iteration, "engine_iteration");
     }
     if (D.ChunkExtra) {
-      Iteration =
-          B.op(Op::Mul, {D.DecodeStep, B.op(Op::Div, {D.MeanTPOT, D.TPOT})});
+      Iteration = B.op(Op::Mul, {Step, B.op(Op::Div, {D.MeanTPOT, D.TPOT})});
       B.label(*Iteration, "mean_iteration");
     }
     Residual = *Iteration;

@@ -145,6 +145,7 @@ bool lowerRunningBatch(LoweringContext &Ctx) {
   // Continuous batching prefills each request alone (static batching
   // prefills the whole batch at once, lowerDecoderSteps).
   D.Computed = D.Prompt;
+  std::optional<PhaseTimes> DraftPrefill;
   if (std::optional<NodeId> Hit = Ctx.field(W, "prefix_hit_rate")) {
     D.Computed = B.apply(FormulaId::PrefillTokensComputed, {D.Prompt, *Hit},
                          "request.prefill_tokens");
@@ -176,6 +177,14 @@ bool lowerRunningBatch(LoweringContext &Ctx) {
     PhaseTimes Parts =
         lowerPhaseParts(Ctx, PhaseId::RequestPrefill, D.Machine, Work);
     D.RequestPrefill = Parts.Step;
+    // Under speculative decoding the draft prefills the prompt too, for its
+    // own KV cache, before it proposes the first tokens (the serving
+    // simulator runs it in the prompt's iterations).
+    if (D.Draft) {
+      DraftPrefill = draftPrefill(Ctx, D.Computed);
+      D.RequestPrefill = B.op(Op::Add, {Parts.Step, DraftPrefill->Step});
+      B.label(D.RequestPrefill, "request.prefill_with_draft");
+    }
     // What the prompt's chunks carry into the iterations they ride on
     // besides their GEMMs: attention (its kernel class, compute or KV
     // traffic, whichever is longer) and the bytes of the prompt's
@@ -199,13 +208,23 @@ bool lowerRunningBatch(LoweringContext &Ctx) {
   D.Stages = B.op(Op::Min, {D.PP, D.Batch});
   B.label(D.Stages, "pipeline.prefilling_microbatches");
   if (!D.Static && !D.Chunk) {
+    NodeId Budget = Ctx.orDefault(W, DefaultId::MaxBatchTokens);
     D.PrefillShare =
         B.apply(FormulaId::BatchedPrefillShare,
                 {B.G.get(PhaseId::RequestPrefill, PhaseMetricId::ComputeTime),
                  B.G.get(PhaseId::RequestPrefill, PhaseMetricId::MemoryTime),
-                 D.RequestPrefill, Ctx.orDefault(W, DefaultId::MaxBatchTokens),
-                 D.Computed},
+                 B.G.get(MetricId::RequestPrefillTime), Budget, D.Computed},
                 "request.prefill_share");
+    // The draft's prefill batches as the target's does.
+    if (DraftPrefill) {
+      D.PrefillShare =
+          B.op(Op::Add, {D.PrefillShare,
+                         B.apply(FormulaId::BatchedPrefillShare,
+                                 {DraftPrefill->Compute, DraftPrefill->Memory,
+                                  DraftPrefill->Step, Budget, D.Computed},
+                                 "draft.prefill_share")});
+      B.label(D.PrefillShare, "request.prefill_share_with_draft");
+    }
     D.PrefillShare = B.op(Op::Div, {D.PrefillShare, D.Stages});
     B.label(D.PrefillShare, "request.prefill_share_per_stage");
     if (D.Groups) {

@@ -35,14 +35,20 @@ bool lowerRequests(LoweringContext &Ctx) {
   NodeId ITLTail = D.TPOT;
   const ir::Entity *Fabric = Ctx.entity(W, "disaggregation.fabric");
   D.ChunksRide = D.Chunk && !D.Static && !Fabric;
+  // The iterations chunks ride on: decode steps, or under speculative
+  // decoding the draft's k steps and the target's verifying step.
+  PhaseTimes Carrier = D.Decode;
+  if (D.SpeculativeIteration)
+    Carrier.Step = *D.SpeculativeIteration;
   if (D.ChunksRide) {
     RequestPrefill =
-        chunksOnStep(Ctx, RequestPrefill, D.Decode, Computed, *D.Chunk);
+        chunksOnStep(Ctx, RequestPrefill, Carrier, Computed, *D.Chunk);
     B.publish(MetricId::RequestChunkedPrefillTime, RequestPrefill);
     B.publish(MetricId::PrefillChunks,
               B.apply(FormulaId::PrefillChunks, {Computed, *D.Chunk}, ""));
-    NodeId Hybrid = chunksOnStep(Ctx, B.G.get(MetricId::RequestPrefillTime),
-                                 D.Decode, Computed, *D.Chunk, /*Hybrid=*/true);
+    NodeId Hybrid = chunksOnStep(
+        Ctx, D.Draft ? D.RequestPrefill : B.G.get(MetricId::RequestPrefillTime),
+        Carrier, Computed, *D.Chunk, /*Hybrid=*/true);
     B.publish(MetricId::HybridIterationTime, Hybrid);
     ITLTail = B.op(Op::Max, {D.TPOT, Hybrid});
     B.label(ITLTail, "itl.tail_step");
@@ -181,7 +187,7 @@ bool lowerRequests(LoweringContext &Ctx) {
       B.publish(MetricId::PackedChunkPrompts, Packed);
       auto [Gemm, Hiding, StepTokens] = chunkHiding(Ctx, D.Decode);
       Extra = B.apply(FormulaId::ChunkExtraTime,
-                      {D.RequestPrefill, D.DecodeStep, Computed, *D.Chunk, Gemm,
+                      {D.RequestPrefill, Carrier.Step, Computed, *D.Chunk, Gemm,
                        Hiding, StepTokens, Packed, D.ChunkCarried,
                        *D.Machine.Overlap},
                       "chunks_extra_time");
@@ -215,7 +221,7 @@ bool lowerRequests(LoweringContext &Ctx) {
       // extra time whole).
       NodeId Passage =
           B.apply(FormulaId::ChunkPassage,
-                  {RequestPrefill, D.DecodeStep, Computed, *D.Chunk}, "");
+                  {RequestPrefill, Carrier.Step, Computed, *D.Chunk}, "");
       OfferedExtra = B.apply(FormulaId::ChunkConvoyStall,
                              {Offered, Extra, Passage, D.Stages},
                              "offered_chunk_convoy_stall");
