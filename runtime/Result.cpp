@@ -155,12 +155,15 @@ ScenarioResult scenarioResult(Evaluator &E, llvm::SourceMgr &SM,
       AnyFail |= Raw == Verdict::Fail;
       AnyUnknown |= Raw == Verdict::Unknown;
     }
-    if (!C.At) {
-      CR.V = Verdict::Unknown;
-      CR.Detail = "`" + C.Missing + "` is not computed yet";
-    } else if (!R.Feasible) {
+    // A scenario that does not fit evaluates no condition, whether or not
+    // its metric was lowered (a serving metric past a batch that cannot
+    // be held read "not computed yet").
+    if (!R.Feasible) {
       CR.V = Verdict::Unknown;
       CR.Infeasible = true;
+    } else if (!C.At) {
+      CR.V = Verdict::Unknown;
+      CR.Detail = "`" + C.Missing + "` is not computed yet";
     } else {
       CR.V = Raw;
       CR.Detail = comparisonOperands(E, *C.At);
