@@ -177,6 +177,11 @@ struct DecoderState {
   /// Under speculative decoding, an iteration: the draft's k steps and the
   /// target's verifying step (what a new request waits out).
   std::optional<NodeId> SpeculativeIteration;
+  /// The iteration a replica runs, which a new request waits out and
+  /// prompt chunks ride on: the decode step, or the speculative one.
+  NodeId iteration() const {
+    return SpeculativeIteration ? *SpeculativeIteration : DecodeStep;
+  }
   std::optional<MoeShape> Moe;
   /// Expert parallelism: the busiest rank's routed tokens over the mean's.
   std::optional<NodeId> MoeImbalance;

@@ -62,8 +62,7 @@ bool lowerQueue(LoweringContext &Ctx) {
     // the factor the token gaps are (Sarathi-Serve).
     // Under speculative decoding an iteration is the draft's k steps and
     // the target's verifying step, not a decode step.
-    NodeId Step =
-        D.SpeculativeIteration ? *D.SpeculativeIteration : D.DecodeStep;
+    NodeId Step = D.iteration();
     Iteration = Step;
     if (!D.ChunkExtra) {
       // Unchunked under pipeline parallelism the engine's micro-batch in

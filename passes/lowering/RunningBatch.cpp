@@ -448,7 +448,7 @@ bool lowerRunningBatch(LoweringContext &Ctx) {
   // between the step at one sequence and at the slots; an MoE step's
   // weight read on the curve of the experts its tokens touch, each token
   // missing a given expert with probability (1 - k/E)^imbalance.
-  PhaseTimes One = D.DecodeAtOne, Slots = D.DecodeAtSlots;
+  const PhaseTimes &One = D.DecodeAtOne, &Slots = D.DecodeAtSlots;
   NodeId Curve = expertMissCurve(Ctx, "running_batch");
   // Speculative decoding: a token takes k draft steps and the target's
   // verifying step over the E tokens it emits, not a decode step. The

@@ -38,17 +38,15 @@ bool lowerRequests(LoweringContext &Ctx) {
   // The iterations chunks ride on: decode steps, or under speculative
   // decoding the draft's k steps and the target's verifying step.
   PhaseTimes Carrier = D.Decode;
-  if (D.SpeculativeIteration)
-    Carrier.Step = *D.SpeculativeIteration;
+  Carrier.Step = D.iteration();
   if (D.ChunksRide) {
     RequestPrefill =
         chunksOnStep(Ctx, RequestPrefill, Carrier, Computed, *D.Chunk);
     B.publish(MetricId::RequestChunkedPrefillTime, RequestPrefill);
     B.publish(MetricId::PrefillChunks,
               B.apply(FormulaId::PrefillChunks, {Computed, *D.Chunk}, ""));
-    NodeId Hybrid = chunksOnStep(
-        Ctx, D.Draft ? D.RequestPrefill : B.G.get(MetricId::RequestPrefillTime),
-        Carrier, Computed, *D.Chunk, /*Hybrid=*/true);
+    NodeId Hybrid = chunksOnStep(Ctx, D.RequestPrefill, Carrier, Computed,
+                                 *D.Chunk, /*Hybrid=*/true);
     B.publish(MetricId::HybridIterationTime, Hybrid);
     ITLTail = B.op(Op::Max, {D.TPOT, Hybrid});
     B.label(ITLTail, "itl.tail_step");
